@@ -1,0 +1,5 @@
+import sys
+
+from genir_eval.cli import main
+
+sys.exit(main())

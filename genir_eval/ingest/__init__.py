@@ -1,0 +1,1 @@
+"""genir-eval ingest stage."""

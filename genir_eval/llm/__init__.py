@@ -1,0 +1,1 @@
+"""genir-eval llm stage."""

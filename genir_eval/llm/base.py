@@ -1,0 +1,161 @@
+"""The one interface every judge talks to: messages in; text, usage and timing out.
+
+Providers implement :meth:`Provider.generate`. The engine (``genir_eval.llm.engine``) wraps
+a provider with limits, retries, the persistent cache and the run journal. Judges build a
+:class:`Request` and await ``engine.complete(request)``, which returns a :class:`Completion`
+or a :class:`Failure` (never raises for provider errors).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "Message",
+    "GenerateConfig",
+    "Usage",
+    "TokenLogprob",
+    "Completion",
+    "ErrorClass",
+    "Failure",
+    "JudgmentKey",
+    "Request",
+    "Provider",
+    "ProviderError",
+]
+
+Role = Literal["system", "user", "assistant"]
+ErrorClass = Literal["rate_limit", "transient", "permanent", "deadline", "cache_miss"]
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True)
+class GenerateConfig:
+    """Sampling parameters. Temperature 0 and top_p 1 by default, as in the seed papers."""
+
+    model: str
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_tokens: int = 1024
+    response_format: Literal["text", "json"] = "text"
+    logprobs: bool = False
+    top_logprobs: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    """One generated token with its log-probability and the top alternatives."""
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    usage: Usage = Usage()
+    latency_s: float = 0.0
+    model: str = ""
+    logprobs: tuple[TokenLogprob, ...] | None = None
+    finish_reason: str | None = None
+    cached: bool = False
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A call that finally failed: recorded as missing with its reason, never defaulted."""
+
+    error_class: ErrorClass
+    message: str
+    attempts: int = 1
+
+
+@dataclass(frozen=True)
+class JudgmentKey:
+    """Identifies one judgment of a run (the journal's row key)."""
+
+    session_id: str
+    turn: int | None
+    item: str
+    judge: str
+    prompt_version: str
+    repeat: int = 0
+
+    def as_tuple(self) -> tuple[str, int | None, str, str, str, int]:
+        return (
+            self.session_id,
+            self.turn,
+            self.item,
+            self.judge,
+            self.prompt_version,
+            self.repeat,
+        )
+
+
+@dataclass(frozen=True)
+class Request:
+    """One call a judge asks of the engine.
+
+    ``task`` names the judge's task (e.g. ``"link_usefulness.dna"``): the offline provider
+    dispatches on it and cost is grouped by it. ``context`` carries the structured inputs
+    (Session, Turn, ...) for offline twins; it is never part of the cache key or written out.
+    """
+
+    key: JudgmentKey
+    messages: tuple[Message, ...]
+    config: GenerateConfig
+    task: str
+    context: Any = None
+
+
+class ProviderError(Exception):
+    """Raised by providers; the engine classifies it and decides whether to retry."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        error_class: ErrorClass,
+        retry_after: float | None = None,
+        status: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.error_class: ErrorClass = error_class
+        self.retry_after = retry_after
+        self.status = status
+
+
+class Provider(abc.ABC):
+    """An LLM backend. Implementations import their SDK lazily and accept an injected
+    base URL / HTTP client so tests can talk to a local server over real sockets."""
+
+    name: str = "provider"
+
+    @property
+    def base_url(self) -> str | None:
+        return None
+
+    @abc.abstractmethod
+    async def generate(
+        self, messages: Sequence[Message], config: GenerateConfig, *, request: Request | None = None
+    ) -> Completion:
+        """Run one completion. Raise :class:`ProviderError` (classified) on failure."""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook
+        """Release connections; default does nothing."""

@@ -1,0 +1,247 @@
+"""Typed, immutable records for generative search sessions.
+
+A :class:`Session` is what every stage of genir-eval passes along: ingest builds it from
+logs, judges label it, metrics score it, meta-evaluation compares those scores with its
+:class:`Gold` annotations. Field names follow the canonical JSONL contract documented in
+the README; :func:`session_to_dict` / :func:`session_from_dict` are a lossless round trip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Statement",
+    "Link",
+    "Segment",
+    "Turn",
+    "Dissatisfaction",
+    "Gold",
+    "Session",
+    "session_to_dict",
+    "session_from_dict",
+]
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A piece of a response closed by its citations (``citations`` in reading order)."""
+
+    text: str
+    citations: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Link:
+    """A cited source: the citation number shown in the response, its url and title."""
+
+    id: int
+    url: str
+    title: str
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A punctuation-delimited text unit of ``response_text`` (``start``/``end`` offsets)."""
+
+    text: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One query and the engine's response to it; ``index`` is 1-based."""
+
+    index: int
+    query: str
+    response_text: str
+    statements: tuple[Statement, ...] = ()
+    links: tuple[Link, ...] = ()
+    segments: tuple[Segment, ...] = ()
+
+    def link(self, link_id: int) -> Link | None:
+        for link in self.links:
+            if link.id == link_id:
+                return link
+        return None
+
+    @property
+    def cited_link_ids(self) -> tuple[int, ...]:
+        """Ids of the links cited by at least one statement, in order of first citation."""
+        seen: dict[int, None] = {}
+        for statement in self.statements:
+            for cid in statement.citations:
+                seen.setdefault(cid, None)
+        return tuple(seen)
+
+
+@dataclass(frozen=True)
+class Dissatisfaction:
+    """The user's reasons for dissatisfaction (URGE ``dis_sat_reason``)."""
+
+    choices: tuple[str, ...] = ()
+    additional: str = ""
+
+
+@dataclass(frozen=True)
+class Gold:
+    """Human labels attached to a session; every field is optional.
+
+    Per-turn fields are tuples indexed by turn position (turn ``index`` - 1).
+    ``link_usefulness`` maps citation id to a 0-3 label (URGE expert annotators);
+    ``citation_usefulness`` lists, per statement, the labels of its citations;
+    useful spans are the text units marked useful by the user or by annotators.
+    """
+
+    session_satisfaction: float | None = None
+    query_satisfaction: tuple[float | None, ...] | None = None
+    link_usefulness: tuple[Mapping[int, int], ...] | None = None
+    citation_usefulness: tuple[tuple[tuple[int, ...], ...], ...] | None = None
+    useful_spans_user: tuple[tuple[str, ...], ...] | None = None
+    useful_spans_external: tuple[tuple[str, ...], ...] | None = None
+    dissatisfaction: Dissatisfaction | None = None
+
+
+@dataclass(frozen=True)
+class Session:
+    """A search session: ordered turns plus what is known about the user's task."""
+
+    session_id: str
+    turns: tuple[Turn, ...]
+    source: str = "unknown"
+    language: str | None = None
+    task_type: str | None = None
+    intent: str | None = None
+    gold: Gold | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _statement_to_dict(s: Statement) -> dict[str, Any]:
+    return {"text": s.text, "citations": list(s.citations)}
+
+
+def _turn_to_dict(t: Turn) -> dict[str, Any]:
+    return {
+        "index": t.index,
+        "query": t.query,
+        "response_text": t.response_text,
+        "statements": [_statement_to_dict(s) for s in t.statements],
+        "links": [{"id": lk.id, "url": lk.url, "title": lk.title} for lk in t.links],
+        "segments": [{"text": g.text, "start": g.start, "end": g.end} for g in t.segments],
+    }
+
+
+def _gold_to_dict(g: Gold) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if g.session_satisfaction is not None:
+        out["session_satisfaction"] = g.session_satisfaction
+    if g.query_satisfaction is not None:
+        out["query_satisfaction"] = list(g.query_satisfaction)
+    if g.link_usefulness is not None:
+        out["link_usefulness"] = [
+            {str(k): v for k, v in turn.items()} for turn in g.link_usefulness
+        ]
+    if g.citation_usefulness is not None:
+        out["citation_usefulness"] = [
+            [list(stmt) for stmt in turn] for turn in g.citation_usefulness
+        ]
+    if g.useful_spans_user is not None:
+        out["useful_spans_user"] = [list(t) for t in g.useful_spans_user]
+    if g.useful_spans_external is not None:
+        out["useful_spans_external"] = [list(t) for t in g.useful_spans_external]
+    if g.dissatisfaction is not None:
+        out["dissatisfaction"] = {
+            "choices": list(g.dissatisfaction.choices),
+            "additional": g.dissatisfaction.additional,
+        }
+    return out
+
+
+def session_to_dict(session: Session) -> dict[str, Any]:
+    """The canonical JSONL object of a session (see README, "Canonical JSONL")."""
+    out: dict[str, Any] = {
+        "version": SCHEMA_VERSION,
+        "session_id": session.session_id,
+        "source": session.source,
+        "language": session.language,
+        "task_type": session.task_type,
+        "intent": session.intent,
+        "turns": [_turn_to_dict(t) for t in session.turns],
+    }
+    if session.gold is not None:
+        out["gold"] = _gold_to_dict(session.gold)
+    if session.meta:
+        out["meta"] = dict(session.meta)
+    return out
+
+
+def _opt_tuple_of_tuples(value: Sequence[Sequence[Any]] | None) -> Any:
+    if value is None:
+        return None
+    return tuple(tuple(v) for v in value)
+
+
+def _gold_from_dict(d: Mapping[str, Any]) -> Gold:
+    dis = d.get("dissatisfaction")
+    link_usefulness = d.get("link_usefulness")
+    citation_usefulness = d.get("citation_usefulness")
+    query_satisfaction = d.get("query_satisfaction")
+    return Gold(
+        session_satisfaction=d.get("session_satisfaction"),
+        query_satisfaction=None if query_satisfaction is None else tuple(query_satisfaction),
+        link_usefulness=None
+        if link_usefulness is None
+        else tuple({int(k): int(v) for k, v in turn.items()} for turn in link_usefulness),
+        citation_usefulness=None
+        if citation_usefulness is None
+        else tuple(tuple(tuple(int(x) for x in s) for s in turn) for turn in citation_usefulness),
+        useful_spans_user=_opt_tuple_of_tuples(d.get("useful_spans_user")),
+        useful_spans_external=_opt_tuple_of_tuples(d.get("useful_spans_external")),
+        dissatisfaction=None
+        if dis is None
+        else Dissatisfaction(
+            choices=tuple(str(c) for c in dis.get("choices", ())),
+            additional=str(dis.get("additional", "")),
+        ),
+    )
+
+
+def session_from_dict(d: Mapping[str, Any]) -> Session:
+    """Inverse of :func:`session_to_dict`; assumes ``d`` was validated (see ingest.jsonl)."""
+    turns = tuple(
+        Turn(
+            index=int(t["index"]),
+            query=t["query"],
+            response_text=t["response_text"],
+            statements=tuple(
+                Statement(text=s["text"], citations=tuple(int(c) for c in s["citations"]))
+                for s in t.get("statements", ())
+            ),
+            links=tuple(
+                Link(id=int(lk["id"]), url=lk["url"], title=lk["title"])
+                for lk in t.get("links", ())
+            ),
+            segments=tuple(
+                Segment(text=g["text"], start=int(g["start"]), end=int(g["end"]))
+                for g in t.get("segments", ())
+            ),
+        )
+        for t in d["turns"]
+    )
+    gold = d.get("gold")
+    return Session(
+        session_id=str(d["session_id"]),
+        turns=turns,
+        source=d.get("source") or "unknown",
+        language=d.get("language"),
+        task_type=d.get("task_type"),
+        intent=d.get("intent"),
+        gold=None if gold is None else _gold_from_dict(gold),
+        meta=dict(d.get("meta") or {}),
+    )
