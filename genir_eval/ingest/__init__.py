@@ -1,1 +1,34 @@
-"""genir-eval ingest stage."""
+"""genir-eval ingest stage: logs in, :class:`~genir_eval.records.Session` records out.
+
+Reads the URGE dataset's CSV (Perplexity response HTML with citations and gold labels), the
+canonical JSONL format, and a Markdown format for logs of your own RAG system.
+"""
+
+from genir_eval.ingest.html import parse_response_html
+from genir_eval.ingest.jsonl import read_jsonl, validate_session_dict, write_jsonl
+from genir_eval.ingest.language import detect_language
+from genir_eval.ingest.loader import FORMATS, Format, detect_format, load_sessions
+from genir_eval.ingest.markdown import load_markdown, parse_markdown
+from genir_eval.ingest.response import ParsedResponse
+from genir_eval.ingest.result import LoadResult
+from genir_eval.ingest.segments import split_segments
+from genir_eval.ingest.urge import URGE_COLUMNS, load_urge
+
+__all__ = [
+    "load_sessions",
+    "LoadResult",
+    "FORMATS",
+    "Format",
+    "detect_format",
+    "write_jsonl",
+    "read_jsonl",
+    "validate_session_dict",
+    "load_urge",
+    "URGE_COLUMNS",
+    "load_markdown",
+    "parse_markdown",
+    "parse_response_html",
+    "ParsedResponse",
+    "split_segments",
+    "detect_language",
+]

@@ -1,1 +1,45 @@
-"""genir-eval meta stage."""
+"""genir-eval meta stage: how well scores track what users and annotators said.
+
+:mod:`~genir_eval.meta.stats` holds the statistics (correlations with bootstrap intervals,
+agreement, overlap); :mod:`~genir_eval.meta.urge_table` URGE's link-based correlation table.
+"""
+
+from genir_eval.meta.stats import (
+    PRF,
+    binarize,
+    cohen_kappa,
+    confusion_matrix,
+    correlations,
+    kendall_tau,
+    mae,
+    pairwise_auc,
+    precision_recall_f1,
+    rbo,
+)
+from genir_eval.meta.urge_table import (
+    QUERY_LEVEL,
+    QUERY_TO_SESSION,
+    SESSION_LEVEL,
+    SESSION_MEASURES,
+    session_metrics,
+    urge_table,
+)
+
+__all__ = [
+    "PRF",
+    "QUERY_LEVEL",
+    "QUERY_TO_SESSION",
+    "SESSION_LEVEL",
+    "SESSION_MEASURES",
+    "binarize",
+    "cohen_kappa",
+    "confusion_matrix",
+    "correlations",
+    "kendall_tau",
+    "mae",
+    "pairwise_auc",
+    "precision_recall_f1",
+    "rbo",
+    "session_metrics",
+    "urge_table",
+]

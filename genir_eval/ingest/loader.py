@@ -1,0 +1,75 @@
+"""One entry point for every input format: :func:`load_sessions`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from genir_eval.errors import ConfigError, InputError
+from genir_eval.ingest.jsonl import read_jsonl
+from genir_eval.ingest.markdown import load_markdown
+from genir_eval.ingest.result import LoadResult
+from genir_eval.ingest.urge import load_urge
+
+__all__ = ["FORMATS", "Format", "detect_format", "load_sessions"]
+
+Format = Literal["urge", "jsonl", "markdown"]
+FORMATS: tuple[Format, ...] = ("urge", "jsonl", "markdown")
+
+_BY_SUFFIX: dict[str, Format] = {
+    ".csv": "urge",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".md": "markdown",
+    ".markdown": "markdown",
+}
+
+
+def detect_format(path: str | Path) -> Format:
+    """The format of ``path`` from its extension, or failing that from its first line.
+
+    ``.csv`` is URGE, ``.jsonl``/``.ndjson`` canonical JSONL, ``.md``/``.markdown`` Markdown.
+    Otherwise a first non-blank line opening with ``{`` is JSONL, one starting with ``#`` is
+    Markdown, and a CSV header naming URGE's columns is URGE.
+    """
+    path = Path(path)
+    by_suffix = _BY_SUFFIX.get(path.suffix.lower())
+    if by_suffix is not None:
+        return by_suffix
+    with path.open(encoding="utf-8-sig", errors="replace") as stream:
+        first = next((line for line in stream if line.strip()), "").strip()
+    if first.startswith("{"):
+        return "jsonl"
+    if first.startswith("#"):
+        return "markdown"
+    if all(column in first for column in ("conversation", "response_html")):
+        return "urge"
+    raise InputError(
+        f"cannot tell the format from the name or the first line; pass one of {', '.join(FORMATS)}",
+        path=str(path),
+    )
+
+
+def load_sessions(
+    path: str | Path, *, format: Format | None = None, skip_invalid: bool = False
+) -> LoadResult:
+    """Read sessions from ``path`` in ``format`` (detected when ``None``).
+
+    Formats: ``urge`` (URGE dataset CSV, :mod:`genir_eval.ingest.urge`), ``jsonl``
+    (canonical JSONL, :mod:`genir_eval.ingest.jsonl`) and ``markdown`` (logs of your own RAG
+    system, :mod:`genir_eval.ingest.markdown`). A bad session raises a located
+    :class:`~genir_eval.errors.InputError`; with ``skip_invalid`` it is left out and its error
+    kept in :attr:`LoadResult.skipped`, while the other sessions load.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("no such file" if not path.exists() else "not a file", path=str(path))
+    if format is None:
+        format = detect_format(path)
+    if format == "urge":
+        return load_urge(path, skip_invalid=skip_invalid)
+    if format == "jsonl":
+        return read_jsonl(path, skip_invalid=skip_invalid)
+    if format == "markdown":
+        return load_markdown(path, skip_invalid=skip_invalid)
+    raise ConfigError(f"unknown input format {format!r}; expected one of {', '.join(FORMATS)}")

@@ -1,0 +1,402 @@
+"""Statistics for meta-evaluation: correlations with bootstrap intervals, agreement, overlap.
+
+Every function takes paired sequences and drops a pair when either side is ``None`` (or NaN);
+anything undefined comes back as ``None``, never NaN, so results serialise to JSON as they
+are.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Sequence
+from typing import Any, Literal, NamedTuple
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+__all__ = [
+    "correlations",
+    "cohen_kappa",
+    "binarize",
+    "mae",
+    "confusion_matrix",
+    "pairwise_auc",
+    "precision_recall_f1",
+    "PRF",
+    "rbo",
+    "kendall_tau",
+]
+
+Number = float | int
+_COEFFICIENTS = ("pearson", "spearman", "kendall")
+# Bootstrap resamples are processed in chunks of about this many drawn values.
+_CHUNK_VALUES = 1_000_000
+# Kendall's S is summed level by level when one side has at most this many distinct values.
+_MAX_LEVELS = 64
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _pairs(x: Sequence[Number | None], y: Sequence[Number | None]) -> tuple[list, list]:
+    if len(x) != len(y):
+        raise ValueError(f"paired inputs differ in length: {len(x)} and {len(y)}")
+    kept = [(a, b) for a, b in zip(x, y, strict=True) if not _is_missing(a) and not _is_missing(b)]
+    return [a for a, _ in kept], [b for _, b in kept]
+
+
+def _finite_or_none(value: float) -> float | None:
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+# --- correlations -----------------------------------------------------------------------
+
+
+def correlations(
+    x: Sequence[Number | None],
+    y: Sequence[Number | None],
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    ci: float = 0.95,
+) -> dict[str, Any]:
+    """Pearson, Spearman and Kendall tau-b of paired ``x`` and ``y``, with bootstrap intervals.
+
+    Returns ``{"pearson", "spearman", "kendall", "n", "ci95"}``: the three coefficients
+    (scipy's ``pearsonr``, ``spearmanr`` and ``kendalltau(variant="b")``), ``n`` the number
+    of pairs used (pairs with a ``None`` or NaN are dropped), and ``ci95`` mapping each
+    coefficient to ``[lo, hi]``, the percentile interval at level ``ci`` (0.95 unless asked
+    otherwise) of ``n_boot`` bootstrap resamples of the pairs drawn with
+    ``numpy.random.default_rng(seed)``, so a seed reproduces it and every call with the same
+    seed and ``n`` resamples the same pairs. A resample where a coefficient is undefined
+    (one side constant) is left out of its interval.
+
+    With fewer than 3 pairs or a constant side every coefficient and interval is ``None``;
+    with ``n_boot=0`` the intervals are ``None``. The bootstrap is vectorised: ranks,
+    ties and Kendall's S are derived from each resample's counts of the original pairs.
+    """
+    if not 0.0 < ci < 1.0:
+        raise ValueError(f"ci must be in (0, 1), got {ci}")
+    xs, ys = _pairs(x, y)
+    n = len(xs)
+    out: dict[str, Any] = {name: None for name in _COEFFICIENTS}
+    out["n"] = n
+    out["ci95"] = {name: None for name in _COEFFICIENTS}
+    xa = np.asarray(xs, dtype=float)
+    ya = np.asarray(ys, dtype=float)
+    if n < 3 or np.ptp(xa) == 0.0 or np.ptp(ya) == 0.0:
+        return out
+    out["pearson"] = _finite_or_none(scipy_stats.pearsonr(xa, ya).statistic)
+    out["spearman"] = _finite_or_none(scipy_stats.spearmanr(xa, ya).statistic)
+    out["kendall"] = _finite_or_none(scipy_stats.kendalltau(xa, ya, variant="b").statistic)
+    if n_boot > 0:
+        boot = _bootstrap(xa, ya, n_boot, np.random.default_rng(seed))
+        tail = 100.0 * (1.0 - ci) / 2.0
+        for name in _COEFFICIENTS:
+            values = boot[name][np.isfinite(boot[name])]
+            if values.size:
+                lo, hi = np.percentile(values, [tail, 100.0 - tail])
+                out["ci95"][name] = [float(lo), float(hi)]
+    return out
+
+
+class _Groups:
+    """Tie groups of a vector: sort order, group starts (in sorted order), group of each value."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.order = np.argsort(values, kind="stable")
+        ordered = values[self.order]
+        is_start = np.r_[True, ordered[1:] != ordered[:-1]]
+        self.starts = np.flatnonzero(is_start)
+        self.of = np.empty(len(values), dtype=np.intp)
+        self.of[self.order] = np.cumsum(is_start) - 1
+        self.count = len(self.starts)
+
+    def sums(self, weights: np.ndarray) -> np.ndarray:
+        """Per-group sums of ``weights`` (resamples x values) -> resamples x groups."""
+        return np.add.reduceat(weights[:, self.order], self.starts, axis=1)
+
+
+def _average_ranks(group_counts: np.ndarray) -> np.ndarray:
+    """Average rank of each tie group in each resample (repeated draws tie with each other)."""
+    return np.cumsum(group_counts, axis=1) - (group_counts - 1.0) / 2.0
+
+
+def _kendall_s_by_levels(counts: np.ndarray, levels: _Groups, other: _Groups) -> np.ndarray:
+    """Kendall's S of each resample, summed over the levels of the side with few values.
+
+    For each level a, every drawn pair (j at a level above a, l at a) adds
+    sign(other_j - other_l): the count of level-a draws before j's group in the other side's
+    order minus the count after it, obtained for all resamples at once by a cumulative sum.
+    """
+    size = counts.shape[0]
+    key = levels.of * other.count + other.of
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    is_start = np.r_[True, sorted_key[1:] != sorted_key[:-1]]
+    starts = np.flatnonzero(is_start)
+    present = sorted_key[starts]
+    dense = np.zeros((size, levels.count, other.count), dtype=np.int64)
+    dense.reshape(size, -1)[:, present] = np.add.reduceat(counts[:, order], starts, axis=1)
+    above = dense.sum(axis=1)
+    s = np.zeros(size, dtype=np.int64)
+    for a in range(levels.count - 1):
+        at_a = dense[:, a, :]
+        # below - beyond = (running - at_a) - (total - running)
+        diff = np.cumsum(at_a, axis=1)
+        total = diff[:, -1:].copy()
+        diff *= 2
+        diff -= at_a
+        diff -= total
+        above -= at_a
+        s += np.einsum("bg,bg->b", diff, above)
+    return s
+
+
+def _pair_signs(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The n x n matrix of sign(x_j - x_l) sign(y_j - y_l): Kendall's S is c' A c / 2."""
+    return np.sign(x[:, None] - x[None, :]) * np.sign(y[:, None] - y[None, :])
+
+
+def _ratio(num: np.ndarray, den: np.ndarray, undefined: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = num / np.sqrt(den)
+    r[undefined | ~(den > 0)] = np.nan
+    return np.clip(r, -1.0, 1.0)
+
+
+def _bootstrap(x: np.ndarray, y: np.ndarray, n_boot: int, rng: np.random.Generator) -> dict:
+    n = len(x)
+    gx, gy = _Groups(x), _Groups(y)
+    by_levels = min(gx.count, gy.count) <= _MAX_LEVELS
+    levels, other = (gy, gx) if gy.count <= gx.count else (gx, gy)
+    # Without few levels, Kendall's S needs the n x n sign matrix (memory and time ~ n^2).
+    signs = None if by_levels else _pair_signs(x, y)
+    chunk = max(1, _CHUNK_VALUES // (n * (levels.count if by_levels else 1)))
+    pairs_total = n * (n - 1) / 2.0
+    mid_rank = (n + 1) / 2.0
+    # Centred once, so that the resamples' sums of products do not cancel catastrophically.
+    xc, yc = x - x.mean(), y - y.mean()
+    moments = np.stack([xc, yc, xc * xc, yc * yc, xc * yc], axis=1)
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in _COEFFICIENTS}
+    for start in range(0, n_boot, chunk):
+        size = min(chunk, n_boot - start)
+        draws = rng.integers(0, n, size=(size, n))
+        flat = (draws + n * np.arange(size)[:, None]).ravel()
+        counts = np.bincount(flat, minlength=size * n).reshape(size, n).astype(np.float64)
+        cx, cy = gx.sums(counts), gy.sums(counts)
+        undefined = ((cx > 0).sum(axis=1) < 2) | ((cy > 0).sum(axis=1) < 2)
+
+        sx, sy, sxx, syy, sxy = (counts @ moments).T / n
+        parts["pearson"].append(_ratio(sxy - sx * sy, (sxx - sx * sx) * (syy - sy * sy), undefined))
+
+        # Average ranks have mean (n + 1) / 2 in every resample, ties or not.
+        rx, ry = _average_ranks(cx), _average_ranks(cy)
+        var_x = np.einsum("bg,bg->b", cx, (rx - mid_rank) ** 2)
+        var_y = np.einsum("bg,bg->b", cy, (ry - mid_rank) ** 2)
+        cross = np.einsum("bi,bi->b", counts * rx[:, gx.of], ry[:, gy.of]) - n * mid_rank**2
+        parts["spearman"].append(_ratio(cross, var_x * var_y, undefined))
+
+        ties_x = (cx * (cx - 1.0) / 2.0).sum(axis=1)
+        ties_y = (cy * (cy - 1.0) / 2.0).sum(axis=1)
+        if signs is None:
+            s = _kendall_s_by_levels(counts.astype(np.int64), levels, other).astype(float)
+        else:
+            s = 0.5 * np.einsum("bi,bi->b", counts @ signs, counts)
+        parts["kendall"].append(
+            _ratio(s, (pairs_total - ties_x) * (pairs_total - ties_y), undefined)
+        )
+    return {name: np.concatenate(chunks) for name, chunks in parts.items()}
+
+
+# --- agreement on labels ----------------------------------------------------------------
+
+
+def cohen_kappa(
+    a: Sequence[Hashable | None],
+    b: Sequence[Hashable | None],
+    *,
+    weights: Literal["linear", "quadratic"] | None = None,
+    labels: Sequence[Hashable] | None = None,
+) -> float | None:
+    """Cohen's kappa between two raters (Cohen 1960; weighted, Cohen 1968).
+
+    ``labels`` fixes the categories and, for weighted kappa, their order (default: the
+    sorted labels seen). Disagreement weights are ``|i - j|`` (linear) or ``(i - j)^2``
+    (quadratic) on label positions, ``1`` off the diagonal when unweighted; the same as
+    scikit-learn's ``cohen_kappa_score``. Pairs with a ``None`` are dropped; no pair, or no
+    expected disagreement (both raters constant on one label), gives ``None``.
+    """
+    xs, ys = _pairs(a, b)  # type: ignore[arg-type]
+    if not xs:
+        return None
+    cats = list(labels) if labels is not None else sorted(set(xs) | set(ys))  # type: ignore[type-var]
+    index = {label: i for i, label in enumerate(cats)}
+    unknown = {v for v in xs + ys if v not in index}
+    if unknown:
+        raise ValueError(f"labels {sorted(map(str, unknown))} are not among {cats}")
+    k = len(cats)
+    observed = np.zeros((k, k))
+    for u, v in zip(xs, ys, strict=True):
+        observed[index[u], index[v]] += 1.0
+    observed /= observed.sum()
+    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0))
+    i, j = np.indices((k, k))
+    if weights is None:
+        w = (i != j).astype(float)
+    elif weights == "linear":
+        w = np.abs(i - j).astype(float)
+    elif weights == "quadratic":
+        w = ((i - j) ** 2).astype(float)
+    else:
+        raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
+    disagreement_expected = float((w * expected).sum())
+    if disagreement_expected == 0.0:
+        return None
+    return 1.0 - float((w * observed).sum()) / disagreement_expected
+
+
+def binarize(labels: Sequence[Number | None], threshold: Number = 2) -> list[int | None]:
+    """1 for a label ``>= threshold`` (useful at URGE's 0-3 scale's upper half), else 0;
+    ``None`` stays ``None``."""
+    return [None if _is_missing(v) else int(v >= threshold) for v in labels]  # type: ignore[operator]
+
+
+def mae(pred: Sequence[Number | None], gold: Sequence[Number | None]) -> float | None:
+    """Mean absolute error over the pairs without ``None``; ``None`` when there is none."""
+    ps, gs = _pairs(pred, gold)
+    if not ps:
+        return None
+    return sum(abs(float(p) - float(g)) for p, g in zip(ps, gs, strict=True)) / len(ps)
+
+
+def confusion_matrix(
+    pred: Sequence[Hashable | None],
+    gold: Sequence[Hashable | None],
+    labels: Sequence[Hashable] = (0, 1, 2, 3),
+) -> list[list[int]]:
+    """Counts ``m[i][j]`` of items with gold label ``labels[i]`` predicted ``labels[j]``.
+
+    Rows are gold, columns predicted, both in the order of ``labels``. Pairs with a ``None``
+    are dropped; a label outside ``labels`` raises ``ValueError``.
+    """
+    index = {label: i for i, label in enumerate(labels)}
+    matrix = [[0] * len(labels) for _ in labels]
+    ps, gs = _pairs(pred, gold)  # type: ignore[arg-type]
+    for p, g in zip(ps, gs, strict=True):
+        if p not in index or g not in index:
+            raise ValueError(f"label {p if p not in index else g!r} is not among {list(labels)}")
+        matrix[index[g]][index[p]] += 1
+    return matrix
+
+
+def pairwise_auc(pred: Sequence[Number | None], gold: Sequence[Number | None]) -> float | None:
+    """Share of the pairs with different gold labels that ``pred`` orders the same way.
+
+    Over all pairs ``(i, j)`` with ``gold_i > gold_j``: 1 when ``pred_i > pred_j``, 0.5 when
+    ``pred_i == pred_j``, 0 otherwise (the AUC when gold is binary). ``None`` when no pair
+    has different gold labels; pairs with a ``None`` are dropped first.
+    """
+    ps, gs = _pairs(pred, gold)
+    p = np.asarray(ps, dtype=float)
+    g = np.asarray(gs, dtype=float)
+    concordant = 0.0
+    total = 0.0
+    for level in np.unique(g):
+        at_level = np.sort(p[g == level])
+        higher = p[g > level]
+        if not higher.size:
+            continue
+        below = np.searchsorted(at_level, higher, side="left")
+        not_above = np.searchsorted(at_level, higher, side="right")
+        concordant += float(below.sum() + 0.5 * (not_above - below).sum())
+        total += float(at_level.size * higher.size)
+    return concordant / total if total else None
+
+
+class PRF(NamedTuple):
+    precision: float
+    recall: float
+    f1: float
+
+
+def precision_recall_f1(pred: Iterable[Hashable], gold: Iterable[Hashable]) -> PRF:
+    """Set precision, recall and F1 of ``pred`` against ``gold``.
+
+    Conventions: both empty gives ``(1, 1, 1)`` (nothing to find, nothing wrongly claimed);
+    exactly one empty gives ``(0, 0, 0)``; F1 is 0 when precision and recall are both 0.
+    """
+    p, g = set(pred), set(gold)
+    if not p and not g:
+        return PRF(1.0, 1.0, 1.0)
+    if not p or not g:
+        return PRF(0.0, 0.0, 0.0)
+    hit = len(p & g)
+    precision, recall = hit / len(p), hit / len(g)
+    f1 = 0.0 if hit == 0 else 2 * precision * recall / (precision + recall)
+    return PRF(precision, recall, f1)
+
+
+# --- comparing rankings -----------------------------------------------------------------
+
+
+def _check_unique(ranking: Sequence[Hashable], name: str) -> None:
+    if len(set(ranking)) != len(ranking):
+        raise ValueError(f"{name} lists an item twice")
+
+
+def rbo(a: Sequence[Hashable], b: Sequence[Hashable], *, p: float = 0.9) -> float:
+    """Rank-biased overlap of two rankings, extrapolated (RBO_ext).
+
+    Webber, Moffat and Zobel (TOIS 2010), equation 32, which handles rankings of different
+    lengths by assuming the overlap seen at the shorter one's depth goes on; it is the RBO
+    Thomas et al. report. 1 for identical rankings, 0 for disjoint ones; two empty rankings
+    give 1, one empty ranking 0. Items must be unique within a ranking; ``0 < p < 1``.
+    """
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"p must be in (0, 1), got {p}")
+    _check_unique(a, "a")
+    _check_unique(b, "b")
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    s, n_long = len(short), len(long_)
+    if n_long == 0:
+        return 1.0
+    if s == 0:
+        return 0.0
+    seen_short: set[Hashable] = set()
+    seen_long: set[Hashable] = set()
+    overlap = 0
+    overlap_at: list[int] = []
+    for d in range(1, n_long + 1):
+        if d <= s:
+            item = short[d - 1]
+            overlap += item in seen_long
+            seen_short.add(item)
+        item = long_[d - 1]
+        overlap += item in seen_short
+        seen_long.add(item)
+        overlap_at.append(overlap)
+    x_s, x_l = overlap_at[s - 1], overlap_at[n_long - 1]
+    total = sum(overlap_at[d - 1] / d * p**d for d in range(1, n_long + 1))
+    total += sum(x_s * (d - s) / (s * d) * p**d for d in range(s + 1, n_long + 1))
+    return (1.0 - p) / p * total + ((x_l - x_s) / n_long + x_s / s) * p**n_long
+
+
+def kendall_tau(a: Sequence[Hashable], b: Sequence[Hashable]) -> float | None:
+    """Kendall's tau between two orderings of items (each a list, best first).
+
+    Computed over the items both orderings contain (no ties, so tau-a = tau-b): concordant
+    minus discordant pairs over all pairs. ``None`` with fewer than two common items.
+    """
+    _check_unique(a, "a")
+    _check_unique(b, "b")
+    pos_b = {item: i for i, item in enumerate(b)}
+    common = [pos_b[item] for item in a if item in pos_b]
+    m = len(common)
+    if m < 2:
+        return None
+    order = np.asarray(common)
+    signs = np.sign(order[None, :] - order[:, None])[np.triu_indices(m, k=1)]
+    return float(signs.sum()) / (m * (m - 1) / 2.0)

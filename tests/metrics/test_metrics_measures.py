@@ -1,0 +1,178 @@
+"""Measures as value objects, and their values on small hand-worked inputs."""
+
+from __future__ import annotations
+
+import pytest
+
+from genir_eval.errors import ConfigError
+from genir_eval.metrics import (
+    MEASURES,
+    RSDCG_URGE,
+    RSRBP_URGE,
+    SDCG,
+    SDCG_URGE,
+    SRBP,
+    SRBP_URGE,
+    WEIGHTINGS,
+    QueryMeasure,
+    SessionMeasure,
+    parse_measure,
+    positional_weights,
+)
+
+TOL = 1e-9
+
+# Computed by hand from URGE's weighting formulas (m = len(u), positions 1-based).
+QUERY_CASES = [
+    # u, decreasing, increasing, equal, middle_high, middle_low
+    # [3,1,2]: w=(1,1/2,1/3) -> (25/6)/(11/6); w=(1,2,3) -> 11/6; mean 2;
+    #          w=(1,2,1) -> 7/4; w=(1,1/2,1) -> 5.5/2.5
+    ([3, 1, 2], 25 / 11, 11 / 6, 2.0, 7 / 4, 2.2),
+    # [0,3,3,1]: (33/12)/(25/12); 19/10; 7/4; w=(1,2,2,1) -> 13/6; w=(1,1/2,1/2,1) -> 4/3
+    ([0, 3, 3, 1], 1.32, 1.9, 1.75, 13 / 6, 4 / 3),
+    ([2], 2.0, 2.0, 2.0, 2.0, 2.0),
+]
+
+
+@pytest.mark.parametrize(("u", *WEIGHTINGS), QUERY_CASES)
+def test_query_weightings_match_hand_values(
+    u, decreasing, increasing, equal, middle_high, middle_low
+):
+    expected = dict(
+        zip(WEIGHTINGS, (decreasing, increasing, equal, middle_high, middle_low), strict=True)
+    )
+    for name, value in expected.items():
+        measure = MEASURES[name]()
+        assert isinstance(measure, QueryMeasure)
+        assert measure.compute(u) == pytest.approx(value, abs=TOL), name
+
+
+@pytest.mark.parametrize("name", WEIGHTINGS)
+def test_query_weighting_of_empty_turn_is_none(name):
+    assert MEASURES[name]().compute([]) is None
+
+
+# Source: hand-worked from the stated formulas; m is the number of statements.
+WEIGHT_CASES = [
+    ("middle_high", 4, [1, 2, 2, 1]),
+    ("middle_high", 5, [1, 2, 3, 2, 1]),
+    ("middle_low", 4, [1, 1 / 2, 1 / 2, 1]),
+    ("middle_low", 5, [1, 1 / 2, 1 / 3, 1 / 2, 1]),
+    ("decreasing", 3, [1, 1 / 2, 1 / 3]),
+]
+
+
+@pytest.mark.parametrize(("how", "m", "expected"), WEIGHT_CASES)
+def test_positional_weights(how, m, expected):
+    assert positional_weights(how, m) == pytest.approx(expected, abs=TOL)
+
+
+# u per turn [[3, 1], [], [2]]: the empty turn is skipped, so k = 1, 2 and n' = 2.
+# Computed by hand from the formulas:
+#   g_1 = (7 d_1 + 1 d_2) / (d_1 + d_2), d_i proportional to log2(i + 1): (7 + log2 3) / (1 + log2 3)
+#       = 3.3211168434; g_2 = 2^2 - 1 = 3; turn-2 discount ln(2.05) / ln(1.05) = 14.7127972486
+#   sDCG-URGE = 3.3211168434 + 3 / 14.7127972486 = 3.5250209651
+#   sRBP-URGE (b=0): s_1 = 3, s_2 = 2, turn factor p = 0.05 -> 3 + 0.1 = 3.1
+#   RS-DCG-URGE = 3.3211168434 e^-3 + 3 / 14.7127972486 = 0.3692527930
+#   RS-RBP-URGE = 3 e^-0.05 + 2 * 0.05 = 2.9536882735
+#   sDCG(b=2,bq=4): DCG_1 = 3 + 1/1 = 4, DCG_2 = 2, discount 1 + log4 2 = 1.5 -> 4 + 4/3
+#   sRBP(p=0.8,b=0.5): bp = 0.4, factor 0.4/0.6; 0.2 (3.4 + 2 * 2/3) = 0.9466666667
+#   sRBP-URGE(b=0.5,p=0.5): bp = 0.25, factor 1/3; 3.25 + 2/3
+SESSION_CASES = [
+    (SDCG_URGE(), 3.5250209651),
+    (SRBP_URGE(), 3.1),
+    (RSDCG_URGE(), 0.3692527930),
+    (RSRBP_URGE(), 2.9536882735),
+    (SDCG(), 16 / 3),
+    (SRBP(), 0.9466666667),
+    (SRBP_URGE(b=0.5, p=0.5), 3.25 + 2 / 3),
+]
+
+
+@pytest.mark.parametrize(("measure", "expected"), SESSION_CASES, ids=str)
+def test_session_measures_match_hand_values(measure, expected):
+    assert measure.compute([[3, 1], [], [2]]) == pytest.approx(expected, abs=1e-9)
+
+
+def test_first_turn_alone_is_undiscounted_and_urge_gain_of_constant_turn_is_2u_minus_1():
+    # Source: the formula; with u constant, g = 2^u - 1 whatever the d_i, and k = 1 has
+    # discount ln(bq)/ln(bq) = 1 and recency factor e^0 = 1.
+    for measure in (SDCG_URGE(), RSDCG_URGE()):
+        assert measure.compute([[2, 2, 2]]) == pytest.approx(3.0, abs=TOL)
+
+
+@pytest.mark.parametrize(
+    "short", ["sdcg_urge", "srbp_urge", "rsdcg_urge", "rsrbp_urge", "sdcg", "srbp"]
+)
+def test_session_without_values_has_no_score(short):
+    measure = MEASURES[short]()
+    assert isinstance(measure, SessionMeasure)
+    assert measure.compute([]) is None
+    assert measure.compute([[], []]) is None
+
+
+PRINTED = [
+    (SDCG_URGE(), "sDCG-URGE(br=1.35,bq=1.05)"),
+    (SRBP_URGE(), "sRBP-URGE(b=0,p=0.05)"),
+    (RSDCG_URGE(), "RS-DCG-URGE(br=1.35,bq=1.05,lambda=3)"),
+    (RSRBP_URGE(), "RS-RBP-URGE(b=0,p=0.05,lambda=0.05)"),
+    (SDCG(), "sDCG(b=2,bq=4)"),
+    (SRBP(), "sRBP(p=0.8,b=0.5)"),
+    (MEASURES["middle_low"](), "middle_low"),
+]
+
+
+@pytest.mark.parametrize(("measure", "text"), PRINTED, ids=[t for _, t in PRINTED])
+def test_measure_prints_its_parameters_and_parses_back(measure, text):
+    assert str(measure) == text
+    assert repr(measure) == text
+    parsed = parse_measure(text)
+    assert parsed == measure
+    assert hash(parsed) == hash(measure)
+
+
+@pytest.mark.parametrize("short", sorted(MEASURES))
+def test_every_registered_measure_round_trips(short):
+    measure = MEASURES[short]()
+    assert measure.SHORT == short
+    assert parse_measure(str(measure)) == measure
+    assert parse_measure(short) == measure
+
+
+def test_parse_accepts_spaces_short_names_and_partial_parameters():
+    assert parse_measure("sDCG-URGE(br=1.35, bq=1.05)") == SDCG_URGE()
+    assert parse_measure(" sdcg_urge(bq=1.1) ") == SDCG_URGE(br=1.35, bq=1.1)
+    assert parse_measure("RS-DCG-URGE(lambda=1)") == RSDCG_URGE(lam=1)
+    assert str(SDCG_URGE(br=2)) == "sDCG-URGE(br=2,bq=1.05)"
+    assert SDCG_URGE(br=2) != SDCG_URGE()
+    assert SDCG() != SDCG_URGE()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "nDCG@10",
+        "sDCG-URGE(x=1)",
+        "sDCG-URGE(br=abc)",
+        "sDCG-URGE(br=1,br=2)",
+        "sDCG-URGE(br)",
+        "(br=1)",
+    ],
+)
+def test_parse_rejects_unknown_names_and_parameters(text):
+    with pytest.raises(ConfigError):
+        parse_measure(text)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: SDCG_URGE(br=1.0),
+        lambda: SRBP_URGE(p=0.0),
+        lambda: RSRBP_URGE(lam=-1),
+        lambda: SRBP(b=1.5),
+    ],
+)
+def test_parameters_outside_their_domain_are_rejected(build):
+    with pytest.raises(ConfigError):
+        build()
