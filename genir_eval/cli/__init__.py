@@ -17,7 +17,7 @@ from genir_eval.errors import GenirError
 __all__ = ["main", "COMMANDS"]
 
 # Module names under genir_eval.cli, in the order `--help` lists them.
-COMMANDS: tuple[str, ...] = ("parse", "correlate")
+COMMANDS: tuple[str, ...] = ("parse", "correlate", "cache", "run", "compare", "meta")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,1 +1,62 @@
-"""genir-eval llm stage."""
+"""genir-eval llm stage: providers behind one interface, and the engine that runs judges'
+calls concurrently with limits, retries, a persistent cache and a resumable journal.
+
+A judge builds a :class:`Request`, awaits ``engine.complete(request)`` (a :class:`Completion` or
+a :class:`Failure`, never an exception for provider errors), parses the text and journals the
+outcome with ``await engine.record(request, result, value=parsed)``.
+"""
+
+from genir_eval.llm.base import (
+    Completion,
+    ErrorClass,
+    Failure,
+    GenerateConfig,
+    JudgmentKey,
+    Message,
+    Provider,
+    ProviderError,
+    Request,
+    TokenLogprob,
+    Usage,
+)
+from genir_eval.llm.cache import CACHE_MODES, Cache, CacheMode, cache_key
+from genir_eval.llm.engine import Engine
+from genir_eval.llm.journal import Journal, JournalEntry
+from genir_eval.llm.offline import OfflineProvider, offline_handler, register_offline
+from genir_eval.llm.options import DEFAULT_CACHE_PATH, add_engine_arguments, engine_from_args
+from genir_eval.llm.prices import Price, PriceTable, load_prices
+from genir_eval.llm.providers import make_provider, resolve_provider
+from genir_eval.llm.sync import run_sync
+
+__all__ = [
+    "CACHE_MODES",
+    "Cache",
+    "CacheMode",
+    "Completion",
+    "DEFAULT_CACHE_PATH",
+    "Engine",
+    "ErrorClass",
+    "Failure",
+    "GenerateConfig",
+    "Journal",
+    "JournalEntry",
+    "JudgmentKey",
+    "Message",
+    "OfflineProvider",
+    "Price",
+    "PriceTable",
+    "Provider",
+    "ProviderError",
+    "Request",
+    "TokenLogprob",
+    "Usage",
+    "add_engine_arguments",
+    "cache_key",
+    "engine_from_args",
+    "load_prices",
+    "make_provider",
+    "offline_handler",
+    "register_offline",
+    "resolve_provider",
+    "run_sync",
+]

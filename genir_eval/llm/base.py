@@ -146,6 +146,9 @@ class Provider(abc.ABC):
     base URL / HTTP client so tests can talk to a local server over real sockets."""
 
     name: str = "provider"
+    #: Whether the engine's persistent cache may store this provider's replies (the offline
+    #: provider is deterministic and free, so caching it would only go stale).
+    cacheable: bool = True
 
     @property
     def base_url(self) -> str | None:

@@ -1,1 +1,25 @@
-"""genir-eval report stage."""
+"""genir-eval report stage: the run directory (tables, meta.json, run.json) and report.html."""
+
+from genir_eval.report.html import headline_score, render_report, write_report
+from genir_eval.report.outputs import (
+    OUTPUT_VERSION,
+    LinkRow,
+    Run,
+    SessionRow,
+    TurnRow,
+    load_run,
+    write_run,
+)
+
+__all__ = [
+    "OUTPUT_VERSION",
+    "LinkRow",
+    "TurnRow",
+    "SessionRow",
+    "Run",
+    "write_run",
+    "load_run",
+    "render_report",
+    "write_report",
+    "headline_score",
+]

@@ -1,0 +1,147 @@
+"""Throughput of the judging engine against the local fake server.
+
+Runs N judgments through the ``openai`` provider (the official SDK over real sockets) against
+:class:`~genir_eval.testing.FakeLLMServerProcess` (a separate process, so its CPU is not
+counted) with latency L, concurrency C and a rate limit R (rpm), without and with injected
+faults (a mix of 429 with Retry-After, 500 and dropped connections), with the cache and the
+journal on (a fresh file per run). Prints achieved throughput, the bound min(R/60, C/L), their
+ratio, provider calls, failures, judgments lost and client CPU per judgment.
+
+    python bench/bench_engine.py                      # N=2000, L=0.2, C=64, R=12000
+    python bench/bench_engine.py --concurrency 256
+    python bench/bench_engine.py --rpm 1000000 --concurrency 256   # the CPU ceiling
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from genir_eval.llm import (
+    Cache,
+    Completion,
+    Engine,
+    GenerateConfig,
+    Journal,
+    JudgmentKey,
+    Message,
+    Request,
+)
+from genir_eval.llm.openai_provider import OpenAIProvider
+from genir_eval.testing import FakeLLMServerProcess, FaultPlan
+
+
+def _request(i: int) -> Request:
+    return Request(
+        key=JudgmentKey(f"s{i // 20}", i % 20, f"link{i}", "bench", "v1"),
+        messages=(
+            Message("system", "You judge whether a cited link is useful. Answer with JSON."),
+            Message(
+                "user", f"Query: example query {i // 20}\nLink: https://example.org/{i}\nUseful?"
+            ),
+        ),
+        config=GenerateConfig(model="bench-model", max_tokens=16),
+        task="bench.link",
+    )
+
+
+async def _run(
+    args: argparse.Namespace, server: FakeLLMServerProcess, storage: Path | None
+) -> dict[str, Any]:
+    provider = OpenAIProvider(
+        model="bench-model",
+        base_url=server.openai_base_url,
+        api_key=server.api_key,
+        pool_shards=max(1, args.concurrency // 16),
+    )
+    engine = Engine(
+        provider,
+        concurrency=args.concurrency,
+        rpm=args.rpm,
+        max_attempts=8,
+        attempt_timeout=10,
+        cache=Cache(storage / "cache.sqlite") if storage else None,
+        journal=Journal(storage / "cache.sqlite") if storage else None,
+        backoff_base=0.1,
+        backoff_max=2.0,
+    )
+    lost = 0
+
+    async def judge(i: int) -> bool:
+        request = _request(i)
+        result = await engine.complete(request)
+        await engine.record(request, result, value={"label": getattr(result, "text", None)})
+        return isinstance(result, Completion)
+
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    async with engine:
+        ok = await asyncio.gather(*(judge(i) for i in range(args.n)))
+        stats = engine.stats()
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    if storage:
+        with Journal(storage / "cache.sqlite") as journal:
+            lost = args.n - journal.counts()["ok"]
+    return {"wall": wall, "cpu": cpu, "ok": sum(ok), "stats": stats, "lost": lost}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--n", type=int, default=2000)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--rpm", type=float, default=12000)
+    parser.add_argument("--fault-rate", type=float, default=0.05)
+    parser.add_argument("--retry-after", type=float, default=0.25, help="seconds in the 429s")
+    parser.add_argument(
+        "--fault-kinds", default="rate_limit,server_error,drop", help="comma-separated fault kinds"
+    )
+    parser.add_argument("--no-storage", action="store_true", help="run without cache and journal")
+    args = parser.parse_args(argv)
+
+    bound = min(args.rpm / 60.0, args.concurrency / args.latency)
+    print(
+        f"N={args.n} L={args.latency}s C={args.concurrency} R={args.rpm:g} rpm "
+        f"-> bound min(R/60, C/L) = {bound:.1f} judgments/s"
+    )
+    for rate in (0.0, args.fault_rate):
+        plan = FaultPlan(
+            rate=rate,
+            kinds=tuple(args.fault_kinds.split(",")),
+            retry_after=args.retry_after,
+            seed=1,
+        )
+        with FakeLLMServerProcess(
+            latency=args.latency, faults=plan, record_prompts=False
+        ) as server:
+            with tempfile.TemporaryDirectory() as tmp:
+                out = _run_sync(args, server, None if args.no_storage else Path(tmp))
+            served = server.stats()
+        throughput = args.n / out["wall"]
+        stats = out["stats"]
+        print(
+            f"faults {rate:.0%}: {throughput:.1f} judgments/s, ratio {throughput / bound:.3f}; "
+            f"wall {out['wall']:.2f}s; provider calls {served.total} (retries {stats['retries']}, "
+            f"faults injected {sum(served.by_fault.values())}); ok {out['ok']}/{args.n}, "
+            f"failures {stats['failures'] or 0}, lost {out['lost']}; "
+            f"client CPU {out['cpu']:.2f}s = {1000 * out['cpu'] / args.n:.2f} ms/judgment; "
+            f"max in flight at server {served.max_in_flight}; lowest AIMD limit "
+            f"{stats['concurrency']['lowest']}"
+        )
+    return 0
+
+
+def _run_sync(
+    args: argparse.Namespace, server: FakeLLMServerProcess, storage: Path | None
+) -> dict[str, Any]:
+    return asyncio.run(_run(args, server, storage))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+"""``genir-eval compare RUN_A RUN_B``: a regression gate between two runs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from genir_eval.errors import ConfigError
+from genir_eval.report.html import headline_score
+from genir_eval.report.outputs import load_run
+from genir_eval.runner.compare import compare_runs, describe, gate
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser(
+        "compare",
+        help="compare two runs over the same sessions; exit 1 on a regression",
+        description=(
+            "Paired comparison of run B against run A (per-session or per-turn deltas, "
+            "paired bootstrap interval, randomisation test, Cohen's d_z). Exits 1 when a "
+            "chosen metric's mean drops by more than --max-drop, drops significantly at "
+            "--alpha, or falls below --fail-below; 0 otherwise. Usable as a CI step."
+        ),
+    )
+    parser.add_argument("run_a", metavar="RUN_A", help="the baseline run directory")
+    parser.add_argument("run_b", metavar="RUN_B", help="the candidate run directory")
+    parser.add_argument(
+        "--metric",
+        action="append",
+        default=None,
+        help="score to compare (repeatable); default: the headline score of RUN_B",
+    )
+    parser.add_argument("--level", choices=("session", "turn"), default="session")
+    parser.add_argument(
+        "--max-drop", type=float, default=None, help="fail when the mean drops by more than this"
+    )
+    parser.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="fail when the mean drops with randomisation p < ALPHA (default 0.05; 0 disables)",
+    )
+    parser.add_argument(
+        "--fail-below", type=float, default=None, help="fail when RUN_B's mean is below this"
+    )
+    parser.add_argument(
+        "--resamples", type=int, default=10_000, help="bootstrap/randomisation draws"
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--worst", type=int, default=5, help="how many worse sessions to list")
+    parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.alpha is not None and not 0 <= args.alpha < 1:
+        raise ConfigError(f"--alpha: expected a number in [0, 1), got {args.alpha}")
+    if args.max_drop is not None and args.max_drop < 0:
+        raise ConfigError(f"--max-drop: expected a number >= 0, got {args.max_drop}")
+    if args.resamples < 1:
+        raise ConfigError(f"--resamples: expected an integer >= 1, got {args.resamples}")
+    run_a, run_b = load_run(args.run_a), load_run(args.run_b)
+    metrics = args.metric or [headline_score(run_b)]
+    if metrics == [None]:
+        raise ConfigError("--metric: RUN_B has no scores to compare")
+    failures: list[str] = []
+    documents = []
+    for metric in metrics:
+        comparison = compare_runs(
+            run_a,
+            run_b,
+            metric=metric,
+            level=args.level,
+            n_resamples=args.resamples,
+            seed=args.seed,
+        )
+        result = gate(
+            comparison, max_drop=args.max_drop, alpha=args.alpha, fail_below=args.fail_below
+        )
+        failures.extend(result.reasons)
+        if args.json:
+            documents.append(
+                {**comparison.to_dict(), "passed": result.passed, "reasons": list(result.reasons)}
+            )
+        else:
+            print(describe(comparison, worst=args.worst))
+    if args.json:
+        json.dump(
+            {"version": 1, "comparisons": documents, "passed": not failures}, sys.stdout, indent=2
+        )
+        print()
+    for reason in failures:
+        print(f"FAIL: {reason}", file=sys.stderr)
+    if not failures and not args.json:
+        print("PASS")
+    return 1 if failures else 0

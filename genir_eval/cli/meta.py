@@ -1,0 +1,179 @@
+"""``genir-eval meta``: run a judge on sessions with gold labels and score it against them."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+from genir_eval.errors import ConfigError
+from genir_eval.ingest import FORMATS, load_sessions
+from genir_eval.judges import judge_names, make_judge
+from genir_eval.llm.options import add_engine_arguments, engine_from_args
+from genir_eval.meta.evaluate import DEFAULT_LINK_BASELINE, evaluate_judge
+from genir_eval.meta.prompt_selection import select_prompts
+
+__all__ = ["add_parser", "run", "parse_option", "format_result"]
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "meta",
+        help="meta-evaluate a judge against gold labels",
+        description=(
+            "Run a judge on sessions that carry gold labels and report how well it agrees: "
+            "link usefulness (Spearman, Kendall, kappa, MAE, AUC), useful spans (P/R/F1) and "
+            "satisfaction (Pearson, Spearman, Kendall; combined with sDCG as URGE does)."
+        ),
+    )
+    parser.add_argument("input", metavar="SESSIONS", help="file of sessions (JSONL, URGE CSV, ...)")
+    parser.add_argument("--judge", required=True, help="judge name (see --list-judges)")
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a judge option, e.g. --option judges=5 --option signals=relevance,behaviour",
+    )
+    parser.add_argument("--format", choices=FORMATS, default=None, help="input format")
+    parser.add_argument(
+        "--link-judge",
+        default=DEFAULT_LINK_BASELINE,
+        help="offline link judge whose labels give sDCG for a satisfaction judge",
+    )
+    parser.add_argument(
+        "--prompt-selection",
+        action="store_true",
+        help="also compare link_usefulness.dna prompt variants over random query splits",
+    )
+    parser.add_argument(
+        "--paraphrase", action="append", default=[], metavar="FILE", help="a paraphrase template"
+    )
+    parser.add_argument("--splits", type=int, default=200, help="random 50/50 splits (default 200)")
+    parser.add_argument(
+        "--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap and split seed")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_engine_arguments(parser)
+    parser.set_defaults(func=run)
+    return parser
+
+
+def parse_option(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` with VALUE read as JSON when it is (``5``, ``true``), else a string."""
+    if "=" not in text:
+        raise ConfigError(f"--option: expected KEY=VALUE, got {text!r}")
+    key, raw = text.split("=", 1)
+    try:
+        value: Any = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return key.strip(), value
+
+
+async def _run(args: argparse.Namespace, sessions: list[Any], options: dict[str, Any]) -> dict:
+    async with engine_from_args(args) as engine:
+        result = await evaluate_judge(
+            args.judge,
+            sessions,
+            engine,
+            options=options,
+            link_judge=args.link_judge,
+            n_boot=args.bootstrap,
+            seed=args.seed,
+        )
+        if args.prompt_selection:
+            common = {k: v for k, v in options.items() if k in {"model", "temperature"}}
+            result["prompt_selection"] = await select_prompts(
+                sessions,
+                engine,
+                paraphrases=args.paraphrase,
+                n_splits=args.splits,
+                seed=args.seed,
+                common=common,
+            )
+            result["engine"] = engine.stats()
+    return result
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.judge not in judge_names():
+        raise ConfigError(f"--judge: unknown judge {args.judge!r}; expected one of {judge_names()}")
+    options = dict(parse_option(o) for o in args.option)
+    try:
+        make_judge(args.judge, **options)
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"--option: {error}") from None
+    sessions = list(load_sessions(args.input, format=args.format).sessions)
+    result = asyncio.run(_run(args, sessions, options))
+    if args.json:
+        json.dump(result, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(format_result(result))
+    return 0
+
+
+def _num(value: Any) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def format_result(result: dict[str, Any]) -> str:
+    judge = result["judge"]
+    lines = [f"judge {judge['name']} ({judge['provider']}/{judge['model']})"]
+    if result.get("baseline_note"):
+        lines.append(f"  baseline: {result['baseline_note']}")
+    link = result.get("link_usefulness")
+    if link:
+        ci = link["ci95"]["spearman"]
+        lines.append(
+            f"link usefulness: spearman {_num(link['spearman'])} [{_num(ci[0])}, {_num(ci[1])}]"
+            f"  kendall {_num(link['kendall'])}  kappa(bin) {_num(link['cohen_kappa_binary'])}"
+            f"  kappa(w) {_num(link['cohen_kappa_weighted'])}  mae {_num(link['mae'])}"
+            f"  auc {_num(link['pairwise_auc'])}  n {link['n']}  missing {link['missing']}"
+        )
+    spans = result.get("spans")
+    if spans:
+        for name in ("vs_user", "vs_annotators", "human_reference_user_vs_annotators"):
+            b = spans[name]
+            lines.append(
+                f"spans {name}: P {_num(b['precision'])} R {_num(b['recall'])} F1 {_num(b['f1'])}"
+            )
+    sat = result.get("satisfaction") or {}
+    for name, block in sat.items():
+        for level in ("query_level", "session_level"):
+            if level in block:
+                b = block[level]
+                lines.append(
+                    f"satisfaction {name} {level}: pearson {_num(b['pearson'])} "
+                    f"spearman {_num(b['spearman'])} kendall {_num(b['kendall'])} n {b['n']}"
+                )
+        combined = block.get("combined_with_sdcg_urge")
+        if combined:
+            b = combined["session_level"]
+            lines.append(
+                f"satisfaction {name} + sdcg_urge (z-score): pearson {_num(b['pearson'])} "
+                f"spearman {_num(b['spearman'])} n {b['n']}"
+            )
+    orderings = result.get("orderings")
+    if orderings:
+        lines.append(
+            f"hardest queries: rbo {_num(orderings['rbo'])} kendall {_num(orderings['kendall_tau'])}"
+        )
+    replies = result.get("replies")
+    if replies:
+        lines.append(
+            f"replies: parse failures {_num(replies['parse_failure_rate'])}, repairs "
+            f"{_num(replies['repair_rate'])}, truncations {_num(replies['truncation_rate'])}"
+        )
+    selection = result.get("prompt_selection")
+    if selection:
+        lines.append(
+            f"prompt selection: best-on-half beats baseline on the other half in "
+            f"{_num(selection['best_beats_baseline_rate'])} of {selection['n_splits']} splits; "
+            f"most frequent winner {selection['most_frequent_winner']}"
+        )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,75 @@
+"""``genir-eval run SCENARIO [--out DIR]``: judge, score and report one scenario."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from genir_eval.llm.options import add_engine_arguments
+from genir_eval.runner.run import Overrides, run_scenario
+
+__all__ = ["add_parser", "run"]
+
+# Engine options whose command-line defaults must not hide the scenario's own settings:
+# left unset, the scenario decides.
+_SCENARIO_DECIDES = (
+    "provider",
+    "concurrency",
+    "cache",
+    "cache_mode",
+    "max_attempts",
+    "timeout",
+    "deadline",
+)
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser(
+        "run",
+        help="run a scenario: judge the sessions, score them, write the run directory",
+        description=(
+            "Run SCENARIO (a scenarios/*.toml file): load its sessions, run its judges "
+            "concurrently through the engine, aggregate the link metrics, meta-evaluate "
+            "against gold labels when present, and write links/turns/sessions (JSONL and "
+            "CSV), meta.json, run.json and report.html to DIR. Running it again into the "
+            "same DIR resumes. Engine options given here override the scenario's."
+        ),
+    )
+    parser.add_argument("scenario", metavar="SCENARIO", help="the scenario file (TOML)")
+    parser.add_argument(
+        "--out", metavar="DIR", help="output directory (default: the scenario's output.dir)"
+    )
+    add_engine_arguments(parser)
+    parser.set_defaults(func=run, **{name: None for name in _SCENARIO_DECIDES})
+
+
+def overrides_from_args(args: argparse.Namespace) -> Overrides:
+    return Overrides(
+        provider=args.provider,
+        model=args.model,
+        base_url=args.base_url,
+        concurrency=args.concurrency,
+        rpm=args.rpm,
+        tpm=args.tpm,
+        max_attempts=args.max_attempts,
+        timeout=args.timeout,
+        deadline=args.deadline,
+        cache=args.cache,
+        cache_mode=args.cache_mode,
+        journal=args.journal,
+        prices=args.prices,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    result = run_scenario(
+        args.scenario,
+        out_dir=args.out,
+        overrides=overrides_from_args(args),
+        progress=not args.quiet,
+        log=None if args.quiet else sys.stderr,
+    )
+    if not args.quiet:
+        print(f"report: {result.report_path}", file=sys.stderr)
+    print(result.directory)
+    return 0

@@ -1,0 +1,115 @@
+"""``satisfaction.geval``: a 1-10 rating per turn and one for the session, as one list.
+
+G-Eval style (Liu et al., EMNLP 2023): evaluation steps in the prompt, then the ratings as a
+JSON list ``{"scores": [turn 1, ..., turn n, session]}``. Where the provider returns token
+logprobs, each label's ``extra["weighted"]`` is the probability-weighted rating.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from genir_eval.judges.base import Label, ask, register_judge
+from genir_eval.judges.common import BuiltinJudge, JudgeContext, fenced_turns, generate_config
+from genir_eval.judges.parsing import ReplyError, expect_int, expect_key, extract_object
+from genir_eval.judges.prompting import fence, render_messages
+from genir_eval.judges.satisfaction_common import weighted_rating_at
+from genir_eval.llm.base import Completion
+from genir_eval.records import Session
+
+__all__ = ["GevalSatisfactionJudge", "satisfaction_geval", "parse_geval", "score_offsets"]
+
+NAME = "satisfaction.geval"
+
+
+def parse_geval(text: str, n_turns: int) -> list[int]:
+    """``n_turns + 1`` integers in 1-10, the session's last."""
+    obj = extract_object(text)
+    scores = obj if isinstance(obj, list) else expect_key(obj, "scores", "ratings")
+    if not isinstance(scores, list):
+        raise ReplyError("'scores' must be a list")
+    if len(scores) != n_turns + 1:
+        raise ReplyError(
+            f"expected {n_turns + 1} scores ({n_turns} turns + session), got {len(scores)}"
+        )
+    return [expect_int(s, 1, 10, f"score {i + 1}") for i, s in enumerate(scores)]
+
+
+def score_offsets(text: str) -> list[int]:
+    """Offsets of the numbers inside the reply's ``scores`` list."""
+    match = re.search(r"[\"']?scores[\"']?\s*:\s*\[([^\]]*)\]", text)
+    if match is None:
+        return []
+    return [match.start(1) + m.start() for m in re.finditer(r"\d+", match.group(1))]
+
+
+class GevalSatisfactionJudge(BuiltinJudge):
+    name = NAME
+    kind = "satisfaction"
+    template = "satisfaction_geval"
+    task = NAME
+
+    async def __call__(self, session: Session, engine: Any) -> list[Label]:
+        language = self.language(session)
+        text = self.template_text(language)
+        version = self.prompt_version(text)
+        n = len(session.turns)
+        logprobs = bool(self.options.get("logprobs", True))
+        config = generate_config(
+            engine,
+            self.options,
+            response_format="json",
+            max_tokens=256,
+            logprobs=logprobs,
+            top_logprobs=5 if logprobs else None,
+        )
+        values = {
+            "intent": fence(session.intent or "(not given)", "INTENT"),
+            "task_type": session.task_type or "unknown",
+            "turns": fenced_turns(session),
+            "n_turns": n,
+            "n_plus_one": n + 1,
+        }
+
+        def weights(completion: Completion, _: Any) -> dict[str, Any]:
+            found = [weighted_rating_at(completion, o) for o in score_offsets(completion.text)]
+            return {"weighted": found} if any(w is not None for w in found) else {}
+
+        label = await ask(
+            engine,
+            self.key(session, None, "satisfaction", version),
+            render_messages(text, values),
+            config,
+            self.task,
+            JudgeContext(session, None, self.options),
+            lambda reply: parse_geval(reply, n),
+            stats=self.stats,
+            language=language,
+            extra=weights,
+        )
+        keys = [self.key(session, t.index, "turn", version) for t in session.turns]
+        keys.append(self.key(session, None, "session", version))
+        weighted = list(label.extra.get("weighted") or [])
+        out = []
+        for i, key in enumerate(keys):
+            extra = {k: v for k, v in label.extra.items() if k != "weighted"}
+            if i < len(weighted) and weighted[i] is not None:
+                extra["weighted"] = weighted[i]
+            out.append(
+                Label(
+                    key=key,
+                    value=None if label.value is None else label.value[i],
+                    missing_reason=label.missing_reason,
+                    raw=label.raw,
+                    prompt_hash=label.prompt_hash,
+                    extra=extra,
+                )
+            )
+        return out
+
+
+@register_judge(NAME)
+def satisfaction_geval(**options: Any) -> GevalSatisfactionJudge:
+    """Options: logprobs (default true), template, language, model, temperature."""
+    return GevalSatisfactionJudge(**options)

@@ -1,0 +1,82 @@
+"""``spans``: which text units of a response were useful for the user's need.
+
+The response is shown cut into URGE's punctuation-delimited units (``Turn.segments``),
+numbered from 0; the reply lists the useful ones (``{"useful_segments": [..]}``). The label of
+item ``"spans"`` is the sorted tuple of indices; ``extra["texts"]`` holds the units' text so
+they can be compared with the user's and the annotators' marks, which URGE stores as text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from genir_eval.judges.base import Label, ask, register_judge
+from genir_eval.judges.common import BuiltinJudge, JudgeContext, generate_config
+from genir_eval.judges.parsing import expect_index_list, extract_object
+from genir_eval.judges.prompting import fence, render_messages
+from genir_eval.records import Session, Turn
+
+__all__ = ["SpansJudge", "spans", "parse_spans", "segments_block"]
+
+NAME = "spans"
+
+
+def parse_spans(text: str, n_segments: int) -> list[int]:
+    return list(expect_index_list(extract_object(text), n_segments, "useful_segments"))
+
+
+def segments_block(turn: Turn) -> str:
+    lines = [f"[{i}] {segment.text}" for i, segment in enumerate(turn.segments)]
+    return fence("\n".join(lines), "ANSWER UNITS")
+
+
+class SpansJudge(BuiltinJudge):
+    name = NAME
+    kind = "spans"
+    template = "spans"
+    task = NAME
+
+    async def __call__(self, session: Session, engine: Any) -> list[Label]:
+        language = self.language(session)
+        text = self.template_text(language)
+        version = self.prompt_version(text)
+        config = generate_config(engine, self.options, response_format="json")
+
+        async def one(turn: Turn) -> Label:
+            n = len(turn.segments)
+            values = {
+                "query": fence(turn.query, "QUERY"),
+                "intent": fence(session.intent or "(not given)", "INTENT"),
+                "segments": segments_block(turn),
+            }
+            label = await ask(
+                engine,
+                self.key(session, turn.index, "spans", version),
+                render_messages(text, values),
+                config,
+                self.task,
+                JudgeContext(session, turn, self.options),
+                lambda reply: parse_spans(reply, n),
+                stats=self.stats,
+                language=language,
+            )
+            if label.value is None:
+                return label
+            indices = [int(i) for i in label.value]
+            texts = [turn.segments[i].text for i in indices if i < n]
+            return Label(
+                key=label.key,
+                value=indices,
+                raw=label.raw,
+                prompt_hash=label.prompt_hash,
+                extra={**label.extra, "texts": texts, "n_segments": n},
+            )
+
+        return list(await asyncio.gather(*(one(t) for t in session.turns if t.segments)))
+
+
+@register_judge(NAME)
+def spans(**options: Any) -> SpansJudge:
+    """Options: template, language, model, temperature."""
+    return SpansJudge(**options)

@@ -1,0 +1,112 @@
+"""Anthropic messages through the official SDK. System messages go to ``system``.
+
+The SDK's own retries are off (``max_retries=0``): the engine retries. ``temperature`` is
+sent in the request body (recent SDK releases no longer name it) and ``top_p`` only when it
+differs from 1, since recent Claude models refuse temperature and top_p together. The messages API returns no logprobs; a request for them gets ``logprobs=None``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from genir_eval.errors import ConfigError
+from genir_eval.llm.base import (
+    Completion,
+    GenerateConfig,
+    Message,
+    Provider,
+    ProviderError,
+    Request,
+    Usage,
+)
+from genir_eval.llm.classify import classify_exception
+
+__all__ = ["AnthropicProvider", "ANTHROPIC_DEFAULT_BASE_URL", "ANTHROPIC_VERSION"]
+
+ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
+ANTHROPIC_VERSION = "2023-06-01"
+
+
+class AnthropicProvider(Provider):
+    """``pool_shards``: as for :class:`~genir_eval.llm.openai_provider.OpenAIProvider`."""
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        http_client: Any = None,
+        timeout: float = 60.0,
+        pool_shards: int = 1,
+    ) -> None:
+        import anthropic  # lazily: the package works without the SDK installed
+
+        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not key:
+            raise ConfigError("the anthropic provider needs an API key: set ANTHROPIC_API_KEY")
+        self.model = model
+        self._base_url = (base_url or ANTHROPIC_DEFAULT_BASE_URL).rstrip("/")
+        shards = 1 if http_client is not None else max(1, pool_shards)
+        self._clients = [
+            anthropic.AsyncAnthropic(
+                api_key=key,
+                base_url=self._base_url,
+                http_client=http_client,
+                max_retries=0,
+                timeout=timeout,
+            )
+            for _ in range(shards)
+        ]
+        self._next = itertools.cycle(self._clients)
+
+    @property
+    def base_url(self) -> str | None:
+        return self._base_url
+
+    async def generate(
+        self, messages: Sequence[Message], config: GenerateConfig, *, request: Request | None = None
+    ) -> Completion:
+        system = "\n\n".join(m.content for m in messages if m.role == "system")
+        kwargs: dict[str, Any] = {
+            "model": config.model,
+            "messages": [
+                {"role": m.role, "content": m.content} for m in messages if m.role != "system"
+            ],
+            "max_tokens": config.max_tokens,
+        }
+        if system:
+            kwargs["system"] = system
+        # Sampling parameters travel in the body: recent SDK releases no longer name them.
+        body: dict[str, Any] = {"temperature": config.temperature}
+        if config.top_p != 1.0:
+            body["top_p"] = config.top_p
+        body.update(config.extra)
+        kwargs["extra_body"] = body
+        try:
+            response = await next(self._next).messages.create(**kwargs)
+        except Exception as error:  # noqa: BLE001 - every SDK error is classified
+            raise classify_exception(error) from error
+        blocks = getattr(response, "content", None)
+        if blocks is None:
+            raise ProviderError("malformed response: no content", error_class="transient")
+        text = "".join(getattr(b, "text", "") for b in blocks if getattr(b, "type", "") == "text")
+        usage = getattr(response, "usage", None)
+        return Completion(
+            text=text,
+            usage=Usage(
+                input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
+                output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
+            ),
+            model=str(getattr(response, "model", "") or ""),
+            finish_reason=getattr(response, "stop_reason", None),
+        )
+
+    async def aclose(self) -> None:
+        for client in self._clients:
+            await client.close()

@@ -1,0 +1,111 @@
+"""Sort any exception a provider call raises into the engine's error classes.
+
+``rate_limit``: HTTP 429 (except an exhausted quota) -> retried after ``Retry-After``.
+``transient``: 5xx (and Anthropic's 529), 408/409, timeouts, dropped connections and a
+malformed 200 body (a proxy or a truncated response; the next attempt usually succeeds)
+-> retried with backoff.
+``permanent``: exhausted quota (429 ``insufficient_quota``), 400 (bad request, context too
+long), 401/403, 404, 422, and anything unexpected -> not retried.
+
+It reads the SDK exceptions by their attributes (``status_code``, ``response.headers``,
+``body``), so it needs neither SDK imported and serves both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from genir_eval.llm.base import ProviderError
+
+__all__ = ["classify_exception", "parse_retry_after"]
+
+_QUOTA_MARKERS = ("insufficient_quota", "billing_hard_limit", "quota")
+_CONTEXT_MARKERS = ("context_length", "context length", "prompt is too long", "too many tokens")
+_TRANSIENT_NAMES = (
+    "APITimeoutError",
+    "APIConnectionError",
+    "APIResponseValidationError",
+    "TimeoutException",
+    "NetworkError",
+    "RemoteProtocolError",
+    "ProtocolError",
+    "ReadError",
+    "WriteError",
+    "ConnectError",
+    "JSONDecodeError",
+    "ValidationError",
+)
+
+
+def parse_retry_after(headers: Mapping[str, str] | Any) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
+    if headers is None:
+        return None
+    try:
+        value_ms = headers.get("retry-after-ms")
+        if value_ms is not None:
+            return max(0.0, float(value_ms) / 1000.0)
+        value = headers.get("retry-after")
+    except (AttributeError, ValueError):
+        return None
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    parsed = email.utils.parsedate_tz(value)
+    if parsed is None:
+        return None
+    return max(0.0, email.utils.mktime_tz(parsed) - time.time())
+
+
+def _body_text(body: Any) -> str:
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        if isinstance(inner, Mapping):
+            parts = [str(inner.get(k, "")) for k in ("type", "code", "message")]
+            return " ".join(parts).lower()
+    return str(body or "").lower()
+
+
+def classify_exception(error: BaseException) -> ProviderError:
+    """Turn ``error`` into a classified :class:`ProviderError` (returned, not raised)."""
+    if isinstance(error, ProviderError):
+        return error
+    name = type(error).__name__
+    if isinstance(error, (asyncio.TimeoutError, TimeoutError)):
+        return ProviderError(f"timed out ({name})", error_class="transient")
+    status = getattr(error, "status_code", None)
+    response = getattr(error, "response", None)
+    headers = getattr(response, "headers", None)
+    retry_after = parse_retry_after(headers)
+    message = str(error) or name
+    if isinstance(status, int) and name != "APIResponseValidationError":
+        detail = " ".join(
+            [_body_text(getattr(error, "body", None)), str(getattr(error, "code", "") or "")]
+        ).lower()
+        if status == 429:
+            if any(marker in detail for marker in _QUOTA_MARKERS):
+                return ProviderError(
+                    f"quota exhausted: {message}", error_class="permanent", status=status
+                )
+            return ProviderError(
+                message, error_class="rate_limit", retry_after=retry_after, status=status
+            )
+        if status >= 500 or status in (408, 409):
+            return ProviderError(
+                message, error_class="transient", retry_after=retry_after, status=status
+            )
+        if any(marker in detail or marker in message.lower() for marker in _CONTEXT_MARKERS):
+            return ProviderError(
+                f"context too long: {message}", error_class="permanent", status=status
+            )
+        return ProviderError(message, error_class="permanent", status=status)
+    if name in _TRANSIENT_NAMES or isinstance(error, ConnectionError):
+        return ProviderError(f"{name}: {message}", error_class="transient")
+    return ProviderError(f"{name}: {message}", error_class="permanent")

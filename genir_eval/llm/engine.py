@@ -1,0 +1,455 @@
+"""The async judging engine: a provider wrapped in limits, retries, the cache and the journal.
+
+``await engine.complete(request)`` returns a :class:`Completion` or a :class:`Failure` and never
+raises for provider errors. One call goes through, in order: the journal (an ``ok`` row with the
+same request fingerprint is returned without a call), the cache (a hit is returned; in replay
+mode a miss is a ``cache_miss`` failure), then attempts, each one taking an in-flight slot
+(AIMD :class:`~genir_eval.llm.limits.AdaptiveLimit`), the request rate
+(:class:`~genir_eval.llm.limits.RequestRate`) and the token budget, and running under the
+per-attempt timeout. Rate limits and transient errors are retried with exponential backoff and
+jitter ("equal jitter", Brooker 2015, AWS Architecture Blog) that honours ``Retry-After``, up to
+``max_attempts`` and the per-judgment ``deadline``; permanent errors are not retried.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sys
+import time
+import uuid
+from collections import Counter
+from dataclasses import replace
+from typing import Any, TextIO
+
+from genir_eval.llm.base import (
+    Completion,
+    Failure,
+    Provider,
+    ProviderError,
+    Request,
+    Usage,
+)
+from genir_eval.llm.cache import Cache, CacheMode, cache_key
+from genir_eval.llm.classify import classify_exception
+from genir_eval.llm.journal import Journal, JournalEntry
+from genir_eval.llm.limits import AdaptiveLimit, RequestRate, TokenBudget
+from genir_eval.llm.offline import approx_tokens
+from genir_eval.llm.prices import PriceTable, load_prices
+from genir_eval.llm.progress import Progress
+
+__all__ = ["Engine"]
+
+_RETRIABLE = ("rate_limit", "transient")
+
+
+class _Usage:
+    __slots__ = ("calls", "input_tokens", "output_tokens", "cost", "cost_known")
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.cost = 0.0
+        self.cost_known = True
+
+
+class Engine:
+    """Limits, retries, cache and journal around one provider and model.
+
+    ``concurrency`` caps requests in flight (AIMD lowers it on rate limits and climbs back by
+    one per ``aimd_increase_every`` successes); ``rpm``/``tpm`` cap requests and tokens per
+    minute; ``attempt_timeout`` bounds one attempt and ``deadline`` one judgment, retries and
+    waits included. ``cache_mode`` defaults to the cache's own mode.
+    """
+
+    def __init__(
+        self,
+        provider: Provider,
+        *,
+        concurrency: int = 16,
+        rpm: float | None = None,
+        tpm: int | None = None,
+        max_attempts: int = 6,
+        attempt_timeout: float = 60.0,
+        deadline: float = 300.0,
+        cache: Cache | None = None,
+        cache_mode: CacheMode | None = None,
+        journal: Journal | None = None,
+        backoff_base: float = 0.5,
+        backoff_max: float = 30.0,
+        seed: int | None = 0,
+        aimd_increase_every: int = 4,
+        aimd_cooldown_s: float = 2.0,
+        prices: PriceTable | None = None,
+        progress: bool = False,
+        quiet: bool = False,
+        summary_stream: TextIO | None = None,
+        notice: str | None = None,
+        owns_storage: bool = True,
+    ) -> None:
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be >= 1")
+        self.provider = provider
+        self.concurrency = concurrency
+        self.rpm = rpm
+        self.tpm = tpm
+        self.max_attempts = max_attempts
+        self.attempt_timeout = attempt_timeout
+        self.deadline = deadline
+        self.cache = cache
+        self.cache_mode: CacheMode = cache_mode or (cache.mode if cache is not None else "off")
+        self.journal = journal
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.prices = prices if prices is not None else load_prices()
+        self.notice = notice
+        self.quiet = quiet
+        self.summary_stream = summary_stream
+        self.owns_storage = owns_storage
+        self.run_id = uuid.uuid4().hex
+        self._aimd = (aimd_increase_every, aimd_cooldown_s)
+        self._rng = random.Random(seed)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._limit = AdaptiveLimit(
+            concurrency, increase_every=aimd_increase_every, cooldown_s=aimd_cooldown_s
+        )
+        self._rate: RequestRate | None = None
+        self._budget: TokenBudget | None = None
+        self._progress = Progress(quiet=quiet or not progress) if progress else None
+        self._started = time.time()
+        self._t0 = time.monotonic()
+        self._closed = False
+        # counters
+        self.requests = 0
+        self.completed = 0
+        self.calls = 0
+        self.retries = 0
+        self.cache_hits = 0
+        self.cache_misses = 0
+        self.journal_hits = 0
+        self.failures: Counter[str] = Counter()
+        self.errors_seen: Counter[str] = Counter()
+        self._usage: dict[tuple[str, str, str], _Usage] = {}
+        self._cache_by_task: dict[str, Counter[str]] = {}
+
+    # -- identity --------------------------------------------------------------------------
+    @property
+    def model(self) -> str:
+        return str(getattr(self.provider, "model", "") or "")
+
+    def fingerprint(self, request: Request) -> str:
+        """The request's cache key: the same bytes out for the same inputs (see cache.py)."""
+        return cache_key(self.provider.name, self.provider.base_url, request)[0]
+
+    def resume(self, request: Request) -> JournalEntry | None:
+        """The journal's ``ok`` entry for this request if its fingerprint still matches."""
+        if self.journal is None:
+            return None
+        entry = self.journal.get(request.key)
+        if entry is None or not entry.ok or entry.fingerprint != self.fingerprint(request):
+            return None
+        return entry
+
+    def expect(self, n: int) -> None:
+        """Announce ``n`` more calls to the progress bar (its total)."""
+        if self._progress is not None:
+            self._progress.add_total(n)
+
+    # -- the call --------------------------------------------------------------------------
+    async def complete(self, request: Request) -> Completion | Failure:
+        self._bind_loop()
+        self.requests += 1
+        fingerprint: str | None = None
+        inputs: str | None = None
+        if self.journal is not None:
+            fingerprint, inputs = cache_key(self.provider.name, self.provider.base_url, request)
+            entry = self.journal.get(request.key)
+            if (
+                entry is not None
+                and entry.ok
+                and entry.fingerprint == fingerprint
+                and entry.raw is not None
+            ):
+                self.journal_hits += 1
+                return self._done(Completion(text=entry.raw, model=self.model, cached=True))
+        use_cache = self.cache is not None and self.cache_mode != "off" and self.provider.cacheable
+        if use_cache:
+            assert self.cache is not None
+            if fingerprint is None:
+                fingerprint, inputs = cache_key(self.provider.name, self.provider.base_url, request)
+            by_task = self._cache_by_task.setdefault(request.task, Counter())
+            try:
+                hit = await self.cache.get(fingerprint)
+            except Exception as error:  # noqa: BLE001 - a broken cache must not stop the run
+                hit = None
+                self.errors_seen[f"cache read: {type(error).__name__}"] += 1
+            if hit is not None:
+                self.cache_hits += 1
+                by_task["hits"] += 1
+                return self._done(hit)
+            self.cache_misses += 1
+            by_task["misses"] += 1
+            if self.cache_mode == "replay":
+                return self._done(
+                    Failure(
+                        "cache_miss",
+                        f"replay mode: no cached reply for key {fingerprint} (task {request.task})",
+                        attempts=0,
+                    )
+                )
+        result = await self._attempts(request)
+        if isinstance(result, Completion) and use_cache:
+            assert self.cache is not None and fingerprint is not None and inputs is not None
+            try:
+                await self.cache.put(
+                    fingerprint,
+                    inputs,
+                    provider=self.provider.name,
+                    task=request.task,
+                    completion=result,
+                )
+            except Exception as error:  # noqa: BLE001 - the reply is still good
+                self.errors_seen[f"cache write: {type(error).__name__}"] += 1
+        return self._done(result)
+
+    async def record(
+        self,
+        request: Request,
+        result: Completion | Failure,
+        *,
+        value: Any = None,
+        failure: Failure | None = None,
+    ) -> None:
+        """Journal the judgment of ``request``: ``value`` is the judge's parsed label; pass
+        ``failure`` when the reply could not be parsed. A no-op without a journal."""
+        if self.journal is None:
+            return
+        fingerprint = self.fingerprint(request)
+        if isinstance(result, Failure):
+            await self.journal.record(request.key, failure=result, fingerprint=fingerprint)
+        else:
+            await self.journal.record(
+                request.key, value=value, failure=failure, raw=result.text, fingerprint=fingerprint
+            )
+
+    def _done(self, result: Completion | Failure) -> Completion | Failure:
+        self.completed += 1
+        if isinstance(result, Failure):
+            self.failures[result.error_class] += 1
+        if self._progress is not None:
+            self._progress.update(
+                failed=isinstance(result, Failure),
+                cached=isinstance(result, Completion) and result.cached,
+            )
+        return result
+
+    def _bind_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        if loop is self._loop:
+            return
+        # Limits hold loop-bound futures and locks: (re)build them for this loop.
+        self._loop = loop
+        self._limit = AdaptiveLimit(
+            self.concurrency, increase_every=self._aimd[0], cooldown_s=self._aimd[1]
+        )
+        self._rate = RequestRate(self.rpm) if self.rpm else None
+        self._budget = TokenBudget(self.tpm) if self.tpm else None
+
+    def _estimate_tokens(self, request: Request) -> int:
+        return sum(approx_tokens(m.content) for m in request.messages) + request.config.max_tokens
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        ceiling = min(self.backoff_max, self.backoff_base * 2 ** (attempt - 1))
+        delay = ceiling / 2 + self._rng.random() * ceiling / 2
+        if retry_after is not None:
+            delay = max(delay, retry_after)
+        return delay
+
+    async def _attempts(self, request: Request) -> Completion | Failure:
+        loop_time = asyncio.get_running_loop().time
+        deadline = loop_time() + self.deadline
+        attempt = 0
+        while True:
+            attempt += 1
+            error: ProviderError | None = None
+            completion: Completion | None = None
+            await self._limit.acquire(first=attempt > 1)
+            try:
+                if self._rate is not None:
+                    await self._rate.acquire()
+                reservation = (
+                    await self._budget.acquire(self._estimate_tokens(request))
+                    if self._budget is not None
+                    else None
+                )
+                remaining = deadline - loop_time()
+                if remaining <= 0:
+                    return Failure(
+                        "deadline",
+                        f"deadline of {self.deadline:g}s reached before attempt {attempt}",
+                        attempts=attempt - 1,
+                    )
+                timeout = min(self.attempt_timeout, remaining)
+                self.calls += 1
+                started = time.perf_counter()
+                try:
+                    completion = await asyncio.wait_for(
+                        self.provider.generate(request.messages, request.config, request=request),
+                        timeout,
+                    )
+                except asyncio.TimeoutError:
+                    error = ProviderError(
+                        f"attempt timed out after {timeout:g}s", error_class="transient"
+                    )
+                except ProviderError as raised:
+                    error = raised
+                except Exception as raised:  # noqa: BLE001 - classified, never propagated
+                    error = classify_exception(raised)
+                latency = time.perf_counter() - started
+                if reservation is not None and self._budget is not None:
+                    used = (
+                        completion.usage.input_tokens + completion.usage.output_tokens
+                        if completion is not None
+                        else reservation.tokens
+                    )
+                    self._budget.reconcile(reservation, used)
+            finally:
+                self._limit.release()
+            if completion is not None:
+                self._limit.on_success()
+                completion = replace(
+                    completion,
+                    latency_s=latency,
+                    model=completion.model or request.config.model,
+                    cached=False,
+                )
+                self._account(request, completion.usage)
+                return completion
+            assert error is not None
+            self.errors_seen[error.error_class] += 1
+            if error.error_class == "rate_limit":
+                self._limit.on_rate_limit()
+            if error.error_class not in _RETRIABLE or attempt >= self.max_attempts:
+                return Failure(error.error_class, str(error), attempts=attempt)
+            delay = self._backoff(attempt, error.retry_after)
+            if loop_time() + delay >= deadline:
+                return Failure(
+                    "deadline",
+                    f"deadline of {self.deadline:g}s reached after {attempt} attempts; "
+                    f"last error ({error.error_class}): {error}",
+                    attempts=attempt,
+                )
+            self.retries += 1
+            await asyncio.sleep(delay)
+
+    def _account(self, request: Request, usage: Usage) -> None:
+        key = (self.provider.name, request.config.model, request.task)
+        row = self._usage.get(key)
+        if row is None:
+            row = self._usage[key] = _Usage()
+        row.calls += 1
+        row.input_tokens += usage.input_tokens
+        row.output_tokens += usage.output_tokens
+        cost = self.prices.cost(self.provider.name, request.config.model, usage)
+        if cost is None:
+            row.cost_known = False
+        else:
+            row.cost += cost
+
+    # -- reporting -------------------------------------------------------------------------
+    def stats(self) -> dict[str, Any]:
+        """Calls, cache hits, failures by class, retries, tokens and cost (``None`` = unknown
+        price), overall and by provider/model/task. JSON-serialisable."""
+        usage = [
+            {
+                "provider": provider,
+                "model": model,
+                "task": task,
+                "calls": row.calls,
+                "input_tokens": row.input_tokens,
+                "output_tokens": row.output_tokens,
+                "cost_usd": row.cost if row.cost_known else None,
+            }
+            for (provider, model, task), row in sorted(self._usage.items())
+        ]
+        known = all(u["cost_usd"] is not None for u in usage)
+        return {
+            "run_id": self.run_id,
+            "provider": self.provider.name,
+            "model": self.model,
+            "requests": self.requests,
+            "completed": self.completed,
+            "calls": self.calls,
+            "retries": self.retries,
+            "cache_hits": self.cache_hits,
+            "cache_misses": self.cache_misses,
+            "journal_hits": self.journal_hits,
+            "failures": dict(self.failures),
+            "errors_seen": dict(self.errors_seen),
+            "input_tokens": sum(u["input_tokens"] for u in usage),
+            "output_tokens": sum(u["output_tokens"] for u in usage),
+            "cost_usd": sum(u["cost_usd"] or 0.0 for u in usage) if known else None,
+            "usage": usage,
+            "concurrency": {
+                "max": self.concurrency,
+                "current": self._limit.limit,
+                "lowest": self._limit.min_seen,
+                "decreases": self._limit.decreases,
+            },
+            "cache_by_task": {task: dict(c) for task, c in self._cache_by_task.items()},
+            "elapsed_s": time.monotonic() - self._t0,
+        }
+
+    def summary(self) -> str:
+        s = self.stats()
+        cost = "unknown" if s["cost_usd"] is None else f"${s['cost_usd']:.4f}"
+        failures = ", ".join(f"{k} {v}" for k, v in sorted(s["failures"].items())) or "none"
+        return (
+            f"{s['provider']}/{s['model']}: {s['completed']} judged calls in {s['elapsed_s']:.1f}s; "
+            f"provider calls {s['calls']} (retries {s['retries']}), cache hits {s['cache_hits']}, "
+            f"resumed {s['journal_hits']}; failures: {failures}; tokens in {s['input_tokens']} "
+            f"out {s['output_tokens']}; cost {cost}"
+        )
+
+    # -- lifecycle -------------------------------------------------------------------------
+    async def aclose(self) -> None:
+        """Close the provider and, if the engine owns them, the cache and journal; record the
+        run's cache hits and misses in the cache file; print the summary if asked."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._progress is not None:
+            self._progress.close()
+        try:
+            await self.provider.aclose()
+        finally:
+            if self.cache is not None:
+                if self.cache_hits or self.cache_misses:
+                    stats = self.stats()
+                    await self.cache.record_run(
+                        self.run_id,
+                        started=self._started,
+                        provider=self.provider.name,
+                        model=self.model,
+                        stats={
+                            "hits": stats["cache_hits"],
+                            "misses": stats["cache_misses"],
+                            "calls": stats["calls"],
+                            "by_task": stats["cache_by_task"],
+                        },
+                    )
+                if self.owns_storage:
+                    await self.cache.aclose()
+            if self.journal is not None and self.owns_storage:
+                await self.journal.aclose()
+        if self.summary_stream is not None and not self.quiet:
+            print(f"genir-eval: {self.summary()}", file=self.summary_stream)
+
+    async def __aenter__(self) -> Engine:
+        if self.notice and not self.quiet:
+            print(f"genir-eval: {self.notice}", file=self.summary_stream or sys.stderr)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

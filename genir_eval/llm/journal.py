@@ -1,0 +1,202 @@
+"""The run journal: each judgment's outcome written as it completes, so a killed run resumes.
+
+One row per :class:`JudgmentKey` (session, turn, item, judge, prompt_version, repeat) with
+status ``ok`` or ``failed``, the judge's parsed value as JSON, the raw reply, the error class
+and message, and the fingerprint (the cache key) of the request that produced it. A later run
+skips every ``ok`` row whose fingerprint still matches the request (same prompt, model,
+parameters) and retries ``failed`` ones.
+
+The journal is table ``journal`` of a SQLite file: by default the cache file
+(``.genir-cache/cache.sqlite``, next to the ``cache`` table), or a file of its own. Every
+row is loaded into memory when the journal opens, so :meth:`Journal.get` is a dictionary
+lookup; :meth:`Journal.record` returns once the row is committed (durable through
+``kill -9``), and concurrent records share one commit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from genir_eval.llm._sqlite import SqliteWorker
+from genir_eval.llm.base import ErrorClass, Failure, JudgmentKey
+
+__all__ = ["JOURNAL_VERSION", "Journal", "JournalEntry", "JournalStatus"]
+
+JOURNAL_VERSION = 1
+JournalStatus = Literal["ok", "failed"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS journal (
+    key TEXT PRIMARY KEY,
+    version INTEGER NOT NULL,
+    session_id TEXT NOT NULL,
+    turn INTEGER,
+    item TEXT NOT NULL,
+    judge TEXT NOT NULL,
+    prompt_version TEXT NOT NULL,
+    repeat INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    value TEXT,
+    raw TEXT,
+    error_class TEXT,
+    error_message TEXT,
+    attempts INTEGER,
+    fingerprint TEXT,
+    updated REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS journal_judge ON journal (judge, status);
+"""
+
+
+def _key_text(key: JudgmentKey) -> str:
+    return json.dumps(list(key.as_tuple()), separators=(",", ":"), ensure_ascii=False)
+
+
+def _json_default(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    raise TypeError(f"cannot journal a {type(value).__name__}")
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    key: JudgmentKey
+    status: JournalStatus
+    value: Any = None
+    raw: str | None = None
+    error_class: ErrorClass | None = None
+    error_message: str | None = None
+    attempts: int = 0
+    fingerprint: str | None = None
+    updated: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+class Journal:
+    """A run's journal in ``path`` (created if missing)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._worker = SqliteWorker(self.path, _SCHEMA)
+        self._rows: dict[str, JournalEntry] = {}
+        for entry in self._worker.run_sync(_load_all):
+            self._rows[_key_text(entry.key)] = entry
+
+    def get(self, key: JudgmentKey) -> JournalEntry | None:
+        """The recorded outcome for ``key``, ``None`` if it was never recorded."""
+        return self._rows.get(_key_text(key))
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def entries(self) -> list[JournalEntry]:
+        return list(self._rows.values())
+
+    def counts(self) -> dict[str, int]:
+        out = {"ok": 0, "failed": 0}
+        for entry in self._rows.values():
+            out[entry.status] += 1
+        return out
+
+    async def record(
+        self,
+        key: JudgmentKey,
+        *,
+        value: Any = None,
+        failure: Failure | None = None,
+        raw: str | None = None,
+        fingerprint: str | None = None,
+        attempts: int | None = None,
+    ) -> JournalEntry:
+        """Record ``key``'s outcome: ok with ``value`` (the judge's parsed label, any JSON-able
+        value or dataclass) or failed with ``failure``. Returns once committed."""
+        entry = JournalEntry(
+            key=key,
+            status="failed" if failure is not None else "ok",
+            value=value,
+            raw=raw,
+            error_class=failure.error_class if failure is not None else None,
+            error_message=failure.message if failure is not None else None,
+            attempts=attempts if attempts is not None else (failure.attempts if failure else 1),
+            fingerprint=fingerprint,
+            updated=time.time(),
+        )
+        text = _key_text(key)
+        values = (
+            text,
+            JOURNAL_VERSION,
+            key.session_id,
+            key.turn,
+            key.item,
+            key.judge,
+            key.prompt_version,
+            key.repeat,
+            entry.status,
+            json.dumps(value, default=_json_default, ensure_ascii=False),
+            raw,
+            entry.error_class,
+            entry.error_message,
+            entry.attempts,
+            fingerprint,
+            entry.updated,
+        )
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT OR REPLACE INTO journal (key, version, session_id, turn, item, judge, "
+                "prompt_version, repeat, status, value, raw, error_class, error_message, "
+                "attempts, fingerprint, updated) VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                values,
+            )
+
+        await self._worker.run(write, write=True)
+        self._rows[text] = entry
+        return entry
+
+    def close(self) -> None:
+        self._worker.close()
+
+    async def aclose(self) -> None:
+        await asyncio.to_thread(self._worker.close)
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _load_all(conn: sqlite3.Connection) -> list[JournalEntry]:
+    rows = conn.execute(
+        "SELECT session_id, turn, item, judge, prompt_version, repeat, status, value, raw, "
+        "error_class, error_message, attempts, fingerprint, updated FROM journal"
+    ).fetchall()
+    out = []
+    for sid, turn, item, judge, pv, rep, status, value, raw, ecls, emsg, att, fp, upd in rows:
+        out.append(
+            JournalEntry(
+                key=JudgmentKey(sid, turn, item, judge, pv, rep),
+                status=status,
+                value=json.loads(value) if value is not None else None,
+                raw=raw,
+                error_class=ecls,
+                error_message=emsg,
+                attempts=att or 0,
+                fingerprint=fp,
+                updated=upd,
+            )
+        )
+    return out

@@ -1,0 +1,152 @@
+"""OpenAI chat completions through the official SDK, for OpenAI and every compatible server
+(vLLM, Ollama, llama.cpp, LM Studio, ...) via ``base_url``.
+
+The SDK's own retries are off (``max_retries=0``): the engine retries, with its limits.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from genir_eval.errors import ConfigError
+from genir_eval.llm.base import (
+    Completion,
+    GenerateConfig,
+    Message,
+    Provider,
+    ProviderError,
+    Request,
+    TokenLogprob,
+    Usage,
+)
+from genir_eval.llm.classify import classify_exception
+
+__all__ = ["OpenAIProvider", "OPENAI_DEFAULT_BASE_URL"]
+
+OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+class OpenAIProvider(Provider):
+    """``pool_shards`` spreads calls round-robin over that many SDK clients, each with its own
+    connection pool: the HTTP pool inspects every idle connection on each request, so at high
+    concurrency several small pools cost less CPU than one large one (measured against the
+    fake server at 256 in flight: 1.7 -> 1.0 ms CPU per call with 16 shards). Ignored when an
+    ``http_client`` is injected."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        http_client: Any = None,
+        timeout: float = 60.0,
+        pool_shards: int = 1,
+    ) -> None:
+        import openai  # lazily: the package works without the SDK installed
+
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if base_url is None:
+                raise ConfigError(
+                    "the openai provider needs an API key: set OPENAI_API_KEY or pass --base-url "
+                    "for a local OpenAI-compatible server"
+                )
+            key = "EMPTY"  # local servers (vLLM, Ollama, llama.cpp) accept any key
+        self.model = model
+        self._base_url = (base_url or OPENAI_DEFAULT_BASE_URL).rstrip("/")
+        shards = 1 if http_client is not None else max(1, pool_shards)
+        self._clients = [
+            openai.AsyncOpenAI(
+                api_key=key,
+                base_url=self._base_url,
+                http_client=http_client,
+                max_retries=0,
+                timeout=timeout,
+            )
+            for _ in range(shards)
+        ]
+        self._next = itertools.cycle(self._clients)
+
+    @property
+    def base_url(self) -> str | None:
+        return self._base_url
+
+    async def generate(
+        self, messages: Sequence[Message], config: GenerateConfig, *, request: Request | None = None
+    ) -> Completion:
+        body: dict[str, Any] = {
+            "model": config.model,
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "temperature": config.temperature,
+            "top_p": config.top_p,
+            "max_tokens": config.max_tokens,
+        }
+        if config.response_format == "json":
+            body["response_format"] = {"type": "json_object"}
+        if config.logprobs:
+            body["logprobs"] = True
+            if config.top_logprobs is not None:
+                body["top_logprobs"] = config.top_logprobs
+        body.update(config.extra)
+        try:
+            # The SDK's documented low-level call (its route to undocumented endpoints): the
+            # body is built here already, and skipping ``chat.completions.create``'s per-call
+            # TypedDict transform and model construction saves ~1 ms of CPU per call.
+            response = await next(self._next).post("/chat/completions", cast_to=object, body=body)
+        except Exception as error:  # noqa: BLE001 - every SDK error is classified
+            raise classify_exception(error) from error
+        return _completion(response)
+
+    async def aclose(self) -> None:
+        for client in self._clients:
+            await client.close()
+
+
+def _completion(response: Any) -> Completion:
+    """Read a chat-completions JSON body; anything else is a malformed (transient) reply."""
+    try:
+        choice = response["choices"][0]
+        message = choice["message"]
+        text = message.get("content")
+        if text is None:
+            refusal = message.get("refusal")
+            if refusal:
+                raise ProviderError(f"the model refused: {refusal}", error_class="permanent")
+            text = ""
+        usage = response.get("usage") or {}
+        logprobs = None
+        content = (choice.get("logprobs") or {}).get("content")
+        if content is not None:
+            logprobs = tuple(
+                TokenLogprob(
+                    token=str(item["token"]),
+                    logprob=float(item["logprob"]),
+                    top=tuple(
+                        (str(alt["token"]), float(alt["logprob"]))
+                        for alt in item.get("top_logprobs") or ()
+                    ),
+                )
+                for item in content
+            )
+        return Completion(
+            text=str(text),
+            usage=Usage(
+                input_tokens=int(usage.get("prompt_tokens") or 0),
+                output_tokens=int(usage.get("completion_tokens") or 0),
+            ),
+            model=str(response.get("model") or ""),
+            logprobs=logprobs,
+            finish_reason=choice.get("finish_reason"),
+        )
+    except ProviderError:
+        raise
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
+        raise ProviderError(
+            f"malformed response body ({type(error).__name__}: {error})", error_class="transient"
+        ) from error

@@ -1,0 +1,78 @@
+"""A one-line progress bar on stderr: done/total, rate, ETA, failures, cache hits.
+
+Written here rather than taken from tqdm: it is forty lines, redraws at most ten times a
+second (so the hot path only bumps counters), and it draws only when the stream is a TTY.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+__all__ = ["Progress"]
+
+
+class Progress:
+    def __init__(
+        self,
+        total: int = 0,
+        *,
+        stream: TextIO | None = None,
+        quiet: bool = False,
+        label: str = "judging",
+    ) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = not quiet and bool(getattr(self.stream, "isatty", lambda: False)())
+        self.total = total
+        self.label = label
+        self.done = 0
+        self.failures = 0
+        self.cached = 0
+        self._start = time.monotonic()
+        self._last_draw = 0.0
+        self._drawn = False
+
+    def add_total(self, n: int) -> None:
+        self.total += n
+        self._maybe_draw()
+
+    def update(self, *, failed: bool = False, cached: bool = False) -> None:
+        self.done += 1
+        self.failures += failed
+        self.cached += cached
+        self._maybe_draw()
+
+    def line(self) -> str:
+        elapsed = max(1e-9, time.monotonic() - self._start)
+        rate = self.done / elapsed
+        total = max(self.total, self.done)
+        if total and rate > 0:
+            eta = f"{(total - self.done) / rate:,.0f}s"
+        else:
+            eta = "?"
+        width = 24
+        filled = int(width * self.done / total) if total else 0
+        bar = "#" * filled + "-" * (width - filled)
+        return (
+            f"{self.label} [{bar}] {self.done}/{total} {rate:,.1f}/s ETA {eta} "
+            f"failed {self.failures} cached {self.cached}"
+        )
+
+    def _maybe_draw(self, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not force and now - self._last_draw < 0.1:
+            return
+        self._last_draw = now
+        self.stream.write("\r" + self.line() + "\x1b[K")
+        self.stream.flush()
+        self._drawn = True
+
+    def close(self) -> None:
+        if self.enabled and (self._drawn or self.done):
+            self._maybe_draw(force=True)
+            self.stream.write("\n")
+            self.stream.flush()
+        self.enabled = False

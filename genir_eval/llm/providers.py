@@ -1,0 +1,91 @@
+"""Build a provider by name, resolving ``auto`` from what is configured."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from genir_eval.errors import ConfigError
+from genir_eval.llm.base import Provider
+
+__all__ = ["PROVIDER_NAMES", "DEFAULT_MODELS", "resolve_provider", "make_provider"]
+
+PROVIDER_NAMES = ("auto", "offline", "openai", "anthropic")
+
+#: Used when ``--model`` is not given; any model the provider serves can be named instead.
+DEFAULT_MODELS = {
+    "offline": "offline",
+    "openai": "gpt-4o-mini",
+    "anthropic": "claude-3-5-haiku-latest",
+}
+
+OFFLINE_NOTICE = (
+    "no LLM provider configured (no --provider/--base-url, no OPENAI_API_KEY or "
+    "ANTHROPIC_API_KEY): judging with the offline provider, whose labels are deterministic "
+    "heuristics, not an LLM's"
+)
+
+
+def resolve_provider(
+    name: str,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> tuple[str, str | None]:
+    """The concrete provider for ``name`` and, for ``auto``, a one-line notice saying what
+    was chosen and why (the CLI prints it). ``auto``: a base URL or an OpenAI key -> openai,
+    else an Anthropic key -> anthropic, else offline."""
+    if name not in PROVIDER_NAMES:
+        raise ConfigError(f"unknown provider {name!r}; expected one of {', '.join(PROVIDER_NAMES)}")
+    if name != "auto":
+        return name, None
+    env = os.environ if env is None else env
+    if base_url or api_key or env.get("OPENAI_API_KEY"):
+        why = "--base-url" if base_url else "an API key" if api_key else "OPENAI_API_KEY"
+        return "openai", f"provider auto: using openai (found {why})"
+    if env.get("ANTHROPIC_API_KEY"):
+        return "anthropic", "provider auto: using anthropic (found ANTHROPIC_API_KEY)"
+    return "offline", OFFLINE_NOTICE
+
+
+def make_provider(
+    name: str,
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    http_client: Any = None,
+    timeout: float = 60.0,
+    pool_shards: int = 1,
+) -> Provider:
+    """A provider by name (``auto`` resolved by :func:`resolve_provider`); ``pool_shards``
+    spreads calls over several HTTP connection pools (see ``OpenAIProvider``)."""
+    resolved, _notice = resolve_provider(name, base_url=base_url, api_key=api_key)
+    model = model or DEFAULT_MODELS[resolved]
+    if resolved == "offline":
+        from genir_eval.llm.offline import OfflineProvider
+
+        return OfflineProvider(model=model)
+    if resolved == "openai":
+        from genir_eval.llm.openai_provider import OpenAIProvider
+
+        return OpenAIProvider(
+            model=model,
+            base_url=base_url,
+            api_key=api_key,
+            http_client=http_client,
+            timeout=timeout,
+            pool_shards=pool_shards,
+        )
+    from genir_eval.llm.anthropic_provider import AnthropicProvider
+
+    return AnthropicProvider(
+        model=model,
+        base_url=base_url,
+        api_key=api_key,
+        http_client=http_client,
+        timeout=timeout,
+        pool_shards=pool_shards,
+    )

@@ -1,0 +1,401 @@
+"""Meta-evaluation of the ITEM and RUBRIC judges against gold link usefulness (URGE, 0-3).
+
+:func:`evaluate_item` scores an ITEM judge's utility sets (precision, recall, F1 against the
+links whose gold label is at least ``gold_min``) and rankings (nDCG@k with the gold labels
+as gains), with the loop's iterations and the calls and tokens it used, and the same set
+figures for the *first* iteration, so a run shows whether iterating changed anything.
+:func:`evaluate_rubric` scores a rubric judge's passage labels for links the same way, and
+its response coverage against the user's query satisfaction.
+
+:func:`compare_item` runs several judges on the same sessions and engine and lays the
+figures side by side (``python -m genir_eval.meta.item_eval SESSIONS`` does it offline).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import sys
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from genir_eval.judges.base import Label, judge_sessions, make_judge
+from genir_eval.meta.stats import correlations, precision_recall_f1
+from genir_eval.records import Session
+
+__all__ = [
+    "ndcg_at",
+    "gold_links",
+    "evaluate_item",
+    "evaluate_rubric",
+    "format_item_table",
+    "format_rubric_table",
+    "ITEM_JUDGES",
+    "RUBRIC_JUDGES",
+    "compare_item",
+    "main",
+]
+
+#: The ITEM judges :func:`compare_item` runs by default: one-shot baselines, then the loops.
+ITEM_JUDGES = ("item-vanilla", "item-joint", "item-ksample", "item-as", "item-ars", "item-ar")
+RUBRIC_JUDGES = ("rubric", "rubric-thomas", "rubric-yesno")
+
+
+def ndcg_at(ranking: Sequence[Any], gains: Mapping[Any, float], k: int) -> float | None:
+    """nDCG@k (Järvelin & Kekäläinen, 2002) with linear gains and ``log2(rank + 1)``
+    discounts, as trec_eval's ``ndcg_cut``: items without a gain count 0 but keep their
+    place; the ideal ranking orders all of ``gains``. ``None`` when no gain is positive."""
+    if k < 1:
+        raise ValueError("k must be >= 1")
+    ideal = sorted((g for g in gains.values() if g > 0), reverse=True)[:k]
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    if idcg <= 0:
+        return None
+    dcg = sum(gains.get(item, 0.0) / math.log2(i + 2) for i, item in enumerate(ranking[:k]))
+    return dcg / idcg
+
+
+def gold_links(session: Session, turn_index: int) -> dict[int, int]:
+    """Gold usefulness (0-3) of the links of turn ``turn_index`` (1-based); ``{}`` if none."""
+    gold = session.gold
+    if gold is None or gold.link_usefulness is None:
+        return {}
+    position = turn_index - 1
+    if not 0 <= position < len(gold.link_usefulness):
+        return {}
+    return {int(k): int(v) for k, v in gold.link_usefulness[position].items()}
+
+
+def _by_turn(labels: Iterable[Label]) -> dict[tuple[str, int], dict[str, Label]]:
+    out: dict[tuple[str, int], dict[str, Label]] = defaultdict(dict)
+    for label in labels:
+        if label.key.turn is not None:
+            out[(label.key.session_id, int(label.key.turn))][label.key.item] = label
+    return out
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present else None
+
+
+def _prf_summary(pairs: Sequence[tuple[set[int], set[int]]]) -> dict[str, float | None]:
+    """Micro (pooled counts) and macro (mean over turns) precision, recall and F1."""
+    if not pairs:
+        return {"precision": None, "recall": None, "f1": None, "macro_f1": None}
+    tp = sum(len(p & g) for p, g in pairs)
+    n_pred = sum(len(p) for p, _ in pairs)
+    n_gold = sum(len(g) for _, g in pairs)
+    precision = tp / n_pred if n_pred else None
+    recall = tp / n_gold if n_gold else None
+    f1 = None
+    if precision is not None and recall is not None:
+        f1 = 0.0 if tp == 0 else 2 * precision * recall / (precision + recall)
+    macro = [precision_recall_f1(p, g) for p, g in pairs]
+    return {
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "macro_precision": _mean([m.precision for m in macro]),
+        "macro_recall": _mean([m.recall for m in macro]),
+        "macro_f1": _mean([m.f1 for m in macro]),
+    }
+
+
+def evaluate_item(
+    sessions: Iterable[Session],
+    labels: Iterable[Label],
+    *,
+    gold_min: int = 3,
+    k: int = 5,
+) -> dict[str, Any]:
+    """Figures of one ITEM judge's labels against gold link usefulness.
+
+    Only turns with gold link labels count, and only links with a gold label enter the
+    sets (an unlabelled link is unknown, not useless). A link is useful in gold when its
+    label is ``>= gold_min`` (3: "very useful" only; 2: useful or better). Rankings come
+    from the turn trace: the final iteration's ranking, or for set-only judges the set
+    first then the rest in citation order. ``ndcg_log_order`` is the log's own citation
+    order, the reference any ranking should beat. Turns whose judgment is missing are
+    counted in ``turns_missing`` and left out of the figures, never scored as empty sets.
+    """
+    grouped = _by_turn(labels)
+    final_pairs: list[tuple[set[int], set[int]]] = []
+    first_pairs: list[tuple[set[int], set[int]]] = []
+    ndcg: list[float | None] = []
+    ndcg_first: list[float | None] = []
+    ndcg_log: list[float | None] = []
+    iterations: list[int] = []
+    stops: Counter[str] = Counter()
+    cost: Counter[str] = Counter()
+    turns = missing = changed = 0
+    # The base rate: the precision of selecting every labelled link (recall 1).
+    labelled = useful_total = 0
+    for session in sessions:
+        for turn in session.turns:
+            gold = gold_links(session, turn.index)
+            if not gold:
+                continue
+            turn_label = grouped.get((session.session_id, turn.index), {}).get("item")
+            turns += 1
+            if turn_label is not None:
+                for name in ("calls", "fresh_calls", "input_tokens", "output_tokens"):
+                    cost[name] += int(turn_label.extra.get(name, 0) or 0)
+            if turn_label is None or turn_label.value is None:
+                missing += 1
+                continue
+            trace = turn_label.extra
+            its = list(trace.get("iterations") or [])
+            order = [int(c) for c in trace.get("candidates") or []]
+            useful = {cid for cid, g in gold.items() if g >= gold_min}
+            labelled += len(gold)
+            useful_total += len(useful)
+            gains = {cid: float(g) for cid, g in gold.items()}
+            selected = {int(c) for c in turn_label.value} & set(gold)
+            final_pairs.append((selected, useful))
+            first = its[0] if its else {"selected": turn_label.value, "ranking": None}
+            first_set = {int(c) for c in first["selected"]} & set(gold)
+            first_pairs.append((first_set, useful))
+            changed += first_set != selected
+            ndcg.append(ndcg_at(_ranking(its[-1] if its else first, order), gains, k))
+            ndcg_first.append(ndcg_at(_ranking(first, order), gains, k))
+            ndcg_log.append(ndcg_at(order, gains, k))
+            iterations.append(len(its))
+            stops[str(trace.get("stop"))] += 1
+    evaluated = len(final_pairs)
+    return {
+        "gold_min": gold_min,
+        "k": k,
+        "turns": turns,
+        "turns_missing": missing,
+        "final": _prf_summary(final_pairs),
+        "first_iteration": _prf_summary(first_pairs),
+        "turns_changed_by_iterating": changed,
+        f"ndcg@{k}": _mean(ndcg),
+        f"ndcg@{k}_first_iteration": _mean(ndcg_first),
+        f"ndcg@{k}_log_order": _mean(ndcg_log),
+        "mean_iterations": (sum(iterations) / evaluated) if evaluated else None,
+        "stop_reasons": dict(stops),
+        "gold_useful_share": (useful_total / labelled) if labelled else None,
+        **{name: cost[name] for name in ("calls", "fresh_calls", "input_tokens", "output_tokens")},
+    }
+
+
+def _ranking(iteration: Mapping[str, Any], order: Sequence[int]) -> list[int]:
+    ranking = iteration.get("ranking")
+    if ranking:
+        ranked = [int(c) for c in ranking]
+        return ranked + [c for c in order if c not in ranked]
+    selected = [int(c) for c in iteration.get("selected") or []]
+    return selected + [c for c in order if c not in selected]
+
+
+def evaluate_rubric(
+    sessions: Iterable[Session],
+    labels: Iterable[Label],
+    *,
+    gold_min: int = 3,
+    k: int = 5,
+) -> dict[str, Any]:
+    """Figures of a rubric (or direct-grading) judge's link labels against gold usefulness.
+
+    Link labels are items ``link:<id>`` whose value is a grade (0-5 for the rubric, 0-2 or
+    0/1 for the direct baselines) and ``extra["relevant"]`` the thresholded binary label.
+    Reports the correlation of grades with gold labels over all labelled links, P/R/F1 of
+    the binary labels against ``gold >= gold_min``, nDCG@k of the links ordered by grade
+    (citation order breaks ties), and the correlation of the turn coverage (item
+    ``coverage``) with the user's query satisfaction.
+    """
+    grouped = _by_turn(labels)
+    pred_grades: list[float | None] = []
+    gold_grades: list[float | None] = []
+    pairs: list[tuple[set[int], set[int]]] = []
+    ndcg: list[float | None] = []
+    ndcg_log: list[float | None] = []
+    coverage: list[float | None] = []
+    satisfaction: list[float | None] = []
+    turns = missing_links = 0
+    for session in sessions:
+        gold_sat = session.gold.query_satisfaction if session.gold else None
+        for turn in session.turns:
+            by_item = grouped.get((session.session_id, turn.index), {})
+            cov = by_item.get("coverage")
+            if cov is not None and gold_sat is not None and turn.index - 1 < len(gold_sat):
+                coverage.append(None if cov.value is None else float(cov.value))
+                satisfaction.append(gold_sat[turn.index - 1])
+            gold = gold_links(session, turn.index)
+            if not gold:
+                continue
+            turns += 1
+            grades: dict[int, float] = {}
+            relevant: set[int] = set()
+            for cid, g in gold.items():
+                label = by_item.get(f"link:{cid}")
+                value = None if label is None else label.value
+                pred_grades.append(None if value is None else float(value))
+                gold_grades.append(float(g))
+                if value is None:
+                    missing_links += 1
+                    continue
+                grades[cid] = float(value)
+                if label is not None and label.extra.get("relevant"):
+                    relevant.add(cid)
+            judged = set(grades)
+            if judged:
+                useful = {cid for cid in judged if gold[cid] >= gold_min}
+                pairs.append((relevant, useful))
+            order = [c.id for c in turn.links] or sorted(gold)
+            by_grade = sorted(order, key=lambda cid: -grades.get(cid, -1.0))
+            gains = {cid: float(g) for cid, g in gold.items()}
+            ndcg.append(ndcg_at(by_grade, gains, k))
+            ndcg_log.append(ndcg_at(order, gains, k))
+    return {
+        "gold_min": gold_min,
+        "k": k,
+        "turns": turns,
+        "links_missing": missing_links,
+        "grade_vs_gold": correlations(pred_grades, gold_grades, n_boot=0),
+        "binary": _prf_summary(pairs),
+        f"ndcg@{k}": _mean(ndcg),
+        f"ndcg@{k}_log_order": _mean(ndcg_log),
+        "coverage_vs_query_satisfaction": correlations(coverage, satisfaction, n_boot=0),
+    }
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+def format_item_table(reports: Mapping[str, Mapping[str, Any]]) -> str:
+    """A plain-text table: one row per judge, the figures :func:`evaluate_item` returns."""
+    header = [
+        "judge",
+        "P",
+        "R",
+        "F1",
+        "macroF1",
+        "F1@it1",
+        "nDCG",
+        "nDCG@it1",
+        "iters",
+        "calls",
+        "tokens",
+    ]
+    rows = [header]
+    for name, r in reports.items():
+        k = r["k"]
+        rows.append(
+            [
+                name,
+                _fmt(r["final"]["precision"]),
+                _fmt(r["final"]["recall"]),
+                _fmt(r["final"]["f1"]),
+                _fmt(r["final"]["macro_f1"]),
+                _fmt(r["first_iteration"]["f1"]),
+                _fmt(r[f"ndcg@{k}"]),
+                _fmt(r[f"ndcg@{k}_first_iteration"]),
+                _fmt(r["mean_iterations"]),
+                _fmt(r["calls"]),
+                _fmt(r["input_tokens"] + r["output_tokens"]),
+            ]
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows
+    )
+
+
+async def compare_item(
+    sessions: Sequence[Session],
+    engine: Any,
+    judges: Sequence[str] = ITEM_JUDGES,
+    *,
+    gold_min: int = 3,
+    k: int = 5,
+    options: Mapping[str, Any] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Run each judge on ``sessions`` through ``engine`` and evaluate it (one report per
+    judge, in the order given): :func:`evaluate_item` for ``kind == "item"`` judges,
+    :func:`evaluate_rubric` for ``kind == "rubric"``. ``options`` go to every judge."""
+    import genir_eval.judges.item  # noqa: F401 - registers the ITEM judges
+    import genir_eval.judges.rubric  # noqa: F401 - registers the rubric judges
+
+    reports: dict[str, dict[str, Any]] = {}
+    for name in judges:
+        judge = make_judge(name, **dict(options or {}))
+        labels = await judge_sessions(judge, sessions, engine)
+        evaluate = evaluate_rubric if judge.kind == "rubric" else evaluate_item
+        reports[name] = evaluate(sessions, labels, gold_min=gold_min, k=k)
+    return reports
+
+
+def format_rubric_table(reports: Mapping[str, Mapping[str, Any]]) -> str:
+    """A plain-text table of :func:`evaluate_rubric` reports, one row per judge."""
+    header = ["judge", "P", "R", "F1", "kendall", "spearman", "nDCG", "cov~sat"]
+    rows = [header]
+    for name, r in reports.items():
+        grade = r["grade_vs_gold"]
+        rows.append(
+            [
+                name,
+                _fmt(r["binary"]["precision"]),
+                _fmt(r["binary"]["recall"]),
+                _fmt(r["binary"]["f1"]),
+                _fmt(grade["kendall"]),
+                _fmt(grade["spearman"]),
+                _fmt(r[f"ndcg@{r['k']}"]),
+                _fmt(r["coverage_vs_query_satisfaction"]["kendall"]),
+            ]
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = ("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows)
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m genir_eval.meta.item_eval SESSIONS``: ITEM variants next to one-shot
+    judging on a log with gold link usefulness (offline unless engine options say
+    otherwise)."""
+    from genir_eval.ingest import load_sessions
+    from genir_eval.llm.options import add_engine_arguments, engine_from_args
+
+    parser = argparse.ArgumentParser(prog="python -m genir_eval.meta.item_eval")
+    parser.add_argument("sessions", help="a session log (URGE CSV, canonical JSONL, ...)")
+    parser.add_argument(
+        "--judges", nargs="+", default=list(ITEM_JUDGES), choices=ITEM_JUDGES + RUBRIC_JUDGES
+    )
+    parser.add_argument("--gold-min", type=int, default=3, choices=(1, 2, 3))
+    parser.add_argument("-k", type=int, default=5, help="nDCG cut-off (default 5)")
+    parser.add_argument("--json", action="store_true", help="print the reports as JSON")
+    add_engine_arguments(parser)
+    args = parser.parse_args(argv)
+    sessions = list(load_sessions(args.sessions).sessions)
+
+    async def run() -> dict[str, dict[str, Any]]:
+        async with engine_from_args(args) as engine:
+            return await compare_item(
+                sessions, engine, args.judges, gold_min=args.gold_min, k=args.k
+            )
+
+    reports = asyncio.run(run())
+    if args.json:
+        print(json.dumps(reports, indent=2, ensure_ascii=False))
+        return 0
+    item = {name: r for name, r in reports.items() if "final" in r}
+    rubric = {name: r for name, r in reports.items() if "binary" in r}
+    if item:
+        print(format_item_table(item))
+    if rubric:
+        print(format_rubric_table(rubric))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

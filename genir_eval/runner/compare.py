@@ -1,0 +1,297 @@
+"""Comparing two runs over the same sessions: a regression gate.
+
+For each chosen score, the paired deltas ``b - a`` per session (or per turn), their mean with
+a paired-bootstrap 95% interval, a paired randomisation (sign-flip) test of "no difference"
+(exact when there are few pairs, otherwise Monte Carlo; both seeded), the effect size
+Cohen's d_z (mean delta over the deltas' standard deviation; Cohen 1988, Lakens 2013), and
+the sessions that got worse. Higher scores are better.
+
+:func:`gate` turns a comparison into pass/fail: fail when the mean drops by more than
+``max_drop``, drops significantly at ``alpha``, or the new mean falls below ``fail_below``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from genir_eval.errors import InputError
+from genir_eval.report.outputs import Level, Run, load_run
+
+__all__ = [
+    "COMPARE_VERSION",
+    "Delta",
+    "Comparison",
+    "GateResult",
+    "compare_runs",
+    "compare_scores",
+    "gate",
+    "describe",
+    "randomization_test",
+    "paired_bootstrap",
+    "cohen_dz",
+]
+
+COMPARE_VERSION = 1
+EXACT_MAX_PAIRS = 14  # 2**14 sign patterns: enumerate instead of sampling
+
+
+@dataclass(frozen=True)
+class Delta:
+    """One session's (or turn's, ``"<session>#<turn>"``) score in both runs."""
+
+    key: str
+    a: float
+    b: float
+
+    @property
+    def delta(self) -> float:
+        return self.b - self.a
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Run B against run A on one score at one level."""
+
+    metric: str
+    level: Level
+    deltas: tuple[Delta, ...]
+    mean_a: float | None
+    mean_b: float | None
+    mean_delta: float | None
+    ci95: tuple[float, float] | None
+    p_value: float | None
+    p_exact: bool
+    cohen_dz: float | None
+    missing: tuple[str, ...] = ()
+
+    @property
+    def n(self) -> int:
+        return len(self.deltas)
+
+    def worse(self) -> list[Delta]:
+        """The pairs whose score went down, the largest drop first."""
+        return sorted((d for d in self.deltas if d.delta < 0), key=lambda d: (d.delta, d.key))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": COMPARE_VERSION,
+            "metric": self.metric,
+            "level": self.level,
+            "n": self.n,
+            "mean_a": self.mean_a,
+            "mean_b": self.mean_b,
+            "mean_delta": self.mean_delta,
+            "ci95": list(self.ci95) if self.ci95 else None,
+            "p_value": self.p_value,
+            "p_exact": self.p_exact,
+            "cohen_dz": self.cohen_dz,
+            "missing": list(self.missing),
+            "worse": [{"key": d.key, "a": d.a, "b": d.b, "delta": d.delta} for d in self.worse()],
+        }
+
+
+@dataclass(frozen=True)
+class GateResult:
+    passed: bool
+    reasons: tuple[str, ...] = field(default_factory=tuple)
+
+
+def paired_bootstrap(
+    deltas: Sequence[float], *, n_resamples: int = 10_000, seed: int = 0
+) -> tuple[float, float] | None:
+    """95% percentile interval of the mean of ``deltas`` over resampled pairs (Efron &
+    Tibshirani 1993); ``None`` with fewer than two pairs."""
+    if len(deltas) < 2 or n_resamples < 1:
+        return None
+    values = np.asarray(deltas, dtype=float)
+    rng = np.random.default_rng(seed)
+    means = np.empty(n_resamples)
+    chunk = max(1, 2_000_000 // len(values))
+    for start in range(0, n_resamples, chunk):
+        stop = min(start + chunk, n_resamples)
+        idx = rng.integers(0, len(values), size=(stop - start, len(values)))
+        means[start:stop] = values[idx].mean(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def randomization_test(
+    deltas: Sequence[float], *, n_resamples: int = 10_000, seed: int = 0
+) -> tuple[float | None, bool]:
+    """Two-sided paired randomisation test of a zero mean delta by flipping signs (Fisher's
+    permutation test for paired data). Returns ``(p, exact)``: all ``2**n`` sign patterns
+    when ``n <= 14``, else ``n_resamples`` seeded draws with the ``(k + 1) / (R + 1)``
+    estimate (Phipson & Smyth 2010). ``None`` without pairs."""
+    if not deltas:
+        return None, True
+    values = np.asarray(deltas, dtype=float)
+    observed = abs(values.mean())
+    tolerance = 1e-12 * max(1.0, observed)
+    n = len(values)
+    if n <= EXACT_MAX_PAIRS:
+        signs = np.array(list(itertools.product((1.0, -1.0), repeat=n)))
+        means = np.abs(signs @ values / n)
+        return float(np.mean(means >= observed - tolerance)), True
+    rng = np.random.default_rng(seed)
+    hits = 0
+    chunk = max(1, 2_000_000 // n)
+    for start in range(0, n_resamples, chunk):
+        size = min(chunk, n_resamples - start)
+        signs = rng.choice((1.0, -1.0), size=(size, n))
+        hits += int(np.sum(np.abs(signs @ values / n) >= observed - tolerance))
+    return (hits + 1) / (n_resamples + 1), False
+
+
+def cohen_dz(deltas: Sequence[float]) -> float | None:
+    """Cohen's d_z: mean delta / sample standard deviation of the deltas. ``None`` when it
+    is undefined (fewer than two pairs, or all deltas equal and non-zero)."""
+    if len(deltas) < 2:
+        return None
+    values = np.asarray(deltas, dtype=float)
+    sd = float(values.std(ddof=1))
+    mean = float(values.mean())
+    if sd == 0.0:
+        return 0.0 if mean == 0.0 else None
+    return mean / sd
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return float(np.mean(values)) if len(values) else None
+
+
+def compare_scores(
+    a: Mapping[str, float | None],
+    b: Mapping[str, float | None],
+    *,
+    metric: str,
+    level: Level = "session",
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> Comparison:
+    """Compare two ``{key: score}`` maps over the same keys (see :func:`compare_runs`)."""
+    only_a = sorted(set(a) - set(b))
+    only_b = sorted(set(b) - set(a))
+    if only_a or only_b:
+        unit = "sessions" if level == "session" else "turns"
+        parts = []
+        if only_a:
+            parts.append(f"{len(only_a)} only in run A (e.g. {', '.join(only_a[:3])})")
+        if only_b:
+            parts.append(f"{len(only_b)} only in run B (e.g. {', '.join(only_b[:3])})")
+        raise InputError(
+            f"the runs cover different {unit}: {'; '.join(parts)}. Compare runs over the same input"
+        )
+    pairs, missing = [], []
+    for key in sorted(a):
+        va, vb = a[key], b[key]
+        if va is None or vb is None:
+            missing.append(key)
+        else:
+            pairs.append(Delta(key, float(va), float(vb)))
+    deltas = [d.delta for d in pairs]
+    p_value, exact = randomization_test(deltas, n_resamples=n_resamples, seed=seed)
+    return Comparison(
+        metric=metric,
+        level=level,
+        deltas=tuple(pairs),
+        mean_a=_mean([d.a for d in pairs]),
+        mean_b=_mean([d.b for d in pairs]),
+        mean_delta=_mean(deltas),
+        ci95=paired_bootstrap(deltas, n_resamples=n_resamples, seed=seed),
+        p_value=p_value,
+        p_exact=exact,
+        cohen_dz=cohen_dz(deltas),
+        missing=tuple(missing),
+    )
+
+
+def compare_runs(
+    run_a: Run | str | os.PathLike[str],
+    run_b: Run | str | os.PathLike[str],
+    *,
+    metric: str,
+    level: Level = "session",
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> Comparison:
+    """Compare ``metric`` of run B against run A, paired by session (or by turn).
+
+    Only pairs where both runs have a score count; the keys where either is missing are
+    listed in :attr:`Comparison.missing`. Runs over different sessions (or turns) raise
+    :class:`~genir_eval.errors.InputError`, as does a metric neither run has.
+    """
+    loaded = [r if isinstance(r, Run) else load_run(r) for r in (run_a, run_b)]
+    maps = []
+    for label, run in zip("AB", loaded, strict=True):
+        try:
+            maps.append(run.scores(metric, level))
+        except KeyError as error:
+            raise InputError(f"run {label} ({run.directory}): {error.args[0]}") from None
+    return compare_scores(
+        maps[0], maps[1], metric=metric, level=level, n_resamples=n_resamples, seed=seed
+    )
+
+
+def gate(
+    comparison: Comparison,
+    *,
+    max_drop: float | None = None,
+    alpha: float | None = 0.05,
+    fail_below: float | None = None,
+) -> GateResult:
+    """Pass or fail ``comparison`` as a CI step would: fail when the mean of B is lower than
+    A's by more than ``max_drop``, lower with ``p < alpha``, or below ``fail_below``."""
+    reasons = []
+    name = f"{comparison.metric} ({comparison.level} level)"
+    delta = comparison.mean_delta
+    if comparison.n == 0:
+        reasons.append(f"{name}: no pair has a score in both runs")
+        return GateResult(False, tuple(reasons))
+    assert delta is not None and comparison.mean_b is not None
+    if max_drop is not None and -delta > max_drop:
+        reasons.append(f"{name}: mean dropped by {-delta:.4f}, more than --max-drop {max_drop:g}")
+    if (
+        alpha is not None
+        and alpha > 0
+        and delta < 0
+        and comparison.p_value is not None
+        and comparison.p_value < alpha
+    ):
+        reasons.append(
+            f"{name}: mean dropped significantly (randomisation p = {comparison.p_value:.4g} "
+            f"< alpha {alpha:g})"
+        )
+    if fail_below is not None and comparison.mean_b < fail_below:
+        reasons.append(f"{name}: mean {comparison.mean_b:.4f} is below --fail-below {fail_below:g}")
+    return GateResult(not reasons, tuple(reasons))
+
+
+def describe(comparison: Comparison, *, worst: int = 5) -> str:
+    """A few lines for the terminal."""
+    c = comparison
+    if c.n == 0:
+        return f"{c.metric} ({c.level} level): no pair has a score in both runs"
+    assert c.mean_a is not None and c.mean_b is not None and c.mean_delta is not None
+    ci = f" [95% CI {c.ci95[0]:+.4f}, {c.ci95[1]:+.4f}]" if c.ci95 else ""
+    dz = "n/a" if c.cohen_dz is None else f"{c.cohen_dz:+.3f}"
+    p = "n/a" if c.p_value is None else f"{c.p_value:.4g}{' (exact)' if c.p_exact else ''}"
+    lines = [
+        f"{c.metric} ({c.level} level, n={c.n}): mean {c.mean_a:.4f} -> {c.mean_b:.4f}, "
+        f"delta {c.mean_delta:+.4f}{ci}; Cohen's d_z {dz}; randomisation p {p}"
+    ]
+    if c.missing:
+        lines.append(f"  {len(c.missing)} left out (score missing in a run)")
+    got_worse = c.worse()
+    unit = "sessions" if c.level == "session" else "turns"
+    if got_worse:
+        shown = ", ".join(f"{d.key} ({d.delta:+.4f})" for d in got_worse[:worst])
+        lines.append(f"  worse in {len(got_worse)} of {c.n} {unit}: {shown}")
+    else:
+        lines.append(f"  no {unit[:-1]} got worse")
+    return "\n".join(lines)

@@ -1,0 +1,452 @@
+"""Running a scenario end to end: sessions in, judged and scored run directory out.
+
+:func:`run_scenario` loads the scenario and the sessions, checks credentials (before any
+call), runs every judge over every session concurrently through the engine (one engine per
+provider/model, sharing one cache; one progress line for the whole run), assembles the
+tables and the meta-evaluation (:mod:`genir_eval.runner.assemble`) and writes the run
+directory (:mod:`genir_eval.report.outputs`) and ``report.html``.
+
+A run resumes: every judgment is journaled in the output directory as it completes, so
+running the same scenario into the same directory again only asks for what is missing;
+and the shared cache answers repeated requests across runs without a provider call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import platform
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, TextIO, cast
+from urllib.parse import urlsplit
+
+from genir_eval.errors import ConfigError
+from genir_eval.ingest import Format, load_sessions
+from genir_eval.judges.base import Judge, Label, judge_sessions, make_judge
+from genir_eval.llm.base import Completion, Failure, Request
+from genir_eval.llm.cache import Cache
+from genir_eval.llm.engine import Engine
+from genir_eval.llm.journal import Journal
+from genir_eval.llm.prices import load_prices
+from genir_eval.llm.progress import Progress
+from genir_eval.llm.providers import DEFAULT_MODELS, make_provider, resolve_provider
+from genir_eval.llm.sync import run_sync
+from genir_eval.records import Session
+from genir_eval.report.html import write_report
+from genir_eval.report.outputs import OUTPUT_VERSION, Run, load_run, write_run
+from genir_eval.runner.assemble import JudgeInfo, build_tables, meta_evaluation
+from genir_eval.runner.scenario import (
+    EngineSpec,
+    JudgeSpec,
+    LlmSpec,
+    Scenario,
+    check_credentials,
+    load_scenario,
+)
+
+__all__ = ["Overrides", "run_scenario", "arun_scenario", "apply_overrides"]
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """Settings that replace the scenario's, as the command line's engine options do.
+
+    ``provider``/``model``/``base_url`` apply to every judge. ``journal="none"`` keeps no
+    journal; ``cache="none"`` no cache.
+    """
+
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    concurrency: int | None = None
+    rpm: float | None = None
+    tpm: int | None = None
+    max_attempts: int | None = None
+    timeout: float | None = None
+    deadline: float | None = None
+    cache: str | None = None
+    cache_mode: str | None = None
+    journal: str | None = None
+    prices: str | None = None
+
+
+def apply_overrides(scenario: Scenario, overrides: Overrides | None) -> Scenario:
+    """``scenario`` with the given overrides applied (``None`` fields keep the scenario's)."""
+    if overrides is None:
+        return scenario
+    o = overrides
+    engine: EngineSpec = scenario.engine
+    changes: dict[str, Any] = {
+        name: getattr(o, name)
+        for name in (
+            "concurrency",
+            "rpm",
+            "tpm",
+            "max_attempts",
+            "timeout",
+            "deadline",
+            "cache_mode",
+        )
+        if getattr(o, name) is not None
+    }
+    if o.cache is not None:
+        changes["cache"] = None if o.cache == "none" else Path(o.cache).resolve()
+    if o.journal is not None:
+        changes["journal"] = o.journal != "none"
+    if o.prices is not None:
+        changes["prices"] = Path(o.prices).resolve()
+    engine = replace(engine, **changes)
+    judges = scenario.judges
+    if o.provider is not None or o.model is not None or o.base_url is not None:
+        judges = tuple(
+            replace(
+                spec,
+                llm=LlmSpec(
+                    provider=o.provider or spec.llm.provider,
+                    # a new provider without a model means that provider's default model
+                    model=o.model
+                    if o.model is not None
+                    else (
+                        None if o.provider and o.provider != spec.llm.provider else spec.llm.model
+                    ),
+                    base_url=o.base_url if o.base_url is not None else spec.llm.base_url,
+                ),
+            )
+            for spec in judges
+        )
+    return replace(scenario, engine=engine, judges=judges)
+
+
+class _TrackedEngine:
+    """An engine as a judge sees it, reporting each finished call to the run's one
+    progress line (several engines, one display)."""
+
+    def __init__(self, engine: Engine, progress: Progress) -> None:
+        self._engine = engine
+        self._progress = progress
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._engine, name)
+
+    async def complete(self, request: Request) -> Completion | Failure:
+        result = await self._engine.complete(request)
+        self._progress.update(
+            failed=isinstance(result, Failure),
+            cached=isinstance(result, Completion) and result.cached,
+        )
+        return result
+
+    def expect(self, n: int) -> None:
+        self._progress.add_total(n)
+
+
+@dataclass
+class _Group:
+    """The judges sharing one provider, model and endpoint, and their engine."""
+
+    provider: str
+    model: str
+    base_url: str | None
+    notice: str | None
+    specs: list[JudgeSpec]
+    engine: Engine | None = None
+    journal: Journal | None = None
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "x"
+
+
+def _public_url(url: str | None) -> str | None:
+    if not url:
+        return None
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
+def _groups(scenario: Scenario) -> list[_Group]:
+    groups: dict[tuple[str, str, str | None], _Group] = {}
+    for spec in scenario.judges:
+        resolved, notice = resolve_provider(spec.llm.provider, base_url=spec.llm.base_url)
+        model = spec.llm.model or DEFAULT_MODELS[resolved]
+        key = (resolved, model, spec.llm.base_url)
+        if key not in groups:
+            groups[key] = _Group(resolved, model, spec.llm.base_url, notice, [])
+        groups[key].specs.append(spec)
+    return list(groups.values())
+
+
+def _journal_path(out: Path, group: _Group, n_groups: int) -> Path:
+    if n_groups == 1:
+        return out / "journal.sqlite"
+    tag = _slug(f"{group.provider}.{group.model}")
+    if group.base_url:
+        tag += "." + hashlib.sha256(group.base_url.encode()).hexdigest()[:8]
+    return out / f"journal.{tag}.sqlite"
+
+
+def _judge_info(judge: Judge, spec: JudgeSpec) -> JudgeInfo:
+    return JudgeInfo(id=spec.id, kind=str(getattr(judge, "kind", "")))
+
+
+def _default_headline(scenario: Scenario, infos: Sequence[JudgeInfo]) -> str | None:
+    if scenario.meta.headline:
+        return scenario.meta.headline
+    has_link_judge = scenario.aggregate.link_judges or any(
+        j.kind == "link_usefulness" for j in infos
+    )
+    if has_link_judge and scenario.aggregate.measures:
+        return scenario.aggregate.measures[0]
+    return infos[0].id if infos else None
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from genir_eval import __version__
+
+    out = {
+        "genir_eval": __version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+    for package in ("numpy", "scipy", "matplotlib"):
+        try:
+            out[package] = version(package)
+        except PackageNotFoundError:
+            pass
+    return out
+
+
+def _resumed(judges: Any) -> int:
+    total = 0
+    for judge in judges:
+        stats: Any = getattr(judge, "stats", None)
+        total += int(getattr(stats, "reused", 0) or 0)
+    return total
+
+
+def _sum_cost(stats: Sequence[Mapping[str, Any]]) -> float | None:
+    costs = [s.get("cost_usd") for s in stats]
+    if any(c is None for c in costs):
+        return None
+    return float(sum(c for c in costs if c is not None))
+
+
+async def arun_scenario(
+    scenario: Scenario | str | os.PathLike[str],
+    *,
+    out_dir: str | os.PathLike[str] | None = None,
+    overrides: Overrides | None = None,
+    progress: bool = False,
+    log: TextIO | None = None,
+    sessions: Sequence[Session] | None = None,
+) -> Run:
+    """Async twin of :func:`run_scenario`."""
+    started = time.monotonic()
+    started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    loaded = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+    loaded = apply_overrides(loaded, overrides)
+    try:
+        check_credentials(loaded)
+    except ConfigError as error:
+        raise ConfigError(f"{loaded.path}: {error}" if loaded.path else str(error)) from None
+    say: Callable[[str], None] = (
+        (lambda m: print(f"genir-eval: {m}", file=log)) if log else (lambda m: None)
+    )
+
+    skipped: list[str] = []
+    if sessions is None:
+        result = load_sessions(
+            loaded.input.path,
+            format=cast(Format | None, loaded.input.format),
+            skip_invalid=loaded.input.skip_invalid,
+        )
+        sessions = result.sessions
+        skipped = [str(error) for error in result.skipped]
+    if loaded.input.limit is not None:
+        sessions = list(sessions)[: loaded.input.limit]
+    if not sessions:
+        raise ConfigError(f"input.path: no session to evaluate in {loaded.input.path}")
+    out = Path(out_dir).resolve() if out_dir is not None else loaded.output.dir
+    out.mkdir(parents=True, exist_ok=True)
+
+    judges = {spec.id: make_judge(spec.name, **spec.options) for spec in loaded.judges}
+    infos = [_judge_info(judges[spec.id], spec) for spec in loaded.judges]
+    groups = _groups(loaded)
+    engine_spec = loaded.engine
+    prices = load_prices(str(engine_spec.prices)) if engine_spec.prices else load_prices()
+    cache: Cache | None = None
+    if engine_spec.cache is not None and engine_spec.cache_mode != "off":
+        engine_spec.cache.parent.mkdir(parents=True, exist_ok=True)
+        cache = Cache(engine_spec.cache, mode=engine_spec.cache_mode)  # type: ignore[arg-type]
+    display = Progress(quiet=not progress, label=f"judging {len(sessions)} sessions")
+    labels: dict[str, list[Label]] = {}
+    engine_stats: list[dict[str, Any]] = []
+    try:
+        for group in groups:
+            if group.notice:
+                say(group.notice)
+            provider = make_provider(
+                group.provider,
+                model=group.model,
+                base_url=group.base_url,
+                timeout=engine_spec.timeout,
+            )
+            if engine_spec.journal:
+                group.journal = Journal(_journal_path(out, group, len(groups)))
+            group.engine = Engine(
+                provider,
+                concurrency=engine_spec.concurrency,
+                rpm=engine_spec.rpm,
+                tpm=engine_spec.tpm,
+                max_attempts=engine_spec.max_attempts,
+                attempt_timeout=engine_spec.timeout,
+                deadline=engine_spec.deadline,
+                cache=cache,
+                journal=group.journal,
+                prices=prices,
+                progress=False,
+                quiet=True,
+                owns_storage=False,
+            )
+        say(
+            f"judging {len(sessions)} sessions with {len(loaded.judges)} judges "
+            f"({', '.join(f'{g.provider}/{g.model}' for g in groups)})"
+        )
+
+        async def judge_all(spec: JudgeSpec, group: _Group) -> None:
+            assert group.engine is not None
+            engine = _TrackedEngine(group.engine, display)
+            labels[spec.id] = await judge_sessions(judges[spec.id], sessions, engine)
+
+        await asyncio.gather(*(judge_all(spec, group) for group in groups for spec in group.specs))
+    finally:
+        display.close()
+        for group in groups:
+            if group.engine is not None:
+                engine_stats.append(group.engine.stats())
+                await group.engine.aclose()
+            if group.journal is not None:
+                await group.journal.aclose()
+        if cache is not None:
+            await cache.aclose()
+
+    tables = build_tables(sessions, labels, infos, loaded.aggregate)
+    headline = _default_headline(loaded, infos)
+    meta = meta_evaluation(tables, sessions, labels, infos, loaded.meta, headline)
+    spec_by_id = {spec.id: spec for spec in loaded.judges}
+    group_of = {spec.id: group for group in groups for spec in group.specs}
+    judge_rows = []
+    for info in infos:
+        spec, group, judge = spec_by_id[info.id], group_of[info.id], judges[info.id]
+        versions = sorted({label.key.prompt_version for label in labels.get(info.id, [])})
+        stats: Any = getattr(judge, "stats", None)
+        judge_rows.append(
+            {
+                "id": info.id,
+                "name": spec.name,
+                "kind": info.kind,
+                "provider": group.provider,
+                "model": group.model,
+                "base_url": _public_url(group.base_url),
+                "options": dict(spec.options),
+                "prompt_version": ", ".join(versions),
+                **tables.label_counts.get(info.id, {"labels": 0, "missing": 0}),
+                "reply_stats": stats.rates() if hasattr(stats, "rates") else None,
+            }
+        )
+    info_doc = {
+        "version": OUTPUT_VERSION,
+        "scenario": {
+            "name": loaded.name,
+            "path": str(loaded.path) if loaded.path else None,
+            "description": loaded.description,
+            "meta": {"headline": headline},
+            "document": dict(loaded.document),
+        },
+        "versions": _versions(),
+        "started_at": started_at,
+        "duration_s": round(time.monotonic() - started, 3),
+        "input": {
+            "path": str(loaded.input.path),
+            "format": loaded.input.format,
+            "sessions": len(sessions),
+            "turns": len(tables.turns),
+            "links": len(tables.links),
+        },
+        "skipped": skipped,
+        "judges": judge_rows,
+        "engines": engine_stats,
+        "usage": {
+            "input_tokens": sum(s["input_tokens"] for s in engine_stats),
+            "output_tokens": sum(s["output_tokens"] for s in engine_stats),
+        },
+        "cost_usd": _sum_cost(engine_stats),
+        "provider_calls": sum(s["calls"] for s in engine_stats),
+        "cache": {
+            "hits": sum(s["cache_hits"] for s in engine_stats),
+            "misses": sum(s["cache_misses"] for s in engine_stats),
+            "lookups": sum(s["cache_hits"] + s["cache_misses"] for s in engine_stats),
+            # judgments taken from the journal without asking the engine (judge side) or
+            # answered from the journal by the engine
+            "resumed": _resumed(judges.values()) + sum(s["journal_hits"] for s in engine_stats),
+            "path": str(engine_spec.cache) if cache is not None else None,
+        },
+        "failures": tables.failures,
+    }
+    write_run(
+        out,
+        links=tables.links,
+        turns=tables.turns,
+        sessions=tables.sessions,
+        meta=meta,
+        info=info_doc,
+        csv=loaded.output.csv,
+    )
+    run = load_run(out)
+    if loaded.output.report:
+        write_report(run)
+    say(
+        f"wrote {out} ({len(tables.sessions)} sessions, {len(tables.failures)} missing labels, "
+        f"{info_doc['provider_calls']} provider calls, {info_doc['cache']['hits']} cache hits, "
+        f"{info_doc['cache']['resumed']} resumed) in {time.monotonic() - started:.2f}s"
+    )
+    return run
+
+
+def run_scenario(
+    scenario: Scenario | str | os.PathLike[str],
+    *,
+    out_dir: str | os.PathLike[str] | None = None,
+    overrides: Overrides | None = None,
+    progress: bool = False,
+    log: TextIO | None = None,
+    sessions: Sequence[Session] | None = None,
+) -> Run:
+    """Run ``scenario`` (a :class:`Scenario` or the path of its TOML file) and return the
+    run read back from its directory (``out_dir``, else the scenario's ``output.dir``).
+
+    ``sessions`` replaces the scenario's input (already loaded sessions); ``progress`` shows
+    one progress line on stderr; ``log`` receives one-line notices. Raises
+    :class:`~genir_eval.errors.ConfigError` before any call when the scenario is invalid or
+    a provider's API key is not set. Works from notebooks too (see ``run_sync``).
+    """
+    return run_sync(
+        arun_scenario(
+            scenario,
+            out_dir=out_dir,
+            overrides=overrides,
+            progress=progress,
+            log=log,
+            sessions=sessions,
+        )
+    )

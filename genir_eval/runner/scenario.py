@@ -1,0 +1,620 @@
+"""Scenario files: what one evaluation run reads, asks, computes and writes.
+
+A scenario is a TOML file (``scenarios/*.toml``). Paths inside it are relative to the file.
+Every key is checked before anything runs: an unknown key (a typo) or a value of the wrong
+kind raises :class:`~genir_eval.errors.ConfigError` naming the key and what was expected.
+
+.. code-block:: toml
+
+    version = 1                       # scenario format version (optional, 1)
+    name = "demo-offline"             # optional, the file's stem by default
+    description = "..."
+
+    [input]
+    path = "../fixtures/demo_sessions.csv"
+    format = "urge"                   # urge | jsonl | markdown; detected when left out
+    skip_invalid = false              # leave out (and report) sessions that fail to parse
+    limit = 100                       # only the first N sessions (optional)
+
+    [llm]                             # defaults for every judge (optional)
+    provider = "offline"              # offline | openai | anthropic | auto
+    model = "gpt-4o-mini"             # the provider's default when left out
+    base_url = "http://..."           # an OpenAI-compatible or Anthropic endpoint
+
+    [engine]                          # the keys mirror the command line's engine options
+    concurrency = 16                  # requests in flight (per provider/model)
+    rpm = 600                         # requests per minute (optional)
+    tpm = 200000                      # tokens per minute (optional)
+    max_attempts = 6                  # attempts per call
+    timeout = 60.0                    # seconds per attempt
+    deadline = 300.0                  # seconds per judgment, retries included
+    cache = "../.genir-cache/cache.sqlite"   # or false: no cache
+    cache_mode = "read-write"         # read-write | replay | off
+    journal = true                    # resume journal in the output directory (false: none)
+    prices = "prices.json"            # a price table overriding the packaged one (optional)
+
+    [[judges]]
+    name = "link_usefulness.dna"      # a registered judge (genir-eval judges list)
+    id = "dna"                        # column name in the outputs (optional, = name)
+    provider = "openai"               # overrides [llm]; offline when neither says
+    model = "gpt-4o-mini"
+    base_url = "..."
+    options = { language = "en" }    # passed to make_judge (prompt design switches)
+
+    [aggregate]
+    link_judges = ["dna"]             # judge ids whose link labels feed the link metrics
+    measures = ["sdcg_urge", "srbp_urge", "decreasing"]   # parse_measure syntax
+    session = "decreasing"            # query -> session aggregation of per-turn scores
+    gold = true                       # also compute the measures from gold link labels
+    [[aggregate.combine]]             # z-score combinations (mean of two z-scores)
+    name = "sdcg+urs"
+    scores = ["sdcg_urge", "satisfaction.urs"]
+
+    [meta]
+    enabled = true                    # run the meta-evaluation when gold labels exist
+    headline = "sdcg_urge"            # the score the report leads with
+    n_boot = 1000                     # bootstrap resamples for the 95% intervals
+    seed = 0
+
+    [output]
+    dir = "../runs/demo-offline"
+    csv = true                        # also write the tables as CSV
+    report = true                     # write report.html
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from genir_eval.errors import ConfigError
+from genir_eval.llm.cache import CACHE_MODES
+from genir_eval.llm.providers import PROVIDER_NAMES
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+__all__ = [
+    "SCENARIO_VERSION",
+    "PROVIDER_ENV",
+    "InputSpec",
+    "LlmSpec",
+    "EngineSpec",
+    "JudgeSpec",
+    "CombineSpec",
+    "AggregateSpec",
+    "MetaSpec",
+    "OutputSpec",
+    "Scenario",
+    "load_scenario",
+    "parse_scenario",
+    "check_credentials",
+    "score_names",
+]
+
+SCENARIO_VERSION = 1
+PROVIDERS = PROVIDER_NAMES
+#: The environment variable each provider's API key is read from.
+PROVIDER_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    path: Path
+    format: str | None = None
+    skip_invalid: bool = False
+    limit: int | None = None
+
+
+@dataclass(frozen=True)
+class LlmSpec:
+    """Where a judge's calls go: provider, model (``None``: the provider's default), URL."""
+
+    provider: str = "offline"
+    model: str | None = None
+    base_url: str | None = None
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """Engine settings, named as the command line's options (``genir_eval.llm.options``)."""
+
+    concurrency: int = 16
+    rpm: float | None = None
+    tpm: int | None = None
+    max_attempts: int = 6
+    timeout: float = 60.0
+    deadline: float = 300.0
+    cache: Path | None = None
+    cache_mode: str = "read-write"
+    journal: bool = True
+    prices: Path | None = None
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """One judge of the run; ``id`` names its labels and scores in the outputs."""
+
+    name: str
+    id: str
+    llm: LlmSpec
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CombineSpec:
+    name: str
+    scores: tuple[str, str]
+
+
+@dataclass(frozen=True)
+class AggregateSpec:
+    link_judges: tuple[str, ...] | None = None
+    measures: tuple[str, ...] = ("sdcg_urge", "srbp_urge", "rsdcg_urge", "rsrbp_urge")
+    session: str = "decreasing"
+    gold: bool = True
+    combine: tuple[CombineSpec, ...] = ()
+
+
+@dataclass(frozen=True)
+class MetaSpec:
+    enabled: bool = True
+    headline: str | None = None
+    n_boot: int = 1000
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    dir: Path
+    csv: bool = True
+    report: bool = True
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A parsed, validated scenario. ``document`` is the TOML as read (kept in run.json)."""
+
+    name: str
+    path: Path | None
+    input: InputSpec
+    engine: EngineSpec
+    judges: tuple[JudgeSpec, ...]
+    aggregate: AggregateSpec
+    meta: MetaSpec
+    output: OutputSpec
+    description: str = ""
+    document: Mapping[str, Any] = field(default_factory=dict)
+
+    def judge(self, judge_id: str) -> JudgeSpec:
+        for spec in self.judges:
+            if spec.id == judge_id:
+                return spec
+        raise KeyError(judge_id)
+
+
+# --- checking one value at a time --------------------------------------------------------
+
+
+class _Table:
+    """A TOML table being read: every key taken is checked, leftovers are typos."""
+
+    def __init__(self, data: Any, where: str) -> None:
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"{where or 'scenario'}: expected a table, got {_kind(data)}")
+        self.data = data
+        self.where = where
+        self.taken: set[str] = set()
+
+    def key(self, name: str) -> str:
+        return f"{self.where}.{name}" if self.where else name
+
+    def get(self, name: str) -> Any:
+        self.taken.add(name)
+        return self.data.get(name)
+
+    def has(self, name: str) -> bool:
+        return name in self.data
+
+    def finish(self, allowed: Sequence[str] | None = None) -> None:
+        allowed = list(allowed if allowed is not None else self.taken)
+        for name in self.data:
+            if name not in allowed:
+                hint = difflib.get_close_matches(name, allowed, n=1)
+                suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+                raise ConfigError(
+                    f"{self.key(name)}: unknown key{suggestion}; expected one of: "
+                    f"{', '.join(sorted(allowed))}"
+                )
+
+    def string(self, name: str, default: str | None = None, choices: Sequence[str] = ()) -> Any:
+        value = self.get(name)
+        if value is None:
+            return default
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"{self.key(name)}: expected a non-empty string, got {_show(value)}")
+        if choices and value not in choices:
+            raise ConfigError(
+                f"{self.key(name)}: expected one of {', '.join(choices)}, got {value!r}"
+            )
+        return value
+
+    def boolean(self, name: str, default: bool) -> bool:
+        value = self.get(name)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise ConfigError(f"{self.key(name)}: expected true or false, got {_show(value)}")
+        return value
+
+    def integer(self, name: str, default: int | None, minimum: int) -> Any:
+        value = self.get(name)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise ConfigError(
+                f"{self.key(name)}: expected an integer >= {minimum}, got {_show(value)}"
+            )
+        return value
+
+    def number(self, name: str, default: float | None) -> Any:
+        value = self.get(name)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise ConfigError(f"{self.key(name)}: expected a number > 0, got {_show(value)}")
+        return float(value)
+
+    def strings(self, name: str, default: Any) -> Any:
+        value = self.get(name)
+        if value is None:
+            return default
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise ConfigError(
+                f"{self.key(name)}: expected a list of non-empty strings, got {_show(value)}"
+            )
+        return tuple(value)
+
+    def table(self, name: str) -> _Table:
+        value = self.get(name)
+        return _Table({} if value is None else value, self.key(name))
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, Mapping):
+        return "a table"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return type(value).__name__
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return f"{_kind(value)} {text if len(text) <= 60 else text[:57] + '...'}"
+
+
+# --- the sections ------------------------------------------------------------------------
+
+
+def _resolve(base: Path, value: str) -> Path:
+    path = Path(os.path.expanduser(value))
+    return path if path.is_absolute() else (base / path).resolve()
+
+
+def _input(t: _Table, base: Path) -> InputSpec:
+    if not t.has("path"):
+        raise ConfigError(
+            f"{t.key('path')}: required (the sessions file, relative to the scenario)"
+        )
+    spec = InputSpec(
+        path=_resolve(base, t.string("path")),
+        format=t.string("format", None, choices=_formats()),
+        skip_invalid=t.boolean("skip_invalid", False),
+        limit=t.integer("limit", None, minimum=1),
+    )
+    t.finish()
+    return spec
+
+
+def _formats() -> tuple[str, ...]:
+    from genir_eval.ingest import FORMATS
+
+    return tuple(FORMATS)
+
+
+def _llm(t: _Table, default: LlmSpec) -> LlmSpec:
+    return LlmSpec(
+        provider=t.string("provider", default.provider, choices=PROVIDERS),
+        model=t.string("model", default.model),
+        base_url=t.string("base_url", default.base_url),
+    )
+
+
+def _engine(t: _Table, base: Path) -> EngineSpec:
+    cache_value = t.get("cache")
+    cache: Path | None
+    if cache_value is None:
+        cache = _resolve(base, "../.genir-cache/cache.sqlite")
+    elif cache_value is False:
+        cache = None
+    elif isinstance(cache_value, str) and cache_value.strip():
+        cache = _resolve(base, cache_value)
+    else:
+        raise ConfigError(
+            f"{t.key('cache')}: expected a file path or false, got {_show(cache_value)}"
+        )
+    prices = t.string("prices", None)
+    spec = EngineSpec(
+        concurrency=t.integer("concurrency", 16, minimum=1),
+        rpm=t.number("rpm", None),
+        tpm=t.integer("tpm", None, minimum=1),
+        max_attempts=t.integer("max_attempts", 6, minimum=1),
+        timeout=t.number("timeout", 60.0),
+        deadline=t.number("deadline", 300.0),
+        cache=cache,
+        cache_mode=t.string("cache_mode", "read-write", choices=CACHE_MODES),
+        journal=t.boolean("journal", True),
+        prices=None if prices is None else _resolve(base, prices),
+    )
+    t.finish()
+    return spec
+
+
+def _judges(value: Any, default: LlmSpec) -> tuple[JudgeSpec, ...]:
+    if value is None:
+        raise ConfigError("judges: required: at least one [[judges]] table")
+    if not isinstance(value, list) or not value:
+        raise ConfigError(
+            f"judges: expected a non-empty list of [[judges]] tables, got {_show(value)}"
+        )
+    specs: list[JudgeSpec] = []
+    for i, item in enumerate(value):
+        t = _Table(item, f"judges[{i}]")
+        if not t.has("name"):
+            raise ConfigError(f"{t.key('name')}: required (a registered judge name)")
+        name = t.string("name")
+        judge_id = t.string("id", name)
+        options = t.get("options")
+        if options is None:
+            options = {}
+        if not isinstance(options, Mapping):
+            raise ConfigError(f"{t.key('options')}: expected a table, got {_show(options)}")
+        specs.append(JudgeSpec(name=name, id=judge_id, llm=_llm(t, default), options=dict(options)))
+        t.finish()
+        if judge_id in [s.id for s in specs[:-1]]:
+            raise ConfigError(
+                f"{t.key('id')}: {judge_id!r} is used by another judge; give each an id"
+            )
+    return tuple(specs)
+
+
+def _aggregate(t: _Table, judges: Sequence[JudgeSpec]) -> AggregateSpec:
+    link_judges = t.strings("link_judges", None)
+    known = [j.id for j in judges]
+    for judge_id in link_judges or ():
+        if judge_id not in known:
+            raise ConfigError(
+                f"{t.key('link_judges')}: {judge_id!r} is not a judge of this scenario; "
+                f"expected one of: {', '.join(known)}"
+            )
+    combine = []
+    raw_combine = t.get("combine") or []
+    if not isinstance(raw_combine, list):
+        raise ConfigError(f"{t.key('combine')}: expected a list of [[aggregate.combine]] tables")
+    for i, item in enumerate(raw_combine):
+        c = _Table(item, f"{t.key('combine')}[{i}]")
+        scores = c.strings("scores", None)
+        if scores is None or len(scores) != 2:
+            raise ConfigError(f"{c.key('scores')}: expected a list of two score names")
+        name = c.string("name", f"z({scores[0]}+{scores[1]})")
+        combine.append(CombineSpec(name=name, scores=(scores[0], scores[1])))
+        c.finish()
+    spec = AggregateSpec(
+        link_judges=link_judges,
+        measures=t.strings("measures", AggregateSpec.measures),
+        session=t.string("session", "decreasing"),
+        gold=t.boolean("gold", True),
+        combine=tuple(combine),
+    )
+    t.finish()
+    _check_measures(t, spec)
+    return spec
+
+
+def _check_measures(t: _Table, spec: AggregateSpec) -> None:
+    from genir_eval.metrics import AGGREGATIONS, parse_measure
+
+    for text in spec.measures:
+        try:
+            parse_measure(text)
+        except ConfigError as error:
+            raise ConfigError(f"{t.key('measures')}: {error}") from None
+    if spec.session not in AGGREGATIONS:
+        raise ConfigError(
+            f"{t.key('session')}: expected one of {', '.join(AGGREGATIONS)}, got {spec.session!r}"
+        )
+
+
+def _meta(t: _Table) -> MetaSpec:
+    spec = MetaSpec(
+        enabled=t.boolean("enabled", True),
+        headline=t.string("headline", None),
+        n_boot=t.integer("n_boot", 1000, minimum=0),
+        seed=t.integer("seed", 0, minimum=0),
+    )
+    t.finish()
+    return spec
+
+
+def _output(t: _Table, base: Path, name: str) -> OutputSpec:
+    spec = OutputSpec(
+        dir=_resolve(base, t.string("dir", f"../runs/{name}")),
+        csv=t.boolean("csv", True),
+        report=t.boolean("report", True),
+    )
+    t.finish()
+    return spec
+
+
+def _check_judges(judges: Sequence[JudgeSpec]) -> dict[str, str]:
+    """Build every judge once (no call) so unknown names and options fail now; returns
+    each judge id's kind."""
+    from genir_eval.judges.base import judge_names, make_judge
+
+    known = judge_names()
+    kinds: dict[str, str] = {}
+    for i, spec in enumerate(judges):
+        if spec.name not in known:
+            raise ConfigError(
+                f"judges[{i}].name: unknown judge {spec.name!r}; expected one of: "
+                f"{', '.join(known)}"
+            )
+        try:
+            judge = make_judge(spec.name, **spec.options)
+        except (ConfigError, TypeError, ValueError) as error:
+            raise ConfigError(f"judges[{i}].options: {error}") from None
+        kinds[spec.id] = str(getattr(judge, "kind", ""))
+    return kinds
+
+
+def score_names(
+    judges: Sequence[JudgeSpec], aggregate: AggregateSpec, kinds: Mapping[str, str]
+) -> list[str]:
+    """The scores a run of this scenario produces (see :mod:`genir_eval.runner.assemble`);
+    a judge with several items per turn also gives ``<judge id>:<item>``."""
+    link_judges = aggregate.link_judges
+    if link_judges is None:
+        link_judges = tuple(j.id for j in judges if kinds.get(j.id) == "link_usefulness")
+    names = [j.id for j in judges if kinds.get(j.id) != "link_usefulness"]
+    for position, judge_id in enumerate(link_judges):
+        suffix = "" if position == 0 else f"@{judge_id}"
+        names.extend(f"{m}{suffix}" for m in aggregate.measures)
+    if aggregate.gold:
+        names.extend(f"gold:{m}" for m in aggregate.measures)
+    names.extend(c.name for c in aggregate.combine)
+    return names
+
+
+def _check_scores(
+    judges: Sequence[JudgeSpec], aggregate: AggregateSpec, meta: MetaSpec, kinds: Mapping[str, str]
+) -> None:
+    known = score_names(judges, aggregate, kinds)
+    base = [n for n in known if n not in {c.name for c in aggregate.combine}]
+
+    def check(name: str, key: str, allowed: Sequence[str]) -> None:
+        if name in allowed or any(name.startswith(f"{j.id}:") for j in judges):
+            return
+        hint = difflib.get_close_matches(name, allowed, n=1)
+        suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+        raise ConfigError(
+            f"{key}: {name!r} is not a score of this scenario{suggestion}; expected one of: "
+            f"{', '.join(allowed)}"
+        )
+
+    for i, combo in enumerate(aggregate.combine):
+        for name in combo.scores:
+            check(name, f"aggregate.combine[{i}].scores", base)
+    if meta.headline is not None:
+        check(meta.headline, "meta.headline", known)
+
+
+def parse_scenario(
+    document: Mapping[str, Any], *, base_dir: str | os.PathLike[str] = ".", name: str = "scenario"
+) -> Scenario:
+    """A validated :class:`Scenario` from a parsed TOML ``document``; relative paths are
+    resolved against ``base_dir`` (the scenario file's folder)."""
+    base = Path(base_dir).resolve()
+    top = _Table(document, "")
+    version = top.integer("version", SCENARIO_VERSION, minimum=1)
+    if version != SCENARIO_VERSION:
+        raise ConfigError(f"version: expected {SCENARIO_VERSION}, got {version}")
+    scenario_name = top.string("name", name)
+    description = top.string("description", "")
+    input_spec = _input(top.table("input"), base) if top.has("input") else None
+    if input_spec is None:
+        raise ConfigError("input: required: an [input] table with the sessions' path")
+    llm_table = top.table("llm")
+    default_llm = _llm(llm_table, LlmSpec())
+    llm_table.finish()
+    engine = _engine(top.table("engine"), base)
+    judges = _judges(top.get("judges"), default_llm)
+    aggregate = _aggregate(top.table("aggregate"), judges)
+    meta = _meta(top.table("meta"))
+    output = _output(top.table("output"), base, scenario_name)
+    top.finish(
+        [
+            "version",
+            "name",
+            "description",
+            "input",
+            "llm",
+            "engine",
+            "judges",
+            "aggregate",
+            "meta",
+            "output",
+        ]
+    )
+    kinds = _check_judges(judges)
+    _check_scores(judges, aggregate, meta, kinds)
+    return Scenario(
+        name=scenario_name,
+        path=None,
+        input=input_spec,
+        engine=engine,
+        judges=judges,
+        aggregate=aggregate,
+        meta=meta,
+        output=output,
+        description=description,
+        document=dict(document),
+    )
+
+
+def load_scenario(path: str | os.PathLike[str]) -> Scenario:
+    """Read and validate the scenario file at ``path`` (no call is made, nothing is read
+    but the file itself and the judge registry)."""
+    file = Path(path)
+    if not file.is_file():
+        raise ConfigError(f"{file}: no such scenario file")
+    try:
+        document = tomllib.loads(file.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{file}: not valid TOML: {error}") from None
+    try:
+        scenario = parse_scenario(document, base_dir=file.resolve().parent, name=file.stem)
+    except ConfigError as error:
+        raise ConfigError(f"{file}: {error}") from None
+    return _with_path(scenario, file.resolve())
+
+
+def _with_path(scenario: Scenario, path: Path) -> Scenario:
+    from dataclasses import replace
+
+    return replace(scenario, path=path)
+
+
+def check_credentials(scenario: Scenario, env: Mapping[str, str] | None = None) -> None:
+    """Fail before any call when a judge's provider needs an API key that is not set."""
+    env = os.environ if env is None else env
+    for i, spec in enumerate(scenario.judges):
+        variable = PROVIDER_ENV.get(spec.llm.provider)
+        if variable and not env.get(variable):
+            raise ConfigError(
+                f"judges[{i}] ({spec.id}) uses provider {spec.llm.provider!r}, which needs the "
+                f"environment variable {variable}; it is not set. Export it, or run an offline "
+                "scenario (e.g. scenarios/urge-offline.toml)"
+            )

@@ -1,0 +1,49 @@
+"""A pytest helper: assert a run's score is where it should be.
+
+.. code-block:: python
+
+    from genir_eval.runner.testing import assert_run
+
+    def test_quality_does_not_regress(tmp_path):
+        run_scenario("scenarios/demo-offline.toml", out_dir=tmp_path)
+        assert_run(tmp_path, metric="sdcg_urge", at_least=0.8)
+"""
+
+from __future__ import annotations
+
+import os
+
+from genir_eval.report.outputs import Level, Run, load_run
+
+__all__ = ["assert_run"]
+
+
+def assert_run(
+    run: Run | str | os.PathLike[str],
+    *,
+    metric: str,
+    at_least: float | None = None,
+    at_most: float | None = None,
+    level: Level = "session",
+) -> float:
+    """Assert that the mean of ``metric`` over the run's sessions (or turns) lies within
+    ``[at_least, at_most]``; return the mean. The message names the run, metric, level, the
+    mean, how many rows had a score, and the bound it broke."""
+    if at_least is None and at_most is None:
+        raise ValueError("assert_run needs at_least and/or at_most")
+    loaded = run if isinstance(run, Run) else load_run(run)
+    try:
+        scores = loaded.scores(metric, level)
+    except KeyError as error:
+        raise AssertionError(f"run {loaded.directory}: {error.args[0]}") from None
+    present = [v for v in scores.values() if v is not None]
+    where = f"run {loaded.directory}: mean {metric} ({level} level"
+    if not present:
+        raise AssertionError(f"{where}) is undefined: no {level} has a score ({len(scores)} rows)")
+    mean = sum(present) / len(present)
+    shown = f"{where}, {len(present)} of {len(scores)} {level}s scored) is {mean:.6g}"
+    if at_least is not None and mean < at_least:
+        raise AssertionError(f"{shown}, expected at least {at_least:g}")
+    if at_most is not None and mean > at_most:
+        raise AssertionError(f"{shown}, expected at most {at_most:g}")
+    return mean

@@ -1,0 +1,201 @@
+"""Meta-evaluation of ITEM / RUBRIC labels (genir_eval.meta.item_eval), and the offline
+twins on the real URGE sample."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import genir_eval.judges.item  # noqa: F401 - registers the ITEM judges
+import genir_eval.judges.rubric  # noqa: F401 - registers the rubric judges
+from genir_eval.ingest import load_sessions
+from genir_eval.judges.base import Label, judge_sessions, make_judge
+from genir_eval.llm.base import JudgmentKey
+from genir_eval.llm.engine import Engine
+from genir_eval.llm.journal import Journal
+from genir_eval.llm.offline import OfflineProvider
+from genir_eval.meta.item_eval import (
+    compare_item,
+    evaluate_item,
+    evaluate_rubric,
+    format_item_table,
+    ndcg_at,
+)
+from genir_eval.records import Gold, Link, Session, Statement, Turn
+
+
+@pytest.mark.parametrize(
+    ("ranking", "gains", "k", "expected"),
+    [
+        # Computed by hand: DCG = 3/log2(2) + 0 + 2/log2(4) = 4; IDCG = 3 + 2/log2(3).
+        ([1, 2, 3], {1: 3, 2: 0, 3: 2}, 3, 4 / (3 + 2 / math.log2(3))),
+        ([3, 1, 2], {1: 3, 2: 0, 3: 2}, 1, 2 / 3),
+        ([9, 1], {1: 1}, 2, 1 / math.log2(3)),  # an unjudged item keeps its place
+        ([1, 2], {1: 0, 2: 0}, 2, None),
+    ],
+)
+def test_ndcg_at(
+    ranking: list[int], gains: dict[int, float], k: int, expected: float | None
+) -> None:
+    got = ndcg_at(ranking, gains, k)
+    if expected is None:
+        assert got is None
+    else:
+        assert got == pytest.approx(expected, abs=1e-12)
+
+
+def test_ndcg_at_agrees_with_ir_measures() -> None:
+    ir_measures = pytest.importorskip("ir_measures")
+    gains = {"a": 3, "b": 0, "c": 2, "d": 1}
+    ranking = ["d", "b", "a", "c"]
+    qrels = [ir_measures.Qrel("q", doc, rel) for doc, rel in gains.items()]
+    run = [ir_measures.ScoredDoc("q", doc, float(10 - i)) for i, doc in enumerate(ranking)]
+    theirs = ir_measures.calc_aggregate([ir_measures.nDCG @ 3], qrels, run)[ir_measures.nDCG @ 3]
+    assert ndcg_at(ranking, gains, 3) == pytest.approx(theirs, abs=1e-9)
+
+
+def _gold_session() -> Session:
+    turn = Turn(
+        1,
+        "q",
+        "r",
+        statements=(Statement("s", (1, 2, 3, 4)),),
+        links=tuple(Link(i, f"u{i}", f"t{i}") for i in (1, 2, 3, 4)),
+    )
+    empty = Turn(2, "q2", "r2")
+    gold = Gold(link_usefulness=({1: 3, 2: 3, 3: 1}, {}), query_satisfaction=(4.0, 2.0))
+    return Session("s", (turn, empty), gold=gold)
+
+
+def _item_labels(final: list[int], first: list[int], ranking: list[int] | None) -> list[Label]:
+    key = JudgmentKey("s", 1, "item", "item-as", "v")
+    trace = {
+        "stop": "set_unchanged",
+        "candidates": [1, 2, 3, 4],
+        "iterations": [
+            {"iteration": 1, "answer": "a", "ranking": None, "selected": first},
+            {"iteration": 2, "answer": "b", "ranking": ranking, "selected": final},
+        ],
+        "calls": 4,
+        "fresh_calls": 4,
+        "input_tokens": 100,
+        "output_tokens": 10,
+    }
+    return [Label(key, final, extra=trace)]
+
+
+def test_evaluate_item_counts_labelled_links_only() -> None:
+    # Link 4 has no gold label: selecting it is neither a hit nor a false positive.
+    report = evaluate_item([_gold_session()], _item_labels([1, 4], [1, 3], [1, 4, 3, 2]))
+    # Computed by hand: final {1} vs useful {1, 2}: P 1, R 0.5, F1 2/3.
+    assert report["final"]["precision"] == pytest.approx(1.0, abs=1e-12)
+    assert report["final"]["recall"] == pytest.approx(0.5, abs=1e-12)
+    assert report["final"]["f1"] == pytest.approx(2 / 3, abs=1e-12)
+    # First iteration {1, 3}: P 0.5, R 0.5.
+    assert report["first_iteration"]["f1"] == pytest.approx(0.5, abs=1e-12)
+    assert report["turns"] == 1 and report["turns_changed_by_iterating"] == 1
+    assert report["mean_iterations"] == 2 and report["calls"] == 4
+    assert report["gold_useful_share"] == pytest.approx(2 / 3, abs=1e-12)
+    # nDCG@5 of [1, 4, 3, 2]: (3 + 0 + 1/2 + 2/log2(5)) / (3 + 3/log2(3) + 1/2).
+    expected = (3 + 0.5 + 3 / math.log2(5)) / (3 + 3 / math.log2(3) + 0.5)
+    assert report["ndcg@5"] == pytest.approx(expected, abs=1e-12)
+    # With gold >= 2 nothing changes here (no label 2), with >= 1 link 3 becomes useful.
+    loose = evaluate_item([_gold_session()], _item_labels([1, 4], [1, 3], None), gold_min=1)
+    assert loose["final"]["recall"] == pytest.approx(1 / 3, abs=1e-12)
+
+
+def test_evaluate_item_reports_missing_turns_apart() -> None:
+    key = JudgmentKey("s", 1, "item", "item-as", "v")
+    missing = Label(key, None, missing_reason="x", extra={"calls": 2})
+    report = evaluate_item([_gold_session()], [missing])
+    assert report["turns_missing"] == 1 and report["final"]["f1"] is None
+    assert report["calls"] == 2
+
+
+def test_evaluate_rubric_binary_and_ndcg() -> None:
+    def link(cid: int, grade: int, relevant: bool) -> Label:
+        return Label(
+            JudgmentKey("s", 1, f"link:{cid}", "rubric", "v"), grade, extra={"relevant": relevant}
+        )
+
+    labels = [link(1, 5, True), link(2, 2, False), link(3, 4, True)]
+    labels.append(Label(JudgmentKey("s", 1, "coverage", "rubric", "v"), 0.5))
+    report = evaluate_rubric([_gold_session()], labels)
+    # Computed by hand: relevant {1, 3} vs useful {1, 2}: P 0.5, R 0.5.
+    assert report["binary"]["precision"] == pytest.approx(0.5, abs=1e-12)
+    assert report["binary"]["recall"] == pytest.approx(0.5, abs=1e-12)
+    # By grade: 1 (3), 3 (1), 2 (3), 4 (unjudged, 0).
+    expected = (3 + 1 / math.log2(3) + 3 / 2) / (3 + 3 / math.log2(3) + 1 / 2)
+    assert report["ndcg@5"] == pytest.approx(expected, abs=1e-12)
+    assert report["grade_vs_gold"]["n"] == 3
+
+
+# --- the offline twins on the real URGE sample ----------------------------------------------
+
+
+def _offline_engine(**kwargs: Any) -> Engine:
+    return Engine(OfflineProvider(), quiet=True, **kwargs)
+
+
+def test_offline_item_on_the_urge_sample(urge_sample_path: Path) -> None:
+    sessions = list(load_sessions(urge_sample_path).sessions)
+
+    async def go() -> dict[str, dict[str, Any]]:
+        engine = _offline_engine()
+        try:
+            return await compare_item(sessions, engine, ("item-vanilla", "item-as", "item-ar"))
+        finally:
+            await engine.aclose()
+
+    reports = asyncio.run(go())
+    for name, report in reports.items():
+        assert report["turns"] > 0 and report["turns_missing"] == 0, name
+        final = report["final"]
+        assert 0.0 <= final["precision"] <= 1.0 and 0.0 <= final["recall"] <= 1.0
+        assert 0.0 < report["ndcg@5"] <= 1.0
+    assert reports["item-vanilla"]["mean_iterations"] == 1.0
+    assert 1.0 <= reports["item-as"]["mean_iterations"] <= 3.0
+    # item-ar keeps the top 5 of turns with few links: recall at least the threshold loop's.
+    assert reports["item-ar"]["final"]["recall"] >= reports["item-as"]["final"]["recall"]
+    table = format_item_table(reports)
+    assert table.splitlines()[0].split()[:4] == ["judge", "P", "R", "F1"]
+    assert len(table.splitlines()) == 4
+
+
+def test_item_resumes_from_the_journal(tmp_path: Path) -> None:
+    session = _gold_session()
+
+    async def run_once() -> list[Label]:
+        engine = _offline_engine(journal=Journal(tmp_path / "journal.sqlite"))
+        try:
+            return await judge_sessions(make_judge("item-as"), [session], engine)
+        finally:
+            await engine.aclose()
+
+    first = asyncio.run(run_once())
+    second = asyncio.run(run_once())
+    assert [lb.value for lb in first] == [lb.value for lb in second]
+    turn = next(lb for lb in second if lb.key.item == "item")
+    assert turn.extra["calls"] > 0 and turn.extra["fresh_calls"] == 0
+
+
+def test_offline_rubric_on_the_urge_sample(urge_sample_path: Path) -> None:
+    sessions = list(load_sessions(urge_sample_path).sessions)[:4]
+
+    async def go() -> list[Label]:
+        engine = _offline_engine()
+        try:
+            return await judge_sessions(make_judge("rubric", n=5), sessions, engine)
+        finally:
+            await engine.aclose()
+
+    labels = asyncio.run(go())
+    assert labels and all(lb.value is not None for lb in labels)
+    report = evaluate_rubric(sessions, labels)
+    assert report["turns"] > 0 and report["links_missing"] == 0
+    assert report["grade_vs_gold"]["n"] > 0
+    assert all(0 <= lb.value <= 5 for lb in labels if lb.key.item.startswith("link:"))

@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from bs4 import BeautifulSoup
+
+from genir_eval.report.html import render_report, write_report
+from genir_eval.report.outputs import load_run
+
+
+def _soup(run_dir: Path) -> BeautifulSoup:
+    return BeautifulSoup(write_report(run_dir).read_text(encoding="utf-8"), "html.parser")
+
+
+def test_report_is_written_into_the_run_directory(run_dir: Path) -> None:
+    path = write_report(run_dir)
+    assert path == run_dir / "report.html"
+    assert path.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+def test_logged_markup_is_escaped(run_dir: Path, hostile_text: str) -> None:
+    text = write_report(run_dir).read_text(encoding="utf-8")
+    assert "<script" not in text.lower()
+    assert "<img" not in text.lower()
+    soup = BeautifulSoup(text, "html.parser")
+    assert soup.find("script") is None
+    assert soup.find(id="injected") is None
+    assert soup.find("img") is None
+    # ... and it is shown as text, in the turn details and in the failures table
+    assert hostile_text in soup.get_text()
+    assert hostile_text in soup.find(id="failures").get_text()
+
+
+def test_no_network_at_view_time(run_dir: Path) -> None:
+    soup = _soup(run_dir)
+    for tag in soup.find_all(["link", "img", "iframe", "object", "embed"]):
+        raise AssertionError(f"external resource tag in report: {tag}")
+    for tag in soup.find_all(src=True):
+        raise AssertionError(f"element with src in report: {tag}")
+    csp = soup.find("meta", attrs={"http-equiv": "Content-Security-Policy"})
+    assert csp is not None and "default-src 'none'" in csp["content"]
+
+
+def test_headline_numbers_and_intervals(run_dir: Path) -> None:
+    soup = _soup(run_dir)
+    card = soup.find(id="headline-session-spearman")
+    assert card is not None
+    assert card.find(class_="value").get_text() == "0.568"  # meta.json 0.5678, 3 decimals
+    assert "[0.200, 0.800]" in card.get_text()
+    assert soup.find(id="headline-turn-spearman").find(class_="value").get_text() == "0.234"
+
+
+def test_plots_are_inline_svg(run_dir: Path) -> None:
+    soup = _soup(run_dir)
+    assert soup.select("#scatter svg") and soup.select("#task-bars svg")
+    ids = [tag["id"] for tag in soup.find_all(id=True)]
+    assert len(ids) == len(set(ids)), "element ids must be unique across inline SVGs"
+
+
+def test_svg_text_from_logs_is_escaped(run_dir: Path) -> None:
+    svg = str(_soup(run_dir).select_one("#task-bars svg"))
+    assert "<script" not in svg
+    assert "&lt;script&gt;" in svg
+
+
+def test_confusion_matrix_counts(run_dir: Path) -> None:
+    tables = _soup(run_dir).select("table.confusion")
+    judges = [t["data-judge"] for t in tables]
+    assert judges == ["link_usefulness.dna", "link_usefulness.true"]
+    cells = [int(td.get_text()) for td in tables[0].find_all("td")]
+    assert sum(cells) == 24  # every link has gold and a dna label
+    cells = [int(td.get_text()) for td in tables[1].find_all("td")]
+    assert sum(cells) == 12  # link 2 is missing for the 'true' judge
+
+
+def test_worst_sessions_link_to_their_turns(run_dir: Path) -> None:
+    soup = _soup(run_dir)
+    rows = soup.select("#worst-sessions tr")[1:]
+    assert rows[0].find("a").get_text() == "s0"  # lowest sdcg_urge (0.0)
+    for a in soup.select("#worst-sessions a"):
+        target = a["href"].removeprefix("#")
+        assert soup.find(id=target) is not None, target
+
+
+def test_without_gold(make_run_dir) -> None:  # type: ignore[no-untyped-def]
+    run = load_run(make_run_dir(with_meta=False, failures=0))
+    soup = BeautifulSoup(render_report(run), "html.parser")
+    assert soup.find(id="no-meta") is not None
+    assert soup.find(id="no-failures") is not None

@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pytest
+
+from genir_eval.report.outputs import SessionRow, TurnRow, write_run
+
+RunFactory = Callable[..., Path]
+
+
+@pytest.fixture
+def make_scores_run(tmp_path: Path) -> RunFactory:
+    """A run directory whose sessions have the given ``sdcg_urge`` scores (one turn each)."""
+
+    def make(name: str, scores: Mapping[str, float | None], metric: str = "sdcg_urge") -> Path:
+        sessions = [SessionRow(sid, n_turns=1, scores={metric: v}) for sid, v in scores.items()]
+        turns = [TurnRow(sid, 1, scores={metric: v}) for sid, v in scores.items()]
+        info = {"version": 1, "scenario": {"name": name, "meta": {"headline": metric}}}
+        return write_run(
+            tmp_path / name, links=[], turns=turns, sessions=sessions, meta=None, info=info
+        )
+
+    return make

@@ -1,0 +1,121 @@
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+from genir_eval.cli import main
+from genir_eval.errors import InputError
+from genir_eval.runner.compare import (
+    cohen_dz,
+    compare_runs,
+    gate,
+    paired_bootstrap,
+    randomization_test,
+)
+
+BASE = {f"s{i}": float(v) for i, v in enumerate([0.5, 0.7, 0.9, 0.4, 0.6, 0.8, 0.3, 0.5])}
+
+
+def test_cohen_dz_by_hand() -> None:
+    # deltas 1, 2, 3: mean 2, sample sd 1 -> d_z 2 (computed by hand)
+    assert cohen_dz([1.0, 2.0, 3.0]) == pytest.approx(2.0, abs=1e-12)
+    assert cohen_dz([0.0, 0.0]) == 0.0
+    assert cohen_dz([1.0, 1.0]) is None
+    assert cohen_dz([1.0]) is None
+
+
+def test_exact_randomization_test_by_enumeration() -> None:
+    deltas = [0.3, -0.1, 0.2, 0.4, 0.05]
+    observed = abs(np.mean(deltas))
+    flips = [abs(np.dot(s, deltas) / 5) for s in itertools.product((1, -1), repeat=5)]
+    expected = sum(f >= observed - 1e-12 for f in flips) / 32  # enumerated independently
+    p, exact = randomization_test(deltas)
+    assert exact and p == pytest.approx(expected, abs=1e-12)
+    # all five positive deltas of one size: only the all-plus and all-minus patterns tie
+    p, _ = randomization_test([0.1] * 5)
+    assert p == pytest.approx(2 / 32, abs=1e-12)
+
+
+def test_monte_carlo_randomization_is_seeded() -> None:
+    rng = np.random.default_rng(7)
+    deltas = list(rng.normal(0.1, 1.0, size=40))
+    p1, exact = randomization_test(deltas, n_resamples=2000, seed=3)
+    p2, _ = randomization_test(deltas, n_resamples=2000, seed=3)
+    assert not exact and p1 == p2 and 0 < p1 <= 1
+
+
+def test_bootstrap_interval_covers_the_mean_and_is_seeded() -> None:
+    deltas = [0.1, 0.2, -0.05, 0.3, 0.15, 0.0]
+    lo, hi = paired_bootstrap(deltas, n_resamples=4000, seed=1)
+    assert lo < np.mean(deltas) < hi
+    assert paired_bootstrap(deltas, n_resamples=4000, seed=1) == (lo, hi)
+    assert paired_bootstrap([0.1], n_resamples=10) is None
+
+
+def test_compare_identical_runs_passes(make_scores_run) -> None:  # type: ignore[no-untyped-def]
+    a, b = make_scores_run("a", BASE), make_scores_run("b", BASE)
+    c = compare_runs(a, b, metric="sdcg_urge")
+    assert c.n == 8 and c.mean_delta == 0.0 and c.p_value == 1.0 and c.worse() == []
+    assert gate(c, max_drop=0.0, alpha=0.05, fail_below=0.1).passed
+
+
+def test_compare_flags_a_consistent_drop(make_scores_run) -> None:  # type: ignore[no-untyped-def]
+    worse = {k: v - 0.1 - 0.01 * i for i, (k, v) in enumerate(BASE.items())}
+    c = compare_runs(make_scores_run("a", BASE), make_scores_run("b", worse), metric="sdcg_urge")
+    # every delta negative: exact p = 2 / 2**8 (computed by hand)
+    assert c.p_exact and c.p_value == pytest.approx(2 / 256, abs=1e-12)
+    assert c.mean_delta == pytest.approx(-0.135, abs=1e-12)
+    assert [d.key for d in c.worse()][:2] == ["s7", "s6"]
+    result = gate(c, alpha=0.05)
+    assert not result.passed and "dropped significantly" in result.reasons[0]
+    assert gate(c, alpha=0, max_drop=0.2).passed
+    assert not gate(c, alpha=0, max_drop=0.1).passed
+    assert not gate(c, alpha=0, fail_below=0.6).passed
+
+
+def test_mismatched_sessions_are_a_clear_error(make_scores_run) -> None:  # type: ignore[no-untyped-def]
+    other = dict(BASE)
+    other.pop("s3")
+    other["x9"] = 0.5
+    with pytest.raises(
+        InputError, match=r"different sessions: 1 only in run A \(e.g. s3\); 1 only in run B"
+    ):
+        compare_runs(make_scores_run("a", BASE), make_scores_run("b", other), metric="sdcg_urge")
+
+
+def test_missing_scores_are_left_out(make_scores_run) -> None:  # type: ignore[no-untyped-def]
+    partial = dict(BASE, s0=None)
+    c = compare_runs(make_scores_run("a", BASE), make_scores_run("b", partial), metric="sdcg_urge")
+    assert c.n == 7 and c.missing == ("s0",)
+
+
+def test_unknown_metric(make_scores_run) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(InputError, match="no score 'ndcg'"):
+        compare_runs(make_scores_run("a", BASE), make_scores_run("b", BASE), metric="ndcg")
+
+
+def test_cli_exit_codes(make_scores_run, capsys) -> None:  # type: ignore[no-untyped-def]
+    a = str(make_scores_run("a", BASE))
+    b = str(make_scores_run("b", {k: v - 0.2 for k, v in BASE.items()}))
+    assert main(["compare", a, a]) == 0
+    assert "PASS" in capsys.readouterr().out
+    assert main(["compare", a, b, "--metric", "sdcg_urge"]) == 1
+    captured = capsys.readouterr()
+    assert "worse in 8 of 8 sessions" in captured.out
+    assert "FAIL: sdcg_urge (session level): mean dropped significantly" in captured.err
+    assert main(["compare", a, b, "--alpha", "0", "--max-drop", "0.25"]) == 0
+    capsys.readouterr()
+    assert main(["compare", a, b, "--alpha", "0", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["passed"] and document["comparisons"][0]["mean_delta"] == pytest.approx(-0.2)
+
+
+def test_cli_mismatch_exits_2_without_traceback(make_scores_run, capsys) -> None:  # type: ignore[no-untyped-def]
+    a = str(make_scores_run("a", BASE))
+    b = str(make_scores_run("b", {"other": 1.0}))
+    assert main(["compare", a, b]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("genir-eval: error:") and "Traceback" not in err
