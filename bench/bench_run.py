@@ -4,8 +4,8 @@ Builds >= 1,000 synthetic sessions from the demo fixtures' patterns (each fixtur
 copied under new ids, with its turns rotated and its links' order varied so prompts and
 cache keys differ), serves replies from the fake server in a child process with a fixed
 latency, and runs the scenario through :func:`genir_eval.runner.run_scenario` with no
-cache (every judgment is a provider call). Prints sessions per minute and the share of the
-engine's bound reached: with ``concurrency`` requests in flight and ``latency`` seconds per
+cache (every judgment is a provider call). Prints sessions per minute, the client's CPU time
+per call (what limits a run once latency is low) and the share of the engine's bound reached: with ``concurrency`` requests in flight and ``latency`` seconds per
 reply, no client can do better than ``concurrency / latency`` calls per second.
 
     python bench/bench_run.py                      # 1,000 sessions, concurrency 32, 200 ms
@@ -103,9 +103,9 @@ def main(argv: list[str] | None = None) -> int:
             },
             base_dir=tmp,
         )
-        started = time.monotonic()
+        started, cpu_started = time.monotonic(), time.process_time()
         run = run_scenario(scenario, out_dir=Path(tmp) / "run", sessions=sessions)
-        wall = time.monotonic() - started
+        wall, cpu = time.monotonic() - started, time.process_time() - cpu_started
         served = server.stats()
 
     calls = run.info["provider_calls"]
@@ -122,6 +122,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"judging               {judging:.1f} s  ->  {len(run.sessions) / judging * 60:,.0f} sessions/minute"
+    )
+    print(
+        f"client CPU            {cpu:.1f} s = {cpu / max(calls, 1) * 1000:.2f} ms per call "
+        "(this process, all threads, assembling and report included)"
     )
     print(
         f"engine bound          {bound:,.0f} calls/s (concurrency {args.concurrency} / latency {args.latency:g} s)"

@@ -1,4 +1,8 @@
-"""``genir-eval run SCENARIO [--out DIR]``: judge, score and report one scenario."""
+"""``genir-eval run SCENARIO [--out DIR]``: judge, score and report one scenario.
+
+Prints a summary of the run on stdout (correlations with user satisfaction, judges against
+gold labels, failures, engine use, paths written); ``--quiet`` prints only the paths.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import argparse
 import sys
 
 from genir_eval.llm.options import add_engine_arguments
+from genir_eval.report.summary import format_paths, format_summary
 from genir_eval.runner.run import Overrides, run_scenario
 
 __all__ = ["add_parser", "run"]
@@ -31,8 +36,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
             "Run SCENARIO (a scenarios/*.toml file): load its sessions, run its judges "
             "concurrently through the engine, aggregate the link metrics, meta-evaluate "
             "against gold labels when present, and write links/turns/sessions (JSONL and "
-            "CSV), meta.json, run.json and report.html to DIR. Running it again into the "
-            "same DIR resumes. Engine options given here override the scenario's."
+            "CSV), meta.json, run.json and report.html to DIR, and print a summary (--quiet: "
+            "the paths only). Running it again into the same DIR resumes. Engine options "
+            "given here override the scenario's."
         ),
     )
     parser.add_argument("scenario", metavar="SCENARIO", help="the scenario file (TOML)")
@@ -69,7 +75,6 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         log=None if args.quiet else sys.stderr,
     )
-    if not args.quiet:
-        print(f"report: {result.report_path}", file=sys.stderr)
-    print(result.directory)
+    # stdout carries the results (summary and paths); notices and progress go to stderr
+    sys.stdout.write(format_paths(result) if args.quiet else format_summary(result))
     return 0

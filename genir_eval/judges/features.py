@@ -13,12 +13,18 @@ LLM-Driven Relevance Judgment", 2025):
   first cited;
 - *satisfaction* (feedback, only when a judge enables it): the user's query satisfaction and
   whether the citing statements contain text the user marked useful.
+
+The satisfaction twins read a response's :class:`TurnEvidence` instead: coverage of the
+query's (and the intent's) key terms by the response and by its cited statements (key
+terms as a standard analyser cuts them, :func:`key_terms`), citation support, length-free
+layout clarity, distinct sources, and whether the next query re-asks this one
+(:func:`reformulation`). None of them uses the user's feedback.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from genir_eval.records import Session, Statement, Turn
@@ -29,6 +35,15 @@ __all__ = [
     "LinkEvidence",
     "link_evidence",
     "segment_alignment",
+    "STOP_WORDS",
+    "READABLE_BLOCK_SENTENCES",
+    "key_terms",
+    "term_coverage",
+    "query_similarity",
+    "reformulation",
+    "citation_support",
+    "sentence_count",
+    "clarity",
     "TurnEvidence",
     "turn_evidence",
 ]
@@ -158,33 +173,133 @@ def segment_alignment(session: Session, turn: Turn) -> list[float]:
     return [coverage(segment.text, need) for segment in turn.segments]
 
 
+# Lucene's English stop set (``EnglishAnalyzer.ENGLISH_STOP_WORDS_SET``): function words that
+# carry no topic, so a query's "key terms" are the rest.
+STOP_WORDS = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their "
+    "then there these they this to was will with".split()
+)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+_WORD_RUN = re.compile(r"[^\W_]+", re.UNICODE)
+# A block (non-empty line) of up to this many sentences, about a paragraph, reads at a glance;
+# a longer undivided block is a wall of text. Sentences rather than clauses, so that the
+# frequent Chinese comma does not count against Chinese text.
+READABLE_BLOCK_SENTENCES = 5
+_SENTENCE_END = re.compile(r"[。！？!?]+|(?<!\d)\.(?=\s|$)")
+
+
+def key_terms(text: str) -> set[str]:
+    """The content terms of ``text`` as a standard analyser cuts them: runs of CJK characters
+    as overlapping character bigrams (a lone character as itself; Lucene's ``CJKAnalyzer``),
+    other letters and digits as lower-cased words without :data:`STOP_WORDS` and single
+    letters (Lucene's ``StandardAnalyzer``)."""
+    terms: set[str] = set()
+    for run in _WORD_RUN.findall((text or "").lower()):
+        position = 0
+        for match in _CJK.finditer(run):
+            terms |= _words(run[position : match.start()])
+            chars = match.group()
+            terms |= (
+                {chars} if len(chars) == 1 else {chars[i : i + 2] for i in range(len(chars) - 1)}
+            )
+            position = match.end()
+        terms |= _words(run[position:])
+    return terms
+
+
+def _words(text: str) -> set[str]:
+    if not text or text in STOP_WORDS or (len(text) == 1 and not text.isdigit()):
+        return set()
+    return {text}
+
+
+def term_coverage(part: str, whole: str | set[str]) -> float:
+    """Share of ``part``'s key terms found in ``whole`` (0 when ``part`` has none)."""
+    terms = key_terms(part)
+    if not terms:
+        return 0.0
+    found = whole if isinstance(whole, set) else key_terms(whole)
+    return len(terms & found) / len(terms)
+
+
+def query_similarity(first: str, second: str) -> float:
+    """Jaccard similarity of two queries' key terms (0 when either has none)."""
+    a, b = key_terms(first), key_terms(second)
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def reformulation(session: Session, turn: Turn) -> float | None:
+    """How closely the session's next query repeats ``turn``'s: the Jaccard similarity of their
+    key terms, ``None`` for the last turn. Re-asking much the same query is the classic
+    session-level sign that the previous answer did not satisfy (Hassan et al., "Beyond
+    clicks: query reformulation as a predictor of search satisfaction", CIKM 2013); a topic
+    shift shares no terms and gives 0, no evidence either way."""
+    position = _turn_position(session, turn)
+    if position + 1 >= len(session.turns):
+        return None
+    return query_similarity(turn.query, session.turns[position + 1].query)
+
+
+def citation_support(turn: Turn) -> float:
+    """Share of the response's statement text that carries a citation: how much of the answer
+    rests on sources (statements are cut at citation marks, so uncited text forms long
+    statements; weighing by characters counts it for what it is)."""
+    total = sum(len(s.text) for s in turn.statements)
+    if not total:
+        return 0.0
+    return sum(len(s.text) for s in turn.statements if s.citations) / total
+
+
+def sentence_count(text: str) -> int:
+    """Sentences of ``text``: pieces ending at a Chinese or Western sentence mark (a full stop
+    after a digit is a list number or a decimal point, not an end)."""
+    return sum(1 for piece in _SENTENCE_END.split(text or "") if any(c.isalnum() for c in piece))
+
+
+def clarity(text: str) -> float:
+    """Length-free readability of the layout: ``min(1, READABLE_BLOCK_SENTENCES / mean
+    sentences per block)``. A short answer and a long list both score 1; only long undivided
+    blocks lose."""
+    blocks = [line for line in (text or "").splitlines() if line.strip()]
+    if not blocks:
+        return 0.0
+    sentences = sum(max(1, sentence_count(block)) for block in blocks)
+    return min(1.0, READABLE_BLOCK_SENTENCES * len(blocks) / sentences)
+
+
 @dataclass(frozen=True)
 class TurnEvidence:
-    """The log's evidence about one response, each value in ``[0, 1]``."""
+    """The log's evidence about one response, each value in ``[0, 1]`` (``None`` when the log
+    cannot tell)."""
 
-    answer_alignment: float  # query n-grams the response covers
-    intent_alignment: float  # query+intent n-grams the response covers
-    grounding: float  # share of statements carrying a citation
-    structure: float  # 1 when the response is organised in several lines/blocks
+    query_coverage: float  # query key terms the response covers
+    intent_alignment: float  # intent key terms the response covers (query's without intent)
+    cited_coverage: float  # query key terms the cited statements cover
+    citation_support: float  # share of the statement text carrying a citation
+    clarity: float  # layout readability, independent of length
     source_count: float  # 1 - 2^-(links/2): distinct sources cited
+    reformulation: float | None  # similarity of the next query to this one; None if last
 
     @property
-    def mean(self) -> float:
-        """How well the response meets the need: alignment with the query and the intent,
-        and grounding. Structure and the number of sources are left out: they track length,
-        which URGE's rubric says not to reward."""
-        return _mean([self.answer_alignment, self.intent_alignment, self.grounding])
+    def not_reasked(self) -> float:
+        """``1 - reformulation``: 1 when the user moved on or the session ended, 0 when the
+        next query repeats this one."""
+        return 1.0 - (self.reformulation or 0.0)
 
 
 def turn_evidence(session: Session, turn: Turn) -> TurnEvidence:
+    """Evidence about the response of ``turn`` (see :class:`TurnEvidence`)."""
     text = turn.response_text
-    statements: Sequence[Statement] = turn.statements
-    grounded = sum(1 for s in statements if s.citations)
-    lines = [line for line in text.splitlines() if line.strip()]
+    response_terms = key_terms(text)
+    cited_terms = key_terms(" ".join(s.text for s in turn.statements if s.citations))
+    query_coverage = term_coverage(turn.query, response_terms)
+    intent = (session.intent or "").strip()
     return TurnEvidence(
-        answer_alignment=coverage(turn.query, text),
-        intent_alignment=coverage(_need(session, turn), text),
-        grounding=grounded / len(statements) if statements else 0.0,
-        structure=min(1.0, max(0.0, (len(lines) - 1) / 4.0)),
+        query_coverage=query_coverage,
+        intent_alignment=term_coverage(intent, response_terms) if intent else query_coverage,
+        cited_coverage=term_coverage(turn.query, cited_terms),
+        citation_support=citation_support(turn),
+        clarity=clarity(text),
         source_count=1.0 - 2.0 ** (-len(turn.cited_link_ids) / 2.0),
+        reformulation=reformulation(session, turn),
     )

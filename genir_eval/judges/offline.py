@@ -17,19 +17,50 @@ user's feedback. Every constant is an a-priori choice documented here, not fitte
   marks inside the citing statements)``, so feedback can lower the evidence by a quarter;
 - spans: a unit is useful when its n-gram overlap with query + intent is at least the turn's
   mean overlap and positive (above-average alignment);
-- satisfaction: each turn's evidence (:class:`~genir_eval.judges.features.TurnEvidence`)
-  mapped linearly to 1-10; the session is the mean of its turns.
+- satisfaction: each turn's evidence (:class:`~genir_eval.judges.features.TurnEvidence`,
+  each signal in [0, 1]) read as the judge's dimensions, mapped linearly to 1-10
+  (``1 + 9 * reading``, rounded) and averaged over the turns for the session (every turn
+  counts the same, see :func:`session_reading`). Dimension readings
+  (:func:`dimension_readings`): factuality and correctness <- citation support (share of the
+  statement text carrying a citation); consistency <- cited coverage (the query's key terms
+  in the cited statements); completeness and coverage <- query-term coverage; clarity,
+  logical coherence and coherence <- layout clarity (at most five sentences per block,
+  length-free); appropriateness <- intent alignment; richness <- distinct sources cited;
+  user satisfaction <- ``mean(query coverage, intent alignment) * (1 - reformulation)``,
+  where reformulation is the Jaccard similarity of the next query's key terms with this
+  one's (0 for the last turn: re-asking is the user's sign of failure, a topic shift and the
+  end of the session are neutral); creativity, engagement, fairness and responsibility,
+  which the log says nothing about, read :func:`answer_quality`. The designs differ:
+
+  - ``satisfaction.urs``: its task type's five dimensions; overall = their weighted mean
+    with factuality and user satisfaction counting twice (URGE's rubric: they weigh most);
+  - ``satisfaction.gah``: the five generic dimensions, all about the answer itself (the
+    user's reformulation does not enter); overall = weighted mean with correctness and
+    coverage counting twice (its prompt's emphasis);
+  - ``satisfaction.geval``: one overall per turn, G-Eval's steps read from the log
+    (:func:`answer_quality`: citation support, intent alignment, query coverage, clarity,
+    equally weighted) times ``1 - reformulation``.
+
+  Each block carries the dimensions and the overall, so the meta-evaluation reports both the
+  overall and the dimension mean, as for the LLM judges.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from typing import Any
 
 from genir_eval.judges.common import JudgeContext
-from genir_eval.judges.features import LinkEvidence, link_evidence, segment_alignment, turn_evidence
-from genir_eval.judges.satisfaction_common import GAH_DIMENSIONS, dimensions_for
+from genir_eval.judges.features import (
+    LinkEvidence,
+    TurnEvidence,
+    link_evidence,
+    segment_alignment,
+    turn_evidence,
+)
+from genir_eval.judges.satisfaction_common import DIMENSION_TEXT, GAH_DIMENSIONS, dimensions_for
 from genir_eval.llm.base import Request
 from genir_eval.llm.offline import register_offline
 from genir_eval.records import Session, Turn
@@ -38,6 +69,11 @@ __all__ = [
     "BASELINE_NOTE",
     "link_score",
     "link_label",
+    "OVERALL_EMPHASIS",
+    "answer_quality",
+    "dimension_readings",
+    "weighted_overall",
+    "session_reading",
     "turn_rating",
     "register_twins",
 ]
@@ -47,6 +83,12 @@ BASELINE_NOTE = (
     "citation credit and position, response structure, and feedback signals where enabled), "
     "not LLM judgments"
 )
+
+# The dimensions each design's prompt says weigh most in the overall score.
+OVERALL_EMPHASIS: dict[str, tuple[str, ...]] = {
+    "urs": ("factuality", "user_satisfaction"),
+    "gah": ("correctness", "coverage"),
+}
 
 
 def _context(request: Request) -> JudgeContext:
@@ -137,63 +179,110 @@ def _spans(request: Request) -> str:
     return json.dumps({"useful_segments": useful})
 
 
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def answer_quality(evidence: TurnEvidence) -> float:
+    """G-Eval's evaluation steps read from the log: correct (citation support), relevant
+    (intent alignment), complete (query-term coverage) and clear (layout), equally weighted."""
+    return _mean(
+        [
+            evidence.citation_support,
+            evidence.intent_alignment,
+            evidence.query_coverage,
+            evidence.clarity,
+        ]
+    )
+
+
+def dimension_readings(
+    evidence: TurnEvidence, dims: Iterable[str] = tuple(DIMENSION_TEXT["en"])
+) -> dict[str, float]:
+    """Each of ``dims``' reading in ``[0, 1]``: the evidence closest to its rubric text
+    (:data:`~genir_eval.judges.satisfaction_common.DIMENSION_TEXT`). Dimensions the log says
+    nothing about (creativity, engagement, fairness and responsibility, any other name) read
+    the turn's :func:`answer_quality`."""
+    alignment = _mean([evidence.query_coverage, evidence.intent_alignment])
+    readings = {
+        "factuality": evidence.citation_support,
+        "correctness": evidence.citation_support,
+        "consistency": evidence.cited_coverage,
+        "completeness": evidence.query_coverage,
+        "coverage": evidence.query_coverage,
+        "user_satisfaction": alignment * evidence.not_reasked,
+        "clarity": evidence.clarity,
+        "logical_coherence": evidence.clarity,
+        "coherence": evidence.clarity,
+        "appropriateness": evidence.intent_alignment,
+        "richness": evidence.source_count,
+    }
+    quality = answer_quality(evidence)
+    return {d: readings.get(d, quality) for d in dims}
+
+
+def weighted_overall(readings: dict[str, float], dims: tuple[str, ...], design: str) -> float:
+    """The overall reading: the dimensions' weighted mean, the design's emphasised dimensions
+    (:data:`OVERALL_EMPHASIS`) counting twice, as the judges' prompts say they weigh most."""
+    emphasis = OVERALL_EMPHASIS.get(design, ())
+    weights = {d: 2.0 if d in emphasis else 1.0 for d in dims}
+    return sum(weights[d] * readings[d] for d in dims) / sum(weights.values())
+
+
 def turn_rating(session: Session, turn: Turn) -> float:
-    """The twin's 1-10 rating of a response: its evidence mean mapped linearly."""
-    return 1.0 + 9.0 * turn_evidence(session, turn).mean
+    """G-Eval twin's 1-10 rating of a response: :func:`answer_quality` discounted by how
+    closely the next query re-asks this one, mapped linearly."""
+    evidence = turn_evidence(session, turn)
+    return 1.0 + 9.0 * answer_quality(evidence) * evidence.not_reasked
 
 
 def _rating(value: float) -> int:
     return max(1, min(10, int(round(value))))
 
 
+def session_reading(turns: list[float]) -> float:
+    """A session's reading from its turns': their mean. Users' session satisfaction follows
+    the last query most (the recency effect, Liu et al., "Investigating Cognitive Effects in
+    Session-level Search User Satisfaction", KDD 2019), but that holds for the users' own
+    turn ratings; the twin's turn readings are weak estimates, and weighing one of them more
+    only adds its noise, so every turn counts the same."""
+    return _mean(turns)
+
+
 def _geval(request: Request) -> str:
     ctx = _context(request)
     turns = [turn_rating(ctx.session, t) for t in ctx.session.turns]
-    session = sum(turns) / len(turns) if turns else 1.0
+    session = session_reading(turns) if turns else 1.0
     return json.dumps({"scores": [_rating(v) for v in [*turns, session]]})
 
 
-def _dimension_block(session: Session, turns: list[Turn], dims: tuple[str, ...]) -> dict[str, Any]:
-    evidence = [turn_evidence(session, t) for t in turns]
-
-    def mean(values: list[float]) -> float:
-        return sum(values) / len(values) if values else 0.0
-
-    # Each dimension reads the evidence closest to it; the rest use the overall mean.
-    readings = {
-        "factuality": mean([e.grounding for e in evidence]),
-        "correctness": mean([e.grounding for e in evidence]),
-        "consistency": mean([e.grounding for e in evidence]),
-        "user_satisfaction": mean(
-            [(e.answer_alignment + e.intent_alignment) / 2 for e in evidence]
-        ),
-        "coverage": mean([e.intent_alignment for e in evidence]),
-        "completeness": mean([e.intent_alignment for e in evidence]),
-        "clarity": mean([e.structure for e in evidence]),
-        "logical_coherence": mean([e.structure for e in evidence]),
-        "coherence": mean([e.structure for e in evidence]),
-        "richness": mean([e.source_count for e in evidence]),
-    }
-    overall_mean = mean([e.mean for e in evidence])
-    dimensions = {d: _rating(1.0 + 9.0 * readings.get(d, overall_mean)) for d in dims}
+def _dimension_block(
+    readings: list[dict[str, float]], dims: tuple[str, ...], design: str
+) -> dict[str, Any]:
+    """One rated block from the readings of its turns (one turn, or all the session's, in
+    order, aggregated by :func:`session_reading`)."""
+    mean = {d: session_reading([r[d] for r in readings]) for d in dims}
     return {
         "critique": "offline twin: computed from log evidence",
-        "dimensions": dimensions,
-        "overall": _rating(1.0 + 9.0 * overall_mean),
+        "dimensions": {d: _rating(1.0 + 9.0 * mean[d]) for d in dims},
+        "overall": _rating(1.0 + 9.0 * weighted_overall(mean, dims, design)),
     }
 
 
 def _dimensional(request: Request) -> str:
     ctx = _context(request)
     session = ctx.session
+    design = "gah" if request.task.endswith("gah") else "urs"
     dims = tuple(ctx.extra.get("dimensions") or ())
     if not dims:
-        dims = (
-            GAH_DIMENSIONS if request.task.endswith("gah") else dimensions_for(session.task_type)[0]
-        )
-    turns = [{"turn": t.index, **_dimension_block(session, [t], dims)} for t in session.turns]
+        dims = GAH_DIMENSIONS if design == "gah" else dimensions_for(session.task_type)[0]
+    readings = [dimension_readings(turn_evidence(session, t), dims) for t in session.turns]
+    turns = [
+        {"turn": t.index, **_dimension_block([r], dims, design)}
+        for t, r in zip(session.turns, readings, strict=True)
+    ]
     return json.dumps(
-        {"turns": turns, "session": _dimension_block(session, list(session.turns), dims)},
+        {"turns": turns, "session": _dimension_block(readings, dims, design)},
         ensure_ascii=False,
     )
 

@@ -8,6 +8,7 @@ are.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any, Literal, NamedTuple
 
@@ -73,8 +74,11 @@ def correlations(
     seed and ``n`` resamples the same pairs. A resample where a coefficient is undefined
     (one side constant) is left out of its interval.
 
-    With fewer than 3 pairs or a constant side every coefficient and interval is ``None``;
-    with ``n_boot=0`` the intervals are ``None``. The bootstrap is vectorised: ranks,
+    With fewer than 3 pairs or a constant side every coefficient and interval is ``None``,
+    without a warning (scipy is not called); a nearly constant side is computed as is, and
+    scipy's ``NearConstantInputWarning`` is silenced for that call only, so a near-tie in
+    one score neither stops a run whose warnings are errors nor floods its log. With
+    ``n_boot=0`` the intervals are ``None``. The bootstrap is vectorised: ranks,
     ties and Kendall's S are derived from each resample's counts of the original pairs.
     """
     if not 0.0 < ci < 1.0:
@@ -88,7 +92,13 @@ def correlations(
     ya = np.asarray(ys, dtype=float)
     if n < 3 or np.ptp(xa) == 0.0 or np.ptp(ya) == 0.0:
         return out
-    out["pearson"] = _finite_or_none(scipy_stats.pearsonr(xa, ya).statistic)
+    with warnings.catch_warnings():
+        # scipy warns when a side is nearly constant (relative spread near rounding error),
+        # as a judge giving almost every session the same score does: the coefficient is
+        # still the correct one for the values given, so it is reported and the run goes on.
+        warnings.simplefilter("ignore", scipy_stats.NearConstantInputWarning)
+        pearson = scipy_stats.pearsonr(xa, ya).statistic
+    out["pearson"] = _finite_or_none(pearson)
     out["spearman"] = _finite_or_none(scipy_stats.spearmanr(xa, ya).statistic)
     out["kendall"] = _finite_or_none(scipy_stats.kendalltau(xa, ya, variant="b").statistic)
     if n_boot > 0:

@@ -6,9 +6,10 @@ from the logs or the run (queries, responses, urls, ids, task types, failure rea
 escaped with :func:`html.escape`, so a logged ``<script>`` shows as text.
 
 Sections: the headline correlations with their 95% intervals, a scatter of the headline
-score against user satisfaction at query and session level, bars per task type, the
-link-label confusion matrix of each link judge, the worst sessions with links to their
-turns further down the page, and the failures.
+score against user satisfaction at query and session level, bars per task type, the judges
+against the gold labels (``meta.json``'s ``judges`` blocks, named as ``genir-eval meta``
+names them: link agreement and confusion matrices, useful spans, ITEM and RUBRIC judges),
+the worst sessions with links to their turns further down the page, and the failures.
 """
 
 from __future__ import annotations
@@ -256,13 +257,45 @@ def _task_bars(run: Run, score: str | None) -> str:
     return f"<div class='plot' id='task-bars'>{svg}</div>"
 
 
+def _confusion_table(judge: str, classes: Sequence[float], matrix: Sequence[Sequence[int]]) -> str:
+    """One judge's confusion matrix: ``matrix[i][j]`` links with gold ``classes[i]`` and
+    judge label ``classes[j]``."""
+    total = sum(map(sum, matrix))
+    peak = max((n for row in matrix for n in row), default=0)
+    head = "".join(f"<th class='num'>{_fmt_label(c)}</th>" for c in classes)
+    body = []
+    for g, row in zip(classes, matrix, strict=True):
+        cells = []
+        for n in row:
+            alpha = 0.08 + 0.72 * n / peak if n else 0
+            style = f" style='background:rgba(53,102,168,{alpha:.2f})'" if n else ""
+            cells.append(f"<td class='num'{style}>{n}</td>")
+        body.append(f"<tr><th class='num'>{_fmt_label(g)}</th>{''.join(cells)}</tr>")
+    agree = sum(matrix[i][i] for i in range(len(classes)))
+    agreement = f"{agree / total:.3f}" if total else "–"
+    return (
+        f"<h3>{_e(judge)}</h3>"
+        f"<p class='muted'>{total} links with both labels; exact agreement {agreement}. "
+        "Rows: gold (expert) label; columns: judge label (rounded).</p>"
+        f"<table class='confusion' data-judge='{_e(judge)}'>"
+        f"<tr><th>gold \\ judge</th>{head}</tr>{''.join(body)}</table>"
+    )
+
+
 def _confusion(run: Run) -> str:
+    """Each link judge's confusion matrix: ``meta.json``'s (``genir-eval meta``'s), else
+    counted from the links table when the run has no meta-evaluation."""
     judges: dict[str, None] = {}
     for link in run.links:
         for judge in link.labels:
             judges.setdefault(judge, None)
+    from_meta = _judge_blocks(run, "link_usefulness")
     parts = []
     for judge in judges:
+        matrix = (from_meta.get(judge) or {}).get("confusion_matrix")
+        if isinstance(matrix, Mapping):
+            parts.append(_confusion_table(judge, matrix["labels"], matrix["matrix"]))
+            continue
         pairs = [
             (link.gold, link.labels.get(judge))
             for link in run.links
@@ -275,62 +308,184 @@ def _confusion(run: Run) -> str:
         for gold, label in pairs:
             assert gold is not None and label is not None
             counts[(gold, label)] += 1
-        peak = max(counts.values())
-        head = "".join(f"<th class='num'>{_fmt_label(c)}</th>" for c in classes)
-        body = []
-        for g in classes:
-            cells = []
-            for p in classes:
-                n = counts.get((g, p), 0)
-                alpha = 0.08 + 0.72 * n / peak if n else 0
-                style = f" style='background:rgba(53,102,168,{alpha:.2f})'" if n else ""
-                cells.append(f"<td class='num'{style}>{n}</td>")
-            body.append(f"<tr><th class='num'>{_fmt_label(g)}</th>{''.join(cells)}</tr>")
-        agree = sum(n for (g, p), n in counts.items() if g == p)
-        parts.append(
-            f"<h3>{_e(judge)}</h3>"
-            f"<p class='muted'>{len(pairs)} links with both labels; exact agreement "
-            f"{agree / len(pairs):.3f}. Rows: gold (expert) label; columns: judge label.</p>"
-            f"<table class='confusion' data-judge='{_e(judge)}'>"
-            f"<tr><th>gold \\ judge</th>{head}</tr>{''.join(body)}</table>"
-        )
+        table = [[counts.get((g, p), 0) for p in classes] for g in classes]
+        parts.append(_confusion_table(judge, classes, table))
     if not parts:
         return "<p class='muted'>No link has both a gold and a judge label.</p>"
     return "".join(parts)
 
 
+def _judge_blocks(run: Run, block: str) -> dict[str, Mapping[str, Any]]:
+    """``meta.json``'s ``judges[<id>][block]`` by judge id (``genir-eval meta``'s names)."""
+    judges = (run.meta or {}).get("judges") or {}
+    return {
+        judge: entry[block]
+        for judge, entry in judges.items()
+        if isinstance(entry, Mapping) and isinstance(entry.get(block), Mapping)
+    }
+
+
+def _table(table_id: str, head: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """A table whose first column is text and the others numbers."""
+    num = " class='num'"
+    th = "".join(f"<th{'' if i == 0 else num}>{_e(h)}</th>" for i, h in enumerate(head))
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f"<td>{_e(cell)}</td>" if i == 0 else f"<td class='num'>{_fmt(cell)}</td>"
+            for i, cell in enumerate(row)
+        )
+        + "</tr>"
+        for row in rows
+    )
+    return f"<table id='{table_id}'><tr>{th}</tr>{body}</table>"
+
+
+SPAN_REFERENCES = {
+    "vs_user": "the user's marks",
+    "vs_annotators": "the annotators' marks",
+    "human_reference_user_vs_annotators": "user vs annotators (human reference)",
+}
+
+
 def _agreement(run: Run) -> str:
-    meta = run.meta or {}
     parts = []
-    links = meta.get("links") or {}
+    links = _judge_blocks(run, "link_usefulness")
     if links:
-        rows = "".join(
-            f"<tr><td>{_e(judge)}</td><td class='num'>{_e(m.get('n'))}</td>"
-            f"<td class='num'>{_fmt(m.get('accuracy'))}</td><td class='num'>{_fmt(m.get('mae'))}</td>"
-            f"<td class='num'>{_fmt(m.get('kappa_quadratic'))}</td></tr>"
+        rows = [
+            [
+                judge,
+                m.get("n"),
+                m.get("missing"),
+                m.get("spearman"),
+                m.get("kendall"),
+                m.get("cohen_kappa_binary"),
+                m.get("cohen_kappa_weighted"),
+                m.get("mae"),
+                m.get("pairwise_auc"),
+            ]
             for judge, m in links.items()
-            if isinstance(m, Mapping)
-        )
+        ]
         parts.append(
-            "<table id='link-agreement'><tr><th>link judge</th><th class='num'>n</th>"
-            "<th class='num'>accuracy</th><th class='num'>MAE</th>"
-            f"<th class='num'>quadratic kappa</th></tr>{rows}</table>"
+            "<p class='muted'>Link labels (0-3) against the experts': kappa binary on useful "
+            "(2-3) vs not, weighted linearly on 0-3; AUC over pairs of links with different "
+            "gold labels.</p>"
+            + _table(
+                "link-agreement",
+                [
+                    "link judge",
+                    "n",
+                    "missing",
+                    "spearman",
+                    "kendall",
+                    "kappa (binary)",
+                    "kappa (weighted)",
+                    "MAE",
+                    "AUC",
+                ],
+                rows,
+            )
         )
-    spans = meta.get("spans") or {}
+    spans = _judge_blocks(run, "spans")
     if spans:
-        rows = "".join(
-            f"<tr><td>{_e(judge)}</td><td>{_e(source)}</td><td class='num'>{_e(m.get('n_turns'))}</td>"
-            f"<td class='num'>{_fmt(m.get('precision'))}</td><td class='num'>{_fmt(m.get('recall'))}</td>"
-            f"<td class='num'>{_fmt(m.get('f1'))}</td></tr>"
-            for judge, by_source in spans.items()
-            if isinstance(by_source, Mapping)
-            for source, m in by_source.items()
-            if isinstance(m, Mapping)
-        )
+        rows = [
+            [
+                f"{judge}: {title}",
+                m.get("n_turns"),
+                m.get("precision"),
+                m.get("recall"),
+                m.get("f1"),
+                m.get("macro_f1"),
+            ]
+            for judge, block in spans.items()
+            for name, title in SPAN_REFERENCES.items()
+            if isinstance(m := block.get(name), Mapping)
+        ]
         parts.append(
-            "<h3>Useful spans vs gold</h3><table id='span-agreement'><tr><th>judge</th>"
-            "<th>gold from</th><th class='num'>turns</th><th class='num'>precision</th>"
-            f"<th class='num'>recall</th><th class='num'>F1</th></tr>{rows}</table>"
+            "<h3>Useful spans vs gold</h3>"
+            + _table(
+                "span-agreement",
+                ["judge: against", "turns", "precision", "recall", "F1", "macro F1"],
+                rows,
+            )
+        )
+    items = _judge_blocks(run, "item")
+    if items:
+        rows = []
+        for judge, m in items.items():
+            k = m.get("k", 5)
+            final = m.get("final") or {}
+            rows.append(
+                [
+                    judge,
+                    m.get("turns"),
+                    m.get("turns_missing"),
+                    final.get("precision"),
+                    final.get("recall"),
+                    final.get("f1"),
+                    (m.get("first_iteration") or {}).get("f1"),
+                    m.get(f"ndcg@{k}"),
+                    m.get(f"ndcg@{k}_log_order"),
+                    m.get("mean_iterations"),
+                ]
+            )
+        parts.append(
+            "<h3>ITEM judges: useful-link sets vs gold</h3>"
+            + _table(
+                "item-agreement",
+                [
+                    "judge",
+                    "turns",
+                    "missing",
+                    "precision",
+                    "recall",
+                    "F1",
+                    "F1 (1st iteration)",
+                    "nDCG@5",
+                    "nDCG@5 (log order)",
+                    "iterations",
+                ],
+                rows,
+            )
+        )
+    rubrics = _judge_blocks(run, "rubric")
+    if rubrics:
+        rows = []
+        for judge, m in rubrics.items():
+            k = m.get("k", 5)
+            binary = m.get("binary") or {}
+            grade = m.get("grade_vs_gold") or {}
+            coverage = m.get("coverage_vs_query_satisfaction") or {}
+            rows.append(
+                [
+                    judge,
+                    m.get("turns"),
+                    binary.get("precision"),
+                    binary.get("recall"),
+                    binary.get("f1"),
+                    grade.get("spearman"),
+                    grade.get("kendall"),
+                    m.get(f"ndcg@{k}"),
+                    coverage.get("kendall"),
+                ]
+            )
+        parts.append(
+            "<h3>RUBRIC judges: passage grades vs gold</h3>"
+            + _table(
+                "rubric-agreement",
+                [
+                    "judge",
+                    "turns",
+                    "precision",
+                    "recall",
+                    "F1",
+                    "grade spearman",
+                    "grade kendall",
+                    "nDCG@5",
+                    "coverage kendall (query satisfaction)",
+                ],
+                rows,
+            )
         )
     return "".join(parts)
 

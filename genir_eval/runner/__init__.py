@@ -1,26 +1,53 @@
 """genir-eval runner: scenarios run end to end, runs compared, runs asserted in tests.
 
-Everything ``genir-eval run`` and ``genir-eval compare`` do, from Python::
+Everything ``genir-eval run``, ``compare`` and ``meta`` do, from Python (run from the
+repository's root; ``tests/test_api.py`` runs this very code and checks what it gives)::
 
-    from genir_eval import load_sessions, run_scenario, load_run, compare_runs
+    import asyncio
+    from dataclasses import replace
 
-    # judge, score and report a scenario (offline judges: no key, no network)
-    run = run_scenario("scenarios/demo-offline.toml", out_dir="runs/demo")
-    print(run.mean("sdcg_urge"), run.meta["correlations"]["session"]["sdcg_urge"]["spearman"])
+    import genir_eval as ge
+    from genir_eval.llm import Engine, OfflineProvider
+
+    # sessions from a log (URGE CSV, canonical JSONL or Markdown), written back as JSONL
+    sessions = ge.load_sessions("fixtures/demo_sessions.csv").sessions
+    ge.write_jsonl(sessions, "runs/demo_sessions.jsonl")
+
+    # judge, score and report a scenario: offline judges, no API key, no network
+    run = ge.run_scenario("scenarios/demo-offline.toml", out_dir="runs/demo")
+    headline = run.meta["correlations"]["session"]["sdcg_urge"]
+    print(run.mean("sdcg_urge"), headline["spearman"], headline["ci95"]["spearman"])
+    dna = run.meta["judges"]["link_usefulness.dna"]["link_usefulness"]  # as `genir-eval meta`
+    print(dna["spearman"], dna["cohen_kappa_binary"], dna["pairwise_auc"])
     print(run.report_path)  # runs/demo/report.html
 
-    # the same judges over sessions you loaded yourself
-    sessions = load_sessions("fixtures/demo_sessions.csv").sessions
-    mine = run_scenario("scenarios/demo-offline.toml", out_dir="runs/mine", sessions=sessions[:4])
+    # the same scenario with sdcg_urge from the TRUE judge's labels, compared per session
+    scenario = ge.load_scenario("scenarios/demo-offline.toml")
+    links = ("link_usefulness.true", "link_usefulness.dna")
+    true_first = replace(scenario, aggregate=replace(scenario.aggregate, link_judges=links))
+    ge.run_scenario(true_first, out_dir="runs/demo-true")
+    before, after = ge.load_run("runs/demo"), ge.load_run("runs/demo-true")
+    comparison = ge.compare_runs(before, after, metric="sdcg_urge")
+    print(comparison.mean_delta, comparison.p_value, [d.key for d in comparison.worse()])
 
-    # a regression gate between two runs over the same sessions
-    before, after = load_run("runs/baseline"), load_run("runs/demo")
-    comparison = compare_runs(before, after, metric="sdcg_urge")
-    print(comparison.mean_delta, comparison.p_value, comparison.cohen_dz)
-    print([d.key for d in comparison.worse()])
+    # a regression gate for a test suite: fails with a message naming run, metric and bound
+    ge.assert_run("runs/demo", metric="sdcg_urge", at_least=0.0)
 
-In a test suite, ``assert_run("runs/demo", metric="sdcg_urge", at_least=2.5)`` (from
-:mod:`genir_eval.runner.testing`) fails with a message naming the run, metric and bound.
+    # one judge on one session, through an engine (here the offline provider)
+    async def judge_one():
+        async with Engine(OfflineProvider(), quiet=True) as engine:
+            judge = ge.make_judge("link_usefulness.true", signals="relevance,behaviour")
+            return await ge.judge_sessions(judge, sessions[:1], engine)
+
+    labels = asyncio.run(judge_one())
+    print([(label.key.turn, label.key.item, label.value) for label in labels])
+
+    # URGE's table: link metrics from the expert labels against user satisfaction
+    table = ge.urge_table(sessions)
+    print(table["session_level"]["sdcg_urge"]["spearman"])
+
+Offline judges are deterministic baselines computed from the log, not LLM judgments; give a
+scenario's judges a provider (``scenarios/urge-openai.toml``) for LLM ones.
 """
 
 from genir_eval.report.outputs import Run, load_run

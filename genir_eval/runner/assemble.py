@@ -15,26 +15,23 @@ Scores, by name:
   text units it marked useful. Repeats are averaged; a missing label stays missing.
 - z-score combinations (:func:`genir_eval.metrics.zscore_combine`) pair two scores over all
   sessions (and all turns, when both exist per turn).
+
+The meta-evaluation correlates every score with the users' satisfaction and scores each
+judge's labels against the gold ones with :mod:`genir_eval.meta.evaluate`, the code behind
+``genir-eval meta``: one implementation, the same figures and names in both commands.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scipy import stats as scipy_stats
-
 from genir_eval.judges.base import Label
-from genir_eval.meta.stats import (
-    cohen_kappa,
-    confusion_matrix,
-    correlations,
-    mae,
-    precision_recall_f1,
-)
+from genir_eval.meta.evaluate import score_labels
+from genir_eval.meta.item_eval import evaluate_item, evaluate_rubric
+from genir_eval.meta.stats import correlations
 from genir_eval.metrics import (
     QueryMeasure,
     aggregate,
@@ -47,13 +44,23 @@ from genir_eval.records import Session, Turn
 from genir_eval.report.outputs import OUTPUT_VERSION, LinkRow, SessionRow, TurnRow
 from genir_eval.runner.scenario import AggregateSpec, MetaSpec
 
-__all__ = ["Tables", "JudgeInfo", "build_tables", "meta_evaluation", "link_score_names"]
+__all__ = [
+    "Tables",
+    "JudgeInfo",
+    "build_tables",
+    "meta_evaluation",
+    "judges_against_gold",
+    "link_judge_ids",
+    "link_score_names",
+]
 
 LINK_KIND = "link_usefulness"
 SPANS_KIND = "spans"
-LINK_LABELS = (0, 1, 2, 3)
+ITEM_KIND = "item"
+RUBRIC_KIND = "rubric"
 # Items whose numeric value is the judge's own score for the turn (or the session).
 _OWN_ITEMS = {"turn", "session", "satisfaction", "spans", "item", "rubric"}
+_PASSAGE_ITEMS = ("stmt:",)
 
 
 @dataclass(frozen=True)
@@ -94,7 +101,8 @@ def link_score_names(spec: AggregateSpec, link_judges: Sequence[str]) -> dict[st
     return names
 
 
-def _link_judges(spec: AggregateSpec, judges: Sequence[JudgeInfo]) -> list[str]:
+def link_judge_ids(spec: AggregateSpec, judges: Sequence[JudgeInfo]) -> list[str]:
+    """The judges whose link labels feed the link metrics, the first giving the plain names."""
     if spec.link_judges is not None:
         return list(spec.link_judges)
     return [j.id for j in judges if j.kind == LINK_KIND]
@@ -131,7 +139,7 @@ def build_tables(
 ) -> Tables:
     """The links, turns and sessions tables of a run; ``labels`` maps judge id to labels."""
     tables = Tables()
-    link_judges = _link_judges(spec, judges)
+    link_judges = link_judge_ids(spec, judges)
     score_names = link_score_names(spec, link_judges)
     measures = [parse_measure(text) for text in spec.measures]
 
@@ -168,6 +176,9 @@ def build_tables(
                     link_missing[(key.session_id, key.turn, link_id)][judge.id] = (
                         label.missing_reason or "missing"
                     )
+                continue
+            if key.item.startswith(_PASSAGE_ITEMS):
+                # a RUBRIC judge's grade of one response statement: evidence, not a score
                 continue
             if key.item.startswith("link:") and key.turn is not None:
                 value = _number(label.value)
@@ -307,79 +318,6 @@ def _combine(tables: Tables, spec: AggregateSpec) -> None:
                 tables.turns = updated
 
 
-def _link_meta(tables: Tables, judges: Sequence[JudgeInfo]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for judge in judges:
-        if judge.kind != LINK_KIND:
-            continue
-        pairs = [
-            (link.labels.get(judge.id), link.gold)
-            for link in tables.links
-            if link.labels.get(judge.id) is not None and link.gold is not None
-        ]
-        if not pairs:
-            continue
-        pred = [int(round(p)) for p, _ in pairs if p is not None]
-        gold = [int(round(g)) for _, g in pairs if g is not None]
-        out[judge.id] = {
-            "n": len(pairs),
-            "accuracy": sum(p == g for p, g in zip(pred, gold, strict=True)) / len(pairs),
-            "mae": mae(pred, gold),
-            "kappa_quadratic": cohen_kappa(pred, gold, weights="quadratic", labels=LINK_LABELS),
-            "labels": list(LINK_LABELS),
-            "confusion": confusion_matrix(pred, gold, labels=LINK_LABELS),
-        }
-    return out
-
-
-def _spans_meta(
-    sessions: Sequence[Session], labels: Mapping[str, Sequence[Label]], judges: Sequence[JudgeInfo]
-) -> dict[str, Any]:
-    turns = {
-        (s.session_id, t.index): (s, position, t)
-        for s in sessions
-        for position, t in enumerate(s.turns)
-    }
-    out: dict[str, Any] = {}
-    for judge in judges:
-        if judge.kind != SPANS_KIND:
-            continue
-        by_source: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
-        for label in labels.get(judge.id, ()):
-            if label.key.turn is None or not isinstance(label.value, list):
-                continue
-            found = turns.get((label.key.session_id, label.key.turn))
-            if found is None or found[0].gold is None:
-                continue
-            session, position, turn = found
-            chosen = {
-                turn.segments[i].text.strip()
-                for i in label.value
-                if isinstance(i, int) and 0 <= i < len(turn.segments)
-            }
-            assert session.gold is not None
-            for source, spans in (
-                ("user", session.gold.useful_spans_user),
-                ("external", session.gold.useful_spans_external),
-            ):
-                gold_spans = _gold_at(spans, position)
-                if gold_spans is None:
-                    continue
-                prf = precision_recall_f1(chosen, {s.strip() for s in gold_spans})
-                by_source[source].append((prf[0], prf[1], prf[2]))
-        if by_source:
-            out[judge.id] = {
-                source: {
-                    "n_turns": len(values),
-                    "precision": sum(v[0] for v in values) / len(values),
-                    "recall": sum(v[1] for v in values) / len(values),
-                    "f1": sum(v[2] for v in values) / len(values),
-                }
-                for source, values in by_source.items()
-            }
-    return out
-
-
 def meta_evaluation(
     tables: Tables,
     sessions: Sequence[Session],
@@ -387,9 +325,11 @@ def meta_evaluation(
     judges: Sequence[JudgeInfo],
     spec: MetaSpec,
     headline: str | None,
+    link_judges: Sequence[str] = (),
 ) -> dict[str, Any] | None:
     """Scores against the users' satisfaction (query and session level, with bootstrap
-    intervals) and link labels against the experts'; ``None`` when there is no gold."""
+    intervals) under ``correlations``, and each judge's labels against the gold ones under
+    ``judges`` (see :func:`judges_against_gold`); ``None`` when there is no gold."""
     if not spec.enabled:
         return None
     has_gold = any(r.gold_satisfaction is not None for r in tables.sessions) or any(
@@ -416,18 +356,53 @@ def meta_evaluation(
         gold = [row.gold_satisfaction for row in rows]
         if all(g is None for g in gold):
             continue
-        with warnings.catch_warnings():
-            # A score that is (nearly) constant over the sessions, as with a judge that gives
-            # everyone the same label, makes scipy warn; its correlation is reported as is
-            # (None when undefined) and the run goes on.
-            warnings.filterwarnings("ignore", category=scipy_stats.NearConstantInputWarning)
-            warnings.filterwarnings("ignore", category=scipy_stats.ConstantInputWarning)
-            result["correlations"][level] = {
-                name: correlations(
-                    [row.scores.get(name) for row in rows], gold, n_boot=spec.n_boot, seed=spec.seed
-                )
-                for name in names
-            }
-    result["links"] = _link_meta(tables, judges)
-    result["spans"] = _spans_meta(sessions, labels, judges)
+        result["correlations"][level] = {
+            name: correlations(
+                [row.scores.get(name) for row in rows], gold, n_boot=spec.n_boot, seed=spec.seed
+            )
+            for name in names
+        }
+    result["judges"] = judges_against_gold(sessions, labels, judges, link_judges, spec)
     return result
+
+
+def judges_against_gold(
+    sessions: Sequence[Session],
+    labels: Mapping[str, Sequence[Label]],
+    judges: Sequence[JudgeInfo],
+    link_judges: Sequence[str],
+    spec: MetaSpec,
+) -> dict[str, dict[str, Any]]:
+    """Each judge's labels against the gold ones, by judge id, exactly as ``genir-eval meta``
+    scores them (:func:`genir_eval.meta.evaluate.score_labels`, plus
+    :func:`~genir_eval.meta.item_eval.evaluate_item` / ``evaluate_rubric`` for ITEM and
+    RUBRIC judges), so both commands give the same figures under the same names.
+
+    A satisfaction judge is combined with ``sdcg_urge`` from the labels of the scenario's
+    first link judge (``link_labels`` in its blocks names it), where ``genir-eval meta``
+    uses an offline twin.
+    """
+    source = link_judges[0] if link_judges else None
+    link_labels = labels.get(source) if source is not None else None
+    out: dict[str, dict[str, Any]] = {}
+    for judge in judges:
+        own = labels.get(judge.id, ())
+        block: dict[str, Any] = {"kind": judge.kind}
+        block.update(
+            score_labels(
+                sessions,
+                own,
+                kind=judge.kind,
+                link_labels=link_labels,
+                link_source=source,
+                n_boot=spec.n_boot,
+                seed=spec.seed,
+            )
+        )
+        if judge.kind == ITEM_KIND:
+            block["item"] = evaluate_item(sessions, own)
+        elif judge.kind == RUBRIC_KIND:
+            block["rubric"] = evaluate_rubric(sessions, own)
+        if len(block) > 1:
+            out[judge.id] = block
+    return out

@@ -40,7 +40,7 @@ from genir_eval.llm.sync import run_sync
 from genir_eval.records import Session
 from genir_eval.report.html import write_report
 from genir_eval.report.outputs import OUTPUT_VERSION, Run, load_run, write_run
-from genir_eval.runner.assemble import JudgeInfo, build_tables, meta_evaluation
+from genir_eval.runner.assemble import JudgeInfo, build_tables, link_judge_ids, meta_evaluation
 from genir_eval.runner.scenario import (
     EngineSpec,
     JudgeSpec,
@@ -325,7 +325,8 @@ async def arun_scenario(
 
         async def judge_all(spec: JudgeSpec, group: _Group) -> None:
             assert group.engine is not None
-            engine = _TrackedEngine(group.engine, display)
+            # the wrapper only feeds the progress line: without one, no per-call detour
+            engine = _TrackedEngine(group.engine, display) if progress else group.engine
             labels[spec.id] = await judge_sessions(judges[spec.id], sessions, engine)
 
         await asyncio.gather(*(judge_all(spec, group) for group in groups for spec in group.specs))
@@ -342,7 +343,15 @@ async def arun_scenario(
 
     tables = build_tables(sessions, labels, infos, loaded.aggregate)
     headline = _default_headline(loaded, infos)
-    meta = meta_evaluation(tables, sessions, labels, infos, loaded.meta, headline)
+    meta = meta_evaluation(
+        tables,
+        sessions,
+        labels,
+        infos,
+        loaded.meta,
+        headline,
+        link_judges=link_judge_ids(loaded.aggregate, infos),
+    )
     spec_by_id = {spec.id: spec for spec in loaded.judges}
     group_of = {spec.id: group for group in groups for spec in group.specs}
     judge_rows = []

@@ -154,3 +154,61 @@ def test_cli_rejects_unknown_judge(fixtures_dir: Path, capsys: pytest.CaptureFix
     )
     assert code == 2
     assert "unknown judge" in capsys.readouterr().err
+
+
+def _meta_json(path: Path, judge: str, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    # exactly the command a user types, without --quiet or a reduced bootstrap
+    argv = ["meta", str(path), "--judge", judge, "--provider", "offline"]
+    argv += ["--cache-mode", "off", "--journal", "none", "--json"]
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _turns_with_gold_links(path: Path) -> int:
+    from genir_eval.ingest import load_sessions
+    from genir_eval.meta.item_eval import gold_links
+
+    sessions = load_sessions(path).sessions
+    return sum(1 for s in sessions for t in s.turns if gold_links(s, t.index))
+
+
+def _harmonic(p: float, r: float) -> float:
+    return 0.0 if p + r == 0 else 2 * p * r / (p + r)
+
+
+def test_cli_item_judge_block(fixtures_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = fixtures_dir / "demo_sessions.csv"
+    result = _meta_json(path, "item-as", capsys)
+    assert result["judge"]["kind"] == "item" and "rubric" not in result
+    item = result["item"]
+    assert {"final", "first_iteration", "ndcg@5", "ndcg@5_log_order", "mean_iterations"} <= set(
+        item
+    )
+    final = item["final"]
+    assert {"precision", "recall", "f1", "macro_f1"} <= set(final)
+    assert all(0.0 <= final[k] <= 1.0 for k in ("precision", "recall", "f1"))
+    assert final["f1"] == pytest.approx(_harmonic(final["precision"], final["recall"]), abs=1e-12)
+    assert 0.0 <= item["ndcg@5"] <= 1.0
+    # the AS loop asks at least once per turn: one or more iterations on average
+    assert item["mean_iterations"] >= 1.0
+    assert item["turns"] == _turns_with_gold_links(path) and item["turns_missing"] == 0
+    assert item["calls"] == result["engine"]["calls"] > 0
+
+
+def test_cli_rubric_judge_block(fixtures_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = fixtures_dir / "demo_sessions.csv"
+    result = _meta_json(path, "rubric", capsys)
+    assert result["judge"]["kind"] == "rubric" and "item" not in result
+    rubric = result["rubric"]
+    assert {"binary", "grade_vs_gold", "ndcg@5", "coverage_vs_query_satisfaction"} <= set(rubric)
+    binary = rubric["binary"]
+    assert all(0.0 <= binary[k] <= 1.0 for k in ("precision", "recall", "f1"))
+    assert binary["f1"] == pytest.approx(
+        _harmonic(binary["precision"], binary["recall"]), abs=1e-12
+    )
+    assert 0.0 <= rubric["ndcg@5"] <= 1.0
+    # every gold-labelled link is graded by the offline twin
+    grade = rubric["grade_vs_gold"]
+    assert rubric["links_missing"] == 0 and grade["n"] > 0
+    assert -1.0 <= grade["kendall"] <= 1.0
+    assert rubric["turns"] == _turns_with_gold_links(path)

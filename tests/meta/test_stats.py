@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -61,6 +62,36 @@ def test_undefined_correlations_are_none_not_nan(x, y):
     for name in ("pearson", "spearman", "kendall"):
         assert result[name] is None
         assert result["ci95"][name] is None
+
+
+def test_constant_input_gives_none_without_a_warning():
+    # pytest turns warnings into errors (pyproject's filterwarnings): none may escape here
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = correlations([2.0] * 6, [1, 2, 3, 4, 5, 6], n_boot=50)
+    assert (out["pearson"], out["spearman"], out["kendall"]) == (None, None, None)
+    assert out["n"] == 6 and out["ci95"]["pearson"] is None
+
+
+# Nearly constant: five ones and 1 + 2^-40 (spread 9e-13, below scipy's eps^0.75 = 1.8e-12
+# threshold for its NearConstantInputWarning). By hand: ranks (3,3,3,3,3,6)
+# against 1..6 have centred cross products 7.5 and squares 7.5 and 17.5, so Spearman =
+# sqrt(7.5 / 17.5) = 0.6546536707; two levels make Pearson the same; Kendall: 5 concordant
+# pairs, 10 tied in x of 15 -> tau-b = 5 / sqrt(5 * 15) = 0.5773502692.
+NEAR_CONSTANT = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0 + 2.0**-40]
+
+
+def test_near_constant_input_is_computed_and_scipy_warning_stays_inside():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = correlations(NEAR_CONSTANT, [1, 2, 3, 4, 5, 6], n_boot=50)
+    assert out["spearman"] == pytest.approx(0.6546536707, abs=1e-9)
+    # centring values 9e-13 apart costs Pearson about 1e-4 of precision
+    assert out["pearson"] == pytest.approx(0.6546536707, abs=1e-3)
+    assert out["kendall"] == pytest.approx(0.5773502692, abs=1e-9)
+    # the suppression is local: scipy itself still warns outside correlations()
+    with pytest.warns(scipy_stats.NearConstantInputWarning):
+        scipy_stats.pearsonr(NEAR_CONSTANT, [1, 2, 3, 4, 5, 6])
 
 
 def test_unpaired_inputs_are_an_error():

@@ -13,6 +13,15 @@ HOSTILE = (
 )
 
 
+def _matrix(links: list[LinkRow], judge: str) -> list[list[int]]:
+    matrix = [[0] * 4 for _ in range(4)]
+    for link in links:
+        label = link.labels.get(judge)
+        if link.gold is not None and label is not None:
+            matrix[int(link.gold)][int(label)] += 1
+    return matrix
+
+
 def build_run(directory: Path, *, with_meta: bool = True, failures: int = 1) -> Path:
     """Six sessions, two turns each, two links per turn; session s1 carries ``HOSTILE``."""
     sessions, turns, links = [], [], []
@@ -79,6 +88,39 @@ def build_run(directory: Path, *, with_meta: bool = True, failures: int = 1) -> 
                     }
                 }
                 for level in ("turn", "session")
+            },
+            # as genir-eval meta names them (made-up figures; the matrix counts the links)
+            "judges": {
+                "link_usefulness.dna": {
+                    "kind": "link_usefulness",
+                    "link_usefulness": {
+                        "spearman": 0.6104,
+                        "kendall": 0.5,
+                        "cohen_kappa_binary": 0.25,
+                        "cohen_kappa_weighted": 0.4,
+                        "mae": 0.75,
+                        "pairwise_auc": 0.7,
+                        "n": 24,
+                        "missing": 0,
+                        "confusion_matrix": {
+                            "labels": [0, 1, 2, 3],
+                            "matrix": _matrix(links, "link_usefulness.dna"),
+                        },
+                    },
+                },
+                "item-as": {
+                    "kind": "item",
+                    "item": {
+                        "k": 5,
+                        "turns": 12,
+                        "turns_missing": 0,
+                        "final": {"precision": 0.5, "recall": 0.8, "f1": 0.6154},
+                        "first_iteration": {"f1": 0.55},
+                        "ndcg@5": 0.9,
+                        "ndcg@5_log_order": 0.85,
+                        "mean_iterations": 1.5,
+                    },
+                },
             },
         }
     info = {

@@ -81,8 +81,30 @@ def test_demo_meta_evaluation(demo_run: Path) -> None:
     assert set(entry) >= {"pearson", "spearman", "kendall", "n", "ci95"} and entry["n"] >= 3
     lo, hi = entry["ci95"]["spearman"]
     assert lo <= entry["spearman"] <= hi
-    links = meta["links"]["link_usefulness.dna"]
-    assert sum(map(sum, links["confusion"])) == links["n"]
+    links = meta["judges"]["link_usefulness.dna"]["link_usefulness"]
+    assert sum(map(sum, links["confusion_matrix"]["matrix"])) == links["n"]
+    spans = meta["judges"]["spans"]["spans"]
+    assert set(spans) >= {"vs_user", "vs_annotators", "human_reference_user_vs_annotators"}
+
+
+@pytest.mark.parametrize("judge", ["link_usefulness.dna", "link_usefulness.true", "spans"])
+def test_run_and_meta_report_the_same_figures(
+    demo_run: Path, judge: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One implementation: `genir-eval run`'s meta.json holds, for each judge, the blocks
+    `genir-eval meta --json` prints for the same judge on the same sessions."""
+    capsys.readouterr()
+    argv = ["meta", str(ROOT / "fixtures" / "demo_sessions.csv"), "--judge", judge]
+    argv += ["--provider", "offline", "--cache-mode", "off", "--journal", "none", "--json"]
+    assert main(argv) == 0
+    standalone = json.loads(capsys.readouterr().out)
+    in_run = json.loads((demo_run / "meta.json").read_text())["judges"][judge]
+    block = "spans" if judge == "spans" else "link_usefulness"
+    assert in_run[block] == standalone[block]
+    if block == "link_usefulness":
+        # the sDCG of the judge's own labels vs session satisfaction, and the orderings
+        assert in_run["satisfaction"] == standalone["satisfaction"]
+        assert in_run["orderings"] == standalone["orderings"]
 
 
 def test_demo_report_escapes_the_logged_script(demo_run: Path) -> None:

@@ -1,0 +1,311 @@
+"""The plain-text summary ``genir-eval run`` prints: what a run found, in one screen.
+
+Read from the run directory alone (``meta.json``, ``run.json``), in the order a reader asks:
+how well the headline score and every session score track the users' own satisfaction
+(Pearson, Spearman and Kendall with their 95% bootstrap intervals, and ``n``); how the judges
+agree with the gold labels, under the names ``genir-eval meta`` uses; what is missing; what
+the engine did; where the files are. Judges answered by the offline provider are marked as
+baselines, since their figures are heuristics computed from the log, not LLM judgments.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from genir_eval.report.html import headline_score
+from genir_eval.report.outputs import META_FILE, REPORT_FILE, Run
+
+__all__ = ["format_summary", "format_paths"]
+
+CORRELATIONS = ("pearson", "spearman", "kendall")
+LEVELS = (("turn", "query level"), ("session", "session level"))
+BASELINE_MARK = "*"
+BASELINE_FOOTNOTE = (
+    f"{BASELINE_MARK} offline baseline: deterministic heuristics computed from the log, "
+    "not LLM judgments"
+)
+SPAN_REFERENCES = (
+    ("vs_user", "user"),
+    ("vs_annotators", "annotators"),
+    ("human_reference_user_vs_annotators", "user vs annotators (human reference)"),
+)
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "-"
+    if isinstance(value, bool) or isinstance(value, int):
+        return str(value)
+    return f"{value:.{digits}f}"
+
+
+def _with_ci(entry: Mapping[str, Any], method: str) -> str:
+    """``0.123 [-0.40, 0.61]``: the coefficient with its 95% interval (2 decimals)."""
+    value = entry.get(method)
+    if value is None:
+        return "-"
+    interval = (entry.get("ci95") or {}).get(method)
+    if not interval or any(v is None for v in interval):
+        return _num(value)
+    lo, hi = interval
+    return f"{_num(value)} [{lo:.2f}, {hi:.2f}]".replace("-0.00", "0.00")
+
+
+def _align(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
+    """Columns padded to their widest cell: the first left-aligned, the others right."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [
+            cell.ljust(width) if i == 0 else cell.rjust(width)
+            for i, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ]
+        lines.append((indent + "  ".join(cells)).rstrip())
+    return lines
+
+
+def _baselines(run: Run) -> set[str]:
+    return {
+        str(j.get("id") or j.get("name"))
+        for j in run.info.get("judges") or []
+        if isinstance(j, Mapping) and j.get("provider") == "offline"
+    }
+
+
+def _marked(judge_id: str, baselines: set[str]) -> str:
+    return f"{judge_id}{BASELINE_MARK}" if judge_id in baselines else judge_id
+
+
+def _score_baseline(name: str, baselines: set[str], first_link_judge: str | None) -> bool:
+    """Whether a score comes from an offline judge's labels (``gold:`` scores never do)."""
+    if name.startswith("gold:"):
+        return False
+    if "@" in name:
+        return name.rsplit("@", 1)[1] in baselines
+    judge = name.split(":", 1)[0]
+    if judge in baselines:
+        return True
+    # a plain measure name (sdcg_urge) is computed from the first link judge's labels
+    return first_link_judge in baselines if first_link_judge else False
+
+
+def _correlation_rows(
+    table: Mapping[str, Mapping[str, Any]],
+    names: Sequence[str],
+    label: Any,
+) -> list[list[str]]:
+    rows = [["", "n", *(f"{m} [95% CI]" for m in CORRELATIONS)]]
+    for name in names:
+        entry = table.get(name)
+        if not isinstance(entry, Mapping):
+            continue
+        rows.append(
+            [label(name), _num(entry.get("n")), *(_with_ci(entry, m) for m in CORRELATIONS)]
+        )
+    return rows
+
+
+def _judge_blocks(meta: Mapping[str, Any], block: str) -> dict[str, Mapping[str, Any]]:
+    judges = meta.get("judges") or {}
+    return {
+        judge: entry[block]
+        for judge, entry in judges.items()
+        if isinstance(entry, Mapping) and isinstance(entry.get(block), Mapping)
+    }
+
+
+def _first_link_judge(run: Run) -> str | None:
+    scenario = run.info.get("scenario") or {}
+    document = scenario.get("document") if isinstance(scenario, Mapping) else None
+    aggregate = (document or {}).get("aggregate") or {}
+    chosen = aggregate.get("link_judges") if isinstance(aggregate, Mapping) else None
+    if chosen:
+        return str(chosen[0])
+    for judge in run.info.get("judges") or []:
+        if isinstance(judge, Mapping) and judge.get("kind") == "link_usefulness":
+            return str(judge.get("id"))
+    return None
+
+
+def _correlations(run: Run, baselines: set[str]) -> list[str]:
+    meta = run.meta
+    if not meta:
+        return ["No gold satisfaction in the input: no meta-evaluation."]
+    correlations = meta.get("correlations") or {}
+    first_link = _first_link_judge(run)
+
+    def label(name: str) -> str:
+        return f"{name}{BASELINE_MARK}" if _score_baseline(name, baselines, first_link) else name
+
+    lines: list[str] = []
+    headline = headline_score(run)
+    if headline is not None:
+        rows = [["", "n", *(f"{m} [95% CI]" for m in CORRELATIONS)]]
+        for level, title in LEVELS:
+            entry = (correlations.get(level) or {}).get(headline)
+            if isinstance(entry, Mapping):
+                rows.append(
+                    [title, _num(entry.get("n")), *(_with_ci(entry, m) for m in CORRELATIONS)]
+                )
+        lines.append(f"Headline: {label(headline)} vs user satisfaction")
+        lines.extend(_align(rows) if len(rows) > 1 else ["  (no correlation)"])
+    session = correlations.get("session") or {}
+    if session:
+        lines.append("")
+        lines.append("Session scores vs user session satisfaction")
+        lines.extend(_align(_correlation_rows(session, list(session), label)))
+    return lines
+
+
+def _section(lines: list[str], title: str, rows: Sequence[Sequence[str]]) -> None:
+    """Append a titled, aligned table, a blank line apart from what precedes it."""
+    if lines:
+        lines.append("")
+    lines.append(title)
+    lines.extend(_align(rows))
+
+
+def _judges(run: Run, baselines: set[str]) -> list[str]:
+    meta = run.meta or {}
+    lines: list[str] = []
+    links = _judge_blocks(meta, "link_usefulness")
+    if links:
+        rows = [["", "n", "missing", "spearman", "kappa bin", "kappa w", "mae", "auc"]]
+        for judge, m in links.items():
+            rows.append(
+                [
+                    _marked(judge, baselines),
+                    _num(m.get("n")),
+                    _num(m.get("missing")),
+                    _with_ci(m, "spearman"),
+                    _num(m.get("cohen_kappa_binary")),
+                    _num(m.get("cohen_kappa_weighted")),
+                    _num(m.get("mae")),
+                    _num(m.get("pairwise_auc")),
+                ]
+            )
+        _section(
+            lines, "Link judges vs expert labels (0-3; kappa binary on 2-3, weighted linear)", rows
+        )
+    spans = _judge_blocks(meta, "spans")
+    if spans:
+        rows = [["", "turns", "precision", "recall", "F1"]]
+        for judge, block in spans.items():
+            for key, title in SPAN_REFERENCES:
+                figures = block.get(key)
+                if isinstance(figures, Mapping) and figures.get("n_turns"):
+                    who = (
+                        title
+                        if key.startswith("human")
+                        else f"{_marked(judge, baselines)} vs {title}"
+                    )
+                    rows.append(
+                        [
+                            who,
+                            _num(figures.get("n_turns")),
+                            _num(figures.get("precision")),
+                            _num(figures.get("recall")),
+                            _num(figures.get("f1")),
+                        ]
+                    )
+        if len(rows) > 1:
+            _section(lines, "Useful spans vs gold marks (micro-averaged)", rows)
+    items = _judge_blocks(meta, "item")
+    if items:
+        rows = [["", "turns", "precision", "recall", "F1", "nDCG@5", "iterations"]]
+        for judge, m in items.items():
+            final = m.get("final") or {}
+            rows.append(
+                [
+                    _marked(judge, baselines),
+                    _num(m.get("turns")),
+                    _num(final.get("precision")),
+                    _num(final.get("recall")),
+                    _num(final.get("f1")),
+                    _num(m.get(f"ndcg@{m.get('k', 5)}")),
+                    _num(m.get("mean_iterations"), 2),
+                ]
+            )
+        _section(lines, "ITEM judges: useful links (gold 3) chosen", rows)
+    rubrics = _judge_blocks(meta, "rubric")
+    if rubrics:
+        rows = [["", "turns", "precision", "recall", "F1", "grade kendall", "nDCG@5"]]
+        for judge, m in rubrics.items():
+            binary = m.get("binary") or {}
+            rows.append(
+                [
+                    _marked(judge, baselines),
+                    _num(m.get("turns")),
+                    _num(binary.get("precision")),
+                    _num(binary.get("recall")),
+                    _num(binary.get("f1")),
+                    _num((m.get("grade_vs_gold") or {}).get("kendall")),
+                    _num(m.get(f"ndcg@{m.get('k', 5)}")),
+                ]
+            )
+        _section(lines, "RUBRIC judges: passage grades vs gold link labels", rows)
+    return lines
+
+
+def _failures(run: Run) -> list[str]:
+    failures = [f for f in run.info.get("failures") or [] if isinstance(f, Mapping)]
+    skipped = len(run.info.get("skipped") or [])
+    by_judge = Counter(str(f.get("judge")) for f in failures)
+    detail = ", ".join(f"{judge} {n}" for judge, n in by_judge.most_common())
+    line = f"Missing labels: {len(failures)}" + (f" ({detail})" if detail else "")
+    line += f"; skipped input sessions: {skipped}"
+    return [line]
+
+
+def _engine(run: Run) -> list[str]:
+    info = run.info
+    usage = info.get("usage") or {}
+    cache = info.get("cache") or {}
+    cost = info.get("cost_usd")
+    cost_text = "unknown (a model without a price)" if cost is None else f"${cost:.4f}"
+    return [
+        f"Engine: {info.get('provider_calls', 0)} provider calls, "
+        f"{cache.get('hits', 0)} cache hits of {cache.get('lookups', 0)} lookups, "
+        f"{cache.get('resumed', 0)} resumed; tokens {usage.get('input_tokens', 0):,} in / "
+        f"{usage.get('output_tokens', 0):,} out; cost {cost_text}; "
+        f"{_num(info.get('duration_s'), 2)} s"
+    ]
+
+
+def format_paths(run: Run) -> str:
+    """The run directory and, when written, its report: one path a line."""
+    lines = [str(run.directory)]
+    if run.report_path.is_file():
+        lines.append(str(run.report_path))
+    return "\n".join(lines) + "\n"
+
+
+def format_summary(run: Run) -> str:
+    """The run's summary as aligned plain text, ending with the paths it wrote."""
+    info = run.info
+    scenario = info.get("scenario") or {}
+    name = scenario.get("name") if isinstance(scenario, Mapping) else None
+    judges = [j for j in info.get("judges") or [] if isinstance(j, Mapping)]
+    engines = sorted({f"{j.get('provider')}/{j.get('model')}" for j in judges})
+    baselines = _baselines(run)
+    lines = [
+        f"{name or 'run'}: {len(run.sessions)} sessions, {len(run.turns)} turns, "
+        f"{len(run.links)} links; {len(judges)} judges ({', '.join(engines) or '-'})",
+        "",
+        *_correlations(run, baselines),
+    ]
+    agreement = _judges(run, baselines)
+    if agreement:
+        lines += ["", *agreement]
+    lines += ["", *_failures(run), *_engine(run)]
+    if baselines:
+        lines.append(BASELINE_FOOTNOTE)
+    lines += ["", f"Wrote {run.directory}"]
+    if run.meta is not None:
+        lines.append(f"  meta-evaluation {run.directory / META_FILE}")
+    if run.report_path.is_file():
+        lines.append(f"  report          {run.directory / REPORT_FILE}")
+    return "\n".join(lines) + "\n"

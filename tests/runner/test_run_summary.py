@@ -1,0 +1,104 @@
+"""What `genir-eval run` prints: the run's summary on stdout, or only its paths (--quiet)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from genir_eval.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "scenarios" / "demo-offline.toml"
+
+
+@pytest.fixture(scope="module")
+def printed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    out = tmp_path_factory.mktemp("summary") / "run"
+    buffer = io.StringIO()
+    # stderr takes the progress line and notices; stdout the summary
+    with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["run", str(DEMO), "--out", str(out), "--cache", "none"]) == 0
+    return out, buffer.getvalue()
+
+
+def _table(text: str, title: str) -> list[str]:
+    """The lines of the table under ``title`` (up to the next blank line)."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(title))
+    end = next((i for i in range(start + 1, len(lines)) if not lines[i].strip()), len(lines))
+    return lines[start + 1 : end]
+
+
+def _ci(entry: dict, method: str) -> str:
+    lo, hi = entry["ci95"][method]
+    return f"{entry[method]:.3f} [{lo:.2f}, {hi:.2f}]".replace("-0.00", "0.00")
+
+
+def test_headline_correlations_are_meta_json_s(printed: tuple[Path, str]) -> None:
+    out, text = printed
+    meta = json.loads((out / "meta.json").read_text())
+    table = _table(text, "Headline: sdcg_urge")
+    assert len(table) == 3  # header, query level, session level
+    for line, level in zip(table[1:], ("turn", "session"), strict=True):
+        entry = meta["correlations"][level]["sdcg_urge"]
+        cells = re.split(r"\s{2,}", line.strip())
+        assert cells[0] == {"turn": "query level", "session": "session level"}[level]
+        assert cells[1:] == [
+            str(entry["n"]),
+            *(_ci(entry, m) for m in ("pearson", "spearman", "kendall")),
+        ]
+
+
+def test_every_session_score_has_a_row_and_columns_align(printed: tuple[Path, str]) -> None:
+    out, text = printed
+    meta = json.loads((out / "meta.json").read_text())
+    table = _table(text, "Session scores vs user session satisfaction")
+    names = [re.split(r"\s{2,}", line.strip())[0].rstrip("*") for line in table[1:]]
+    assert names == list(meta["correlations"]["session"])
+    # right-aligned numeric columns: every line of a table has the same length
+    assert len({len(line) for line in table}) == 1
+
+
+def test_judges_against_gold_and_baselines_are_named(printed: tuple[Path, str]) -> None:
+    out, text = printed
+    meta = json.loads((out / "meta.json").read_text())
+    table = _table(text, "Link judges vs expert labels")
+    assert re.split(r"\s{2,}", table[0].strip())[:3] == ["n", "missing", "spearman"]
+    for line in table[1:]:
+        cells = re.split(r"\s{2,}", line.strip())
+        judge = cells[0].rstrip("*")
+        block = meta["judges"][judge]["link_usefulness"]
+        assert cells[0].endswith("*")  # offline: marked as a baseline
+        assert cells[3] == _ci(block, "spearman")
+        assert cells[4:] == [
+            f"{block[k]:.3f}"
+            for k in ("cohen_kappa_binary", "cohen_kappa_weighted", "mae", "pairwise_auc")
+        ]
+    spans = meta["judges"]["spans"]["spans"]
+    assert f"{spans['vs_user']['f1']:.3f}" in _table(text, "Useful spans")[1]
+    assert "* offline baseline: deterministic heuristics" in text
+    assert "Missing labels: 0;" in text
+
+
+def test_engine_line_and_paths(printed: tuple[Path, str]) -> None:
+    out, text = printed
+    info = json.loads((out / "run.json").read_text())
+    engine = next(line for line in text.splitlines() if line.startswith("Engine:"))
+    assert f"{info['provider_calls']} provider calls" in engine
+    assert f"tokens {info['usage']['input_tokens']:,} in" in engine and "cost $0.0000" in engine
+    assert f"Wrote {out}" in text and str(out / "report.html") in text
+
+
+def test_quiet_prints_only_the_paths(
+    printed: tuple[Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, _ = printed
+    assert main(["run", str(DEMO), "--out", str(out), "--cache", "none", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == [str(out), str(out / "report.html")]
+    assert captured.err == ""
