@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         f"N={args.n} L={args.latency}s C={args.concurrency} R={args.rpm:g} rpm "
         f"-> bound min(R/60, C/L) = {bound:.1f} judgments/s"
     )
-    for rate in (0.0, args.fault_rate):
+    for rate in (0.0, args.fault_rate) if args.fault_rate else (0.0,):
         plan = FaultPlan(
             rate=rate,
             kinds=tuple(args.fault_kinds.split(",")),
@@ -125,13 +125,19 @@ def main(argv: list[str] | None = None) -> int:
             served = server.stats()
         throughput = args.n / out["wall"]
         stats = out["stats"]
+        # Every attempt is a request the provider meters, retries included, so with faults the
+        # judgments' bound is the request bound shared by all calls made.
+        adjusted = bound * args.n / max(args.n, served.total)
         print(
-            f"faults {rate:.0%}: {throughput:.1f} judgments/s, ratio {throughput / bound:.3f}; "
+            f"faults {rate:.0%}: {throughput:.1f} judgments/s, ratio {throughput / bound:.3f} "
+            f"(to the bound with {served.total} calls, {adjusted:.1f}/s: "
+            f"{throughput / adjusted:.3f}); "
             f"wall {out['wall']:.2f}s; provider calls {served.total} (retries {stats['retries']}, "
             f"faults injected {sum(served.by_fault.values())}); ok {out['ok']}/{args.n}, "
             f"failures {stats['failures'] or 0}, lost {out['lost']}; "
             f"client CPU {out['cpu']:.2f}s = {1000 * out['cpu'] / args.n:.2f} ms/judgment; "
-            f"max in flight at server {served.max_in_flight}; lowest AIMD limit "
+            f"max in flight at server {served.max_in_flight}, max requests in 1 s "
+            f"{served.max_in_window(1.0)} (R/60 = {args.rpm / 60:g}); lowest AIMD limit "
             f"{stats['concurrency']['lowest']}"
         )
     return 0

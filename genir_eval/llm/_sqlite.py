@@ -3,9 +3,16 @@
 Work items are functions ``fn(connection) -> result``; the thread runs every item waiting in
 its queue inside one transaction (``BEGIN IMMEDIATE`` when any item writes, so two processes
 sharing the file queue on the lock through ``busy_timeout`` instead of failing), commits once
-and then resolves the items' futures. WAL mode lets readers in other processes go on while
+and then settles the items' waiters. WAL mode lets readers in other processes go on while
 one writes; ``synchronous=NORMAL`` in WAL survives a killed process (only power loss can
 drop the last commits).
+
+A caller may stop waiting at any time (a cancelled task, Ctrl-C): an item whose waiter is
+already cancelled when the thread reaches it is skipped, and a result for a waiter that was
+cancelled meanwhile is dropped, so the thread never settles a future twice and lives on.
+Coroutine waiters are asyncio futures settled on their own loop through
+``loop.call_soon_threadsafe`` (asyncio futures are not thread-safe); blocking waiters are
+``concurrent.futures`` futures claimed with ``set_running_or_notify_cancel`` as executors do.
 """
 
 from __future__ import annotations
@@ -38,6 +45,61 @@ def connect(path: str | Path, *, busy_timeout_ms: int = 60_000) -> sqlite3.Conne
     return conn
 
 
+class _Waiter:
+    """Who waits for one item: a coroutine on an event loop, or a blocked thread."""
+
+    __slots__ = ("loop", "future")
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop | None,
+        future: asyncio.Future[Any] | concurrent.futures.Future[Any],
+    ) -> None:
+        self.loop = loop
+        self.future = future
+
+    def claim(self) -> bool:
+        """Whether the item is still wanted; a blocking waiter can no longer cancel after."""
+        if isinstance(self.future, concurrent.futures.Future):
+            return self.future.set_running_or_notify_cancel()
+        # Read across threads on purpose: a stale answer only means the result is dropped
+        # in ``_settle_all``, on the future's own loop.
+        return not self.future.cancelled()
+
+
+def _settle_all(items: list[tuple[asyncio.Future[Any], bool, Any]]) -> None:
+    """On the futures' loop: settle every one still waiting (a cancelled one is skipped)."""
+    for future, ok, value in items:
+        if future.done():
+            continue
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+
+
+def _settle(results: list[tuple[_Waiter, bool, Any]]) -> None:
+    """From the worker thread: blocking waiters directly, each event loop's waiters in one
+    ``call_soon_threadsafe`` (one wake-up of the loop per batch rather than per item)."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], bool, Any]]] = {}
+    for waiter, ok, value in results:
+        if waiter.loop is None:
+            future = waiter.future
+            assert isinstance(future, concurrent.futures.Future)
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
+        else:
+            assert isinstance(waiter.future, asyncio.Future)
+            by_loop.setdefault(waiter.loop, []).append((waiter.future, ok, value))
+    for loop, items in by_loop.items():
+        try:
+            loop.call_soon_threadsafe(_settle_all, items)
+        except RuntimeError:
+            pass  # the loop is closed: the run ended and nobody waits for these any more
+
+
 class SqliteWorker:
     def __init__(self, path: str | Path, schema: str) -> None:
         self.path = Path(path)
@@ -50,20 +112,21 @@ class SqliteWorker:
         self._thread.start()
         self._ready.result()
 
-    def submit(
-        self, fn: Callable[[sqlite3.Connection], T], *, write: bool = False
-    ) -> concurrent.futures.Future[T]:
+    def _put(self, fn: Callable[[sqlite3.Connection], Any], write: bool, waiter: _Waiter) -> None:
         if self._closed:
             raise RuntimeError(f"{self.path} is closed")
-        future: concurrent.futures.Future[T] = concurrent.futures.Future()
-        self._queue.put((fn, write, future))
-        return future
+        self._queue.put((fn, write, waiter))
 
     async def run(self, fn: Callable[[sqlite3.Connection], T], *, write: bool = False) -> T:
-        return await asyncio.wrap_future(self.submit(fn, write=write))
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        self._put(fn, write, _Waiter(loop, future))
+        return await future
 
     def run_sync(self, fn: Callable[[sqlite3.Connection], T], *, write: bool = False) -> T:
-        return self.submit(fn, write=write).result()
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        self._put(fn, write, _Waiter(None, future))
+        return future.result()
 
     def close(self) -> None:
         if self._closed:
@@ -100,7 +163,7 @@ class SqliteWorker:
                         stop = True
                         break
                     batch.append(more)
-                self._execute(conn, batch)
+                self._execute(conn, [entry for entry in batch if entry[2].claim()])
                 if stop:
                     return
         finally:
@@ -108,27 +171,22 @@ class SqliteWorker:
 
     @staticmethod
     def _execute(conn: sqlite3.Connection, batch: list[Any]) -> None:
-        writes = any(write for _fn, write, _future in batch)
-        results: list[tuple[concurrent.futures.Future[Any], bool, Any]] = []
+        if not batch:
+            return
+        writes = any(write for _fn, write, _waiter in batch)
+        results: list[tuple[_Waiter, bool, Any]] = []
         try:
             if writes:
                 conn.execute("BEGIN IMMEDIATE")
-            for fn, _write, future in batch:
+            for fn, _write, waiter in batch:
                 try:
-                    results.append((future, True, fn(conn)))
-                except Exception as error:  # noqa: BLE001 - goes to that item's future
-                    results.append((future, False, error))
+                    results.append((waiter, True, fn(conn)))
+                except Exception as error:  # noqa: BLE001 - goes to that item's waiter
+                    results.append((waiter, False, error))
             if writes:
                 conn.execute("COMMIT")
         except Exception as error:  # noqa: BLE001 - the whole batch failed
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
-            for _fn, _write, future in batch:
-                if not future.done():
-                    future.set_exception(error)
-            return
-        for future, ok, value in results:
-            if ok:
-                future.set_result(value)
-            else:
-                future.set_exception(value)
+            results = [(waiter, False, error) for _fn, _write, waiter in batch]
+        _settle(results)

@@ -277,7 +277,7 @@ class Engine:
             await self._limit.acquire(first=attempt > 1)
             try:
                 if self._rate is not None:
-                    await self._rate.acquire()
+                    await self._rate.acquire(first=attempt > 1)
                 reservation = (
                     await self._budget.acquire(self._estimate_tokens(request))
                     if self._budget is not None
@@ -292,6 +292,7 @@ class Engine:
                     )
                 timeout = min(self.attempt_timeout, remaining)
                 self.calls += 1
+                sent_at = time.monotonic()
                 started = time.perf_counter()
                 try:
                     completion = await asyncio.wait_for(
@@ -317,7 +318,7 @@ class Engine:
             finally:
                 self._limit.release()
             if completion is not None:
-                self._limit.on_success()
+                self._limit.on_success(latency)
                 completion = replace(
                     completion,
                     latency_s=latency,
@@ -329,7 +330,7 @@ class Engine:
             assert error is not None
             self.errors_seen[error.error_class] += 1
             if error.error_class == "rate_limit":
-                self._limit.on_rate_limit()
+                self._limit.on_rate_limit(sent_at=sent_at)
             if error.error_class not in _RETRIABLE or attempt >= self.max_attempts:
                 return Failure(error.error_class, str(error), attempts=attempt)
             delay = self._backoff(attempt, error.retry_after)

@@ -1,13 +1,22 @@
 """Limits that keep a run within what a provider accepts.
 
 - :class:`AdaptiveLimit`: requests in flight, additive-increase / multiplicative-decrease
-  (AIMD, as TCP congestion control, Jacobson 1988): a rate-limited reply halves the limit
-  (not below 1, at most once per ``cooldown_s`` so one burst of 429s counts once), and
-  every ``increase_every`` successes raise it by one, up to the configured maximum.
-- :class:`RequestRate`: requests per minute with ``asyncio-throttle``. The minute is enforced
-  over 250 ms sliding windows (``rpm / 240`` each) so that a run never bursts a whole
-  minute's allowance at once (providers also meter over sub-minute windows), and requests
-  reach the server as evenly spaced as they leave.
+  (AIMD, as TCP congestion control, Jacobson 1988). A rate-limited reply lowers the limit once
+  per congestion event: a 429 for a request sent before the last decrease, or within
+  ``cooldown_s`` of it, is the same event (TCP's one reduction per window of data, RFC 5681
+  section 3.1), so a burst of 429s counts once. A decrease is bounded: at most a halving and at
+  least one, but never below the concurrency the provider has been serving successfully over
+  the last ``window_s`` (rate of successes times their latency, Little's law; BBR
+  keeps in flight what the bottleneck delivers rather than halving on loss, Cardwell et al.
+  2016, ACM Queue 14(5)). An isolated 429 therefore dips the limit to what the provider
+  allows instead of halving it below that, while a sustained overload, where successes fall,
+  still halves it down to 1. Every ``increase_every`` successes raise it by one, up to the
+  configured maximum.
+- :class:`RequestRate`: requests per minute, metered over 250 ms sliding windows
+  (``rpm / 240`` each) so that a run never bursts a whole minute's allowance at once
+  (providers also meter over sub-minute windows). Waiters are woken by a timer at the moment
+  the oldest request leaves the window (no polling, so the windows do not drift later by the
+  polling interval), and a retry of a judgment already begun goes before new work.
 - :class:`TokenBudget`: tokens per minute over a sliding 60 s window; a call reserves its
   estimated input plus ``max_tokens`` and is reconciled with the real usage afterwards.
 """
@@ -25,7 +34,14 @@ __all__ = ["AdaptiveLimit", "RequestRate", "TokenBudget", "Reservation"]
 class AdaptiveLimit:
     """An asyncio semaphore whose size moves between 1 and ``maximum`` (AIMD)."""
 
-    def __init__(self, maximum: int, *, increase_every: int = 8, cooldown_s: float = 1.0) -> None:
+    def __init__(
+        self,
+        maximum: int,
+        *,
+        increase_every: int = 8,
+        cooldown_s: float = 1.0,
+        window_s: float = 2.0,
+    ) -> None:
         if maximum < 1:
             raise ValueError("concurrency must be >= 1")
         self.maximum = maximum
@@ -33,11 +49,16 @@ class AdaptiveLimit:
         self.min_seen = maximum
         self.increase_every = max(1, increase_every)
         self.cooldown_s = cooldown_s
+        self.window_s = window_s
         self.in_flight = 0
         self.decreases = 0
         self._successes = 0
         self._last_decrease = -math.inf
         self._waiters: deque[asyncio.Future[None]] = deque()
+        # (finished, latency) of the successful requests that finished within window_s.
+        self._served: deque[tuple[float, float]] = deque()
+        self._latency_sum = 0.0
+        self._first_sent = math.inf
 
     async def acquire(self, *, first: bool = False) -> None:
         """Wait for a slot; ``first`` jumps the queue (a retry of a judgment already begun,
@@ -73,7 +94,15 @@ class AdaptiveLimit:
                 self.in_flight += 1
                 future.set_result(None)
 
-    def on_success(self) -> None:
+    def on_success(self, latency: float | None = None) -> None:
+        """A request succeeded; ``latency`` (seconds, measured by the caller) feeds the
+        served-concurrency estimate that bounds decreases."""
+        if latency is not None:
+            now = time.monotonic()
+            self._first_sent = min(self._first_sent, now - latency)
+            self._served.append((now, latency))
+            self._latency_sum += latency
+            self._expire(now)
         if self.limit >= self.maximum:
             return
         self._successes += 1
@@ -82,13 +111,36 @@ class AdaptiveLimit:
             self.limit += 1
             self._wake()
 
-    def on_rate_limit(self) -> None:
+    def served(self) -> float:
+        """How many requests the provider has been serving successfully at once: the rate of
+        successes over the last ``window_s`` times their mean latency (Little's law). Early
+        in a run the rate is taken over the time since the first reply could have come back."""
         now = time.monotonic()
+        self._expire(now)
+        if not self._served:
+            return 0.0
+        latency = self._latency_sum / len(self._served)
+        span = min(self.window_s, max(latency, now - self._first_sent - latency))
+        if span <= 0:
+            return 0.0
+        return len(self._served) / span * latency
+
+    def _expire(self, now: float) -> None:
+        while self._served and self._served[0][0] < now - self.window_s:
+            self._latency_sum -= self._served.popleft()[1]
+
+    def on_rate_limit(self, *, sent_at: float | None = None) -> None:
+        """A request sent at ``sent_at`` (``time.monotonic()``; ``None``: unknown) was
+        rate-limited."""
+        now = time.monotonic()
+        if sent_at is not None and sent_at < self._last_decrease:
+            return  # sent before the last decrease: part of the congestion already acted on
         if now - self._last_decrease < self.cooldown_s:
             return
         self._last_decrease = now
         self._successes = 0
-        new = max(1, self.limit // 2)
+        floor = math.ceil(self.served())
+        new = max(1, min(self.limit - 1, max(self.limit // 2, floor)))
         if new < self.limit:
             self.decreases += 1
         self.limit = new
@@ -96,28 +148,63 @@ class AdaptiveLimit:
 
 
 class RequestRate:
-    """At most ``rpm`` requests per minute, metered over ``max(window_s, 60/rpm)`` windows."""
+    """At most ``rpm`` requests per minute, metered over ``max(window_s, 60/rpm)`` windows:
+    at most ``per_period`` requests sent within any ``period`` seconds."""
 
     def __init__(self, rpm: float, *, window_s: float = 0.25) -> None:
-        from asyncio_throttle import Throttler
-
         if rpm <= 0:
             raise ValueError("rpm must be > 0")
         self.rpm = rpm
         self.period = max(window_s, 60.0 / rpm)
         self.per_period = max(1, math.floor(rpm * self.period / 60.0))
-        # The throttler polls every retry_interval; one waiter at a time (the lock) keeps that
-        # to one timer instead of one per waiting request, so a fine interval stays cheap.
-        self._throttler = Throttler(
-            rate_limit=self.per_period,
-            period=self.period,
-            retry_interval=min(0.002, self.period / 10),
-        )
-        self._lock = asyncio.Lock()
+        self._sent: deque[float] = deque()
+        self._waiters: deque[asyncio.Future[None]] = deque()
+        self._timer: asyncio.TimerHandle | None = None
 
-    async def acquire(self) -> None:
-        async with self._lock:
-            await self._throttler.acquire()
+    async def acquire(self, *, first: bool = False) -> None:
+        """Wait until a request may be sent; ``first`` jumps the queue (a retry)."""
+        loop = asyncio.get_running_loop()
+        if not self._waiters and self._admit(loop.time()):
+            return
+        future: asyncio.Future[None] = loop.create_future()
+        if first:
+            self._waiters.appendleft(future)
+        else:
+            self._waiters.append(future)
+        self._grant(loop)
+        try:
+            await future
+        except asyncio.CancelledError:
+            # A granted turn is not given back: it may already count at the provider's end.
+            if not future.done():
+                self._waiters.remove(future)
+            raise
+
+    def _admit(self, now: float) -> bool:
+        sent = self._sent
+        while sent and now - sent[0] >= self.period:
+            sent.popleft()
+        if len(sent) < self.per_period:
+            sent.append(now)
+            return True
+        return False
+
+    def _on_timer(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._timer = None
+        self._grant(loop)
+
+    def _grant(self, loop: asyncio.AbstractEventLoop) -> None:
+        now = loop.time()
+        while self._waiters:
+            if self._waiters[0].done():
+                self._waiters.popleft()
+                continue
+            if not self._admit(now):
+                break
+            self._waiters.popleft().set_result(None)
+        if self._waiters and self._timer is None:
+            # Wake exactly when the oldest request leaves the window.
+            self._timer = loop.call_at(self._sent[0] + self.period, self._on_timer, loop)
 
 
 class Reservation:

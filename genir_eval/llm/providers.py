@@ -14,10 +14,22 @@ __all__ = ["PROVIDER_NAMES", "DEFAULT_MODELS", "resolve_provider", "make_provide
 PROVIDER_NAMES = ("auto", "offline", "openai", "anthropic")
 
 #: Used when ``--model`` is not given; any model the provider serves can be named instead.
+#:
+#: anthropic: Claude Haiku 4.5 by its snapshot ID (a pinned snapshot keeps judgments
+#: reproducible; an alias moves). Source: Anthropic's "Models overview"
+#: (https://platform.claude.com/docs/en/about-claude/models/overview) and the Claude Haiku 4.5
+#: page (https://platform.claude.com/docs/en/models/haiku-4-5/overview, "Model ID:
+#: claude-haiku-4-5-20251001"); Claude Haiku 3.5, the former default, is retired (see
+#: https://platform.claude.com/docs/en/about-claude/model-deprecations). The newer Claude Haiku
+#: 5.5 is not the default: its migration guide says to remove temperature and top_p from
+#: requests, and the judges send temperature 0.
+#: openai: gpt-4o-mini is still served; OpenAI's deprecations page
+#: (https://developers.openai.com/api/docs/deprecations) is where its shutdown date is announced
+#: (third-party summaries report 2027-01-14 for the GPT-4o mini snapshots) - revisit then.
 DEFAULT_MODELS = {
     "offline": "offline",
     "openai": "gpt-4o-mini",
-    "anthropic": "claude-3-5-haiku-latest",
+    "anthropic": "claude-haiku-4-5-20251001",
 }
 
 OFFLINE_NOTICE = (

@@ -13,7 +13,6 @@ from collections.abc import Hashable, Iterable, Sequence
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 __all__ = [
     "correlations",
@@ -92,6 +91,9 @@ def correlations(
     ya = np.asarray(ys, dtype=float)
     if n < 3 or np.ptp(xa) == 0.0 or np.ptp(ya) == 0.0:
         return out
+    # scipy.stats takes half a second to import: load it on first use, not with the CLI.
+    from scipy import stats as scipy_stats
+
     with warnings.catch_warnings():
         # scipy warns when a side is nearly constant (relative spread near rounding error),
         # as a judge giving almost every session the same score does: the coefficient is

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import math
 
 import pytest
 from llm_helpers import make_request, openai_engine
 
-from genir_eval.llm import Completion
-from genir_eval.llm.limits import AdaptiveLimit, TokenBudget
+from genir_eval.llm import Completion, limits
+from genir_eval.llm.limits import AdaptiveLimit, RequestRate, TokenBudget
 from genir_eval.testing import FakeLLMServer, Fault
 
 
@@ -76,6 +77,79 @@ def test_aimd_counts_a_burst_of_429s_once() -> None:
     for _ in range(10):
         limit.on_rate_limit()
     assert limit.limit == 8
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_aimd_decrease_stops_at_what_the_provider_served(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = _Clock()
+    monkeypatch.setattr(limits.time, "monotonic", clock)
+    limit = AdaptiveLimit(64, cooldown_s=0.0, window_s=2.0)
+    # 2 s of successes at 200/s taking 0.2 s each: 40 served at once (Little's law, by hand).
+    for _ in range(400):
+        clock.now += 0.005
+        limit.on_success(0.2)
+    served = limit.served()
+    assert served == pytest.approx(40.0, abs=0.5)
+    limit.on_rate_limit()
+    # Not 32: a halving would fall below what the provider served (rounded up).
+    assert limit.limit == math.ceil(served)
+    limit.on_rate_limit()
+    assert limit.limit == math.ceil(served) - 1  # at least one down per congestion event
+    clock.now += 5.0  # no success for longer than the window: nothing is being served
+    limit.on_rate_limit()
+    assert limit.limit == (math.ceil(served) - 1) // 2  # halves again
+    assert limit.decreases == 3
+
+
+def test_aimd_counts_429s_of_requests_sent_before_a_decrease_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = _Clock()
+    monkeypatch.setattr(limits.time, "monotonic", clock)
+    limit = AdaptiveLimit(16, cooldown_s=0.0)
+    sent = clock.now
+    clock.now += 0.1
+    limit.on_rate_limit(sent_at=sent)
+    assert limit.limit == 8
+    clock.now += 0.1
+    limit.on_rate_limit(sent_at=sent)  # in flight when the limit was lowered: same event
+    assert limit.limit == 8
+    limit.on_rate_limit(sent_at=clock.now)  # sent after the decrease: a new event
+    assert limit.limit == 4
+
+
+def test_request_rate_windows_and_retries_first() -> None:
+    # 2400 rpm over 250 ms windows = 10 per window (by hand: 2400 * 0.25 / 60).
+    async def run() -> tuple[list[float], list[str]]:
+        rate = RequestRate(2400)
+        assert (rate.period, rate.per_period) == (0.25, 10)
+        loop = asyncio.get_running_loop()
+        times: list[float] = []
+        order: list[str] = []
+
+        async def one(name: str, first: bool = False) -> None:
+            await rate.acquire(first=first)
+            times.append(loop.time())
+            order.append(name)
+
+        tasks = [asyncio.create_task(one(f"new{i}")) for i in range(25)]
+        await asyncio.sleep(0.05)
+        tasks.append(asyncio.create_task(one("retry", first=True)))
+        await asyncio.gather(*tasks)
+        return times, order
+
+    times, order = asyncio.run(run())
+    times.sort()
+    assert max(sum(1 for t in times if s <= t < s + 0.25) for s in times) <= 10
+    assert times[-1] - times[0] >= 0.5  # 26 requests need three windows
+    assert order.index("retry") == 10  # first in the second window, before new work
 
 
 def test_engine_lowers_concurrency_on_rate_limits() -> None:
