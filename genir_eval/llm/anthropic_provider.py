@@ -50,6 +50,7 @@ class AnthropicProvider(Provider):
         key = api_key or os.environ.get("ANTHROPIC_API_KEY")
         if not key:
             raise ConfigError("the anthropic provider needs an API key: set ANTHROPIC_API_KEY")
+        self._set_secrets(key)
         self.model = model
         self._base_url = (base_url or ANTHROPIC_DEFAULT_BASE_URL).rstrip("/")
         shards = 1 if http_client is not None else max(1, pool_shards)
@@ -91,7 +92,9 @@ class AnthropicProvider(Provider):
         try:
             response = await next(self._next).messages.create(**kwargs)
         except Exception as error:  # noqa: BLE001 - every SDK error is classified
-            raise classify_exception(error) from error
+            # The SDK's message may quote an error body that echoes the key: the chained
+            # original is dropped (``from None``) so a traceback cannot print it either.
+            raise self.redact_error(classify_exception(error)) from None
         blocks = getattr(response, "content", None)
         if blocks is None:
             raise ProviderError("malformed response: no content", error_class="transient")

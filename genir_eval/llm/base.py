@@ -9,7 +9,8 @@ or a :class:`Failure` (never raises for provider errors).
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -25,7 +26,16 @@ __all__ = [
     "Request",
     "Provider",
     "ProviderError",
+    "REDACTED",
+    "redactor",
 ]
+
+#: What a secret is replaced with in error messages.
+REDACTED = "[redacted]"
+
+#: A prefix or suffix of a secret at least this long is treated as the secret (a masked echo
+#: such as ``sk-proj-AbC...xYz1`` still gives part of the key away).
+_MIN_SECRET_PART = 8
 
 Role = Literal["system", "user", "assistant"]
 ErrorClass = Literal["rate_limit", "transient", "permanent", "deadline", "cache_miss"]
@@ -141,6 +151,24 @@ class ProviderError(Exception):
         self.status = status
 
 
+def redactor(secrets: Iterable[str]) -> re.Pattern[str] | None:
+    """A pattern matching each secret and every prefix or suffix of it at least 8 characters
+    long (longest first, so a whole key is replaced in one piece); ``None`` without secrets.
+    Secrets under 4 characters (placeholders such as a local server's ``"x"``) are ignored:
+    replacing them would garble every message and protect nothing."""
+    parts: set[str] = set()
+    for secret in secrets:
+        if len(secret) < 4:
+            continue
+        parts.add(secret)
+        for n in range(_MIN_SECRET_PART, len(secret)):
+            parts.add(secret[:n])
+            parts.add(secret[-n:])
+    if not parts:
+        return None
+    return re.compile("|".join(re.escape(p) for p in sorted(parts, key=len, reverse=True)))
+
+
 class Provider(abc.ABC):
     """An LLM backend. Implementations import their SDK lazily and accept an injected
     base URL / HTTP client so tests can talk to a local server over real sockets."""
@@ -149,10 +177,44 @@ class Provider(abc.ABC):
     #: Whether the engine's persistent cache may store this provider's replies (the offline
     #: provider is deterministic and free, so caching it would only go stale).
     cacheable: bool = True
+    #: Compiled by :meth:`_set_secrets`; the class default redacts nothing.
+    _redact_pattern: re.Pattern[str] | None = None
 
     @property
     def base_url(self) -> str | None:
         return None
+
+    @property
+    def version(self) -> str:
+        """What decides the replies besides the request (e.g. the offline provider's code):
+        part of the cache key and of the journal's fingerprint when non-empty, so a reply
+        produced under another version is neither a cache hit nor resumed. Empty by default
+        (an LLM behind an API is named by its model)."""
+        return ""
+
+    def _set_secrets(self, *secrets: str | None) -> None:
+        """Remember the credentials this provider sends, so :meth:`redact` can remove them."""
+        self._redact_pattern = redactor(s for s in secrets if s)
+
+    def redact(self, text: str) -> str:
+        """``text`` with this provider's credentials (and their first or last 8+ characters)
+        replaced by ``[redacted]``: error bodies may echo the key, and error messages are
+        journaled, printed and returned in a :class:`Failure`."""
+        pattern = self._redact_pattern
+        return text if pattern is None else pattern.sub(REDACTED, text)
+
+    def redact_error(self, error: ProviderError) -> ProviderError:
+        """``error`` with its message redacted (the same object when nothing was removed)."""
+        message = str(error)
+        clean = self.redact(message)
+        if clean == message:
+            return error
+        return ProviderError(
+            clean,
+            error_class=error.error_class,
+            retry_after=error.retry_after,
+            status=error.status,
+        )
 
     @abc.abstractmethod
     async def generate(

@@ -3,7 +3,8 @@
 One SQLite file (WAL, ``busy_timeout``) shared safely by concurrent runs. A row is keyed by
 the SHA-256 of the canonical JSON of everything that changes the reply and nothing else:
 provider, model, base URL (without credentials), messages, sampling parameters, the prompt
-template version and the repeat index. Timeouts, retries, concurrency and the API key are
+template version, the repeat index and the provider's own version when it has one (the offline
+provider's code). Timeouts, retries, concurrency and the API key are
 never part of it; the key's inputs are stored beside the reply so ``genir-eval cache show KEY``
 explains any hit or miss.
 
@@ -82,10 +83,16 @@ def _strip_credentials(url: str | None) -> str | None:
     return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
 
 
-def key_inputs(provider: str, base_url: str | None, request: Request) -> dict[str, Any]:
-    """Everything that changes the reply, and nothing else (see the module doc)."""
+def key_inputs(
+    provider: str, base_url: str | None, request: Request, *, version: str = ""
+) -> dict[str, Any]:
+    """Everything that changes the reply, and nothing else (see the module doc).
+
+    ``version`` is the provider's own version (:attr:`Provider.version`): what decides its
+    replies besides the request, such as the offline provider's code. It enters the key only
+    when non-empty, so the keys of providers without one are unchanged."""
     config = request.config
-    return {
+    inputs: dict[str, Any] = {
         "v": CACHE_VERSION,
         "provider": provider,
         "model": config.model,
@@ -101,15 +108,21 @@ def key_inputs(provider: str, base_url: str | None, request: Request) -> dict[st
         "prompt_version": request.key.prompt_version,
         "repeat": request.key.repeat,
     }
+    if version:
+        inputs["provider_version"] = version
+    return inputs
 
 
 def _canonical(data: Any) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-def cache_key(provider: str, base_url: str | None, request: Request) -> tuple[str, str]:
-    """``(sha256 hex, canonical inputs JSON)`` for ``request`` sent to ``provider``."""
-    inputs = _canonical(key_inputs(provider, base_url, request))
+def cache_key(
+    provider: str, base_url: str | None, request: Request, *, version: str = ""
+) -> tuple[str, str]:
+    """``(sha256 hex, canonical inputs JSON)`` for ``request`` sent to ``provider`` at
+    ``version`` (see :func:`key_inputs`)."""
+    inputs = _canonical(key_inputs(provider, base_url, request, version=version))
     return hashlib.sha256(inputs.encode("utf-8")).hexdigest(), inputs
 
 

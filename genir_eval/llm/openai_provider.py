@@ -58,6 +58,8 @@ class OpenAIProvider(Provider):
                     "for a local OpenAI-compatible server"
                 )
             key = "EMPTY"  # local servers (vLLM, Ollama, llama.cpp) accept any key
+        else:
+            self._set_secrets(key)
         self.model = model
         self._base_url = (base_url or OPENAI_DEFAULT_BASE_URL).rstrip("/")
         shards = 1 if http_client is not None else max(1, pool_shards)
@@ -100,7 +102,9 @@ class OpenAIProvider(Provider):
             # TypedDict transform and model construction saves ~1 ms of CPU per call.
             response = await next(self._next).post("/chat/completions", cast_to=object, body=body)
         except Exception as error:  # noqa: BLE001 - every SDK error is classified
-            raise classify_exception(error) from error
+            # The SDK's message may quote an error body that echoes the key: the chained
+            # original is dropped (``from None``) so a traceback cannot print it either.
+            raise self.redact_error(classify_exception(error)) from None
         return _completion(response)
 
     async def aclose(self) -> None:

@@ -31,6 +31,7 @@ __all__ = ["render_report", "write_report", "headline_score", "WORST_SESSIONS"]
 WORST_SESSIONS = 10
 MAX_FAILURES = 200
 CORRELATIONS = ("spearman", "pearson", "kendall")
+METHOD_TITLES = {"pearson": "Pearson r", "spearman": "Spearman &rho;", "kendall": "Kendall &tau;-b"}
 LEVEL_TITLES = {"turn": "query level", "session": "session level"}
 
 CSS = """
@@ -168,7 +169,8 @@ def _headline(run: Run, score: str | None) -> str:
             cards.append(
                 f"<div class='card headline' id='headline-{level}-{method}' "
                 f"data-level='{level}' data-method='{method}' data-score='{_e(score)}'>"
-                f"<div class='label'>{_e(method)} r</div><div class='value'>{_fmt(value)}</div>"
+                f"<div class='label'>{METHOD_TITLES.get(method, _e(method))}</div>"
+                f"<div class='value'>{_fmt(value)}</div>"
                 f"<div class='ci'>95% CI {_ci(intervals.get(method)) or '–'}</div></div>"
             )
         rows.append(
