@@ -5,10 +5,12 @@ raises for provider errors. One call goes through, in order: the journal (an ``o
 same request fingerprint is returned without a call), the cache (a hit is returned; in replay
 mode a miss is a ``cache_miss`` failure), then attempts, each one taking an in-flight slot
 (AIMD :class:`~genir_eval.llm.limits.AdaptiveLimit`), the request rate
-(:class:`~genir_eval.llm.limits.RequestRate`) and the token budget, and running under the
+(:class:`~genir_eval.llm.limits.RequestRate`, asyncio-throttle's ``Throttler``) and the token budget, and running under the
 per-attempt timeout. Rate limits and transient errors are retried with exponential backoff and
 jitter ("equal jitter", Brooker 2015, AWS Architecture Blog) that honours ``Retry-After``, up to
-``max_attempts`` and the per-judgment ``deadline``; permanent errors are not retried.
+``max_attempts`` and the per-judgment ``deadline``; permanent errors are not retried. Error
+messages pass through the provider's :meth:`~genir_eval.llm.base.Provider.redact` before they
+reach a :class:`Failure` or the journal, so an error body echoing the API key leaks nothing.
 """
 
 from __future__ import annotations
@@ -139,8 +141,13 @@ class Engine:
         return str(getattr(self.provider, "model", "") or "")
 
     def fingerprint(self, request: Request) -> str:
-        """The request's cache key: the same bytes out for the same inputs (see cache.py)."""
-        return cache_key(self.provider.name, self.provider.base_url, request)[0]
+        """The request's cache key: the same bytes out for the same inputs (see cache.py),
+        the provider's :attr:`~genir_eval.llm.base.Provider.version` included."""
+        return self._key(request)[0]
+
+    def _key(self, request: Request) -> tuple[str, str]:
+        provider = self.provider
+        return cache_key(provider.name, provider.base_url, request, version=provider.version)
 
     def resume(self, request: Request) -> JournalEntry | None:
         """The journal's ``ok`` entry for this request if its fingerprint still matches."""
@@ -163,7 +170,7 @@ class Engine:
         fingerprint: str | None = None
         inputs: str | None = None
         if self.journal is not None:
-            fingerprint, inputs = cache_key(self.provider.name, self.provider.base_url, request)
+            fingerprint, inputs = self._key(request)
             entry = self.journal.get(request.key)
             if (
                 entry is not None
@@ -177,7 +184,7 @@ class Engine:
         if use_cache:
             assert self.cache is not None
             if fingerprint is None:
-                fingerprint, inputs = cache_key(self.provider.name, self.provider.base_url, request)
+                fingerprint, inputs = self._key(request)
             by_task = self._cache_by_task.setdefault(request.task, Counter())
             try:
                 hit = await self.cache.get(fingerprint)
@@ -226,6 +233,8 @@ class Engine:
         if self.journal is None:
             return
         fingerprint = self.fingerprint(request)
+        if failure is not None:
+            failure = replace(failure, message=self.provider.redact(failure.message))
         if isinstance(result, Failure):
             await self.journal.record(request.key, failure=result, fingerprint=fingerprint)
         else:
@@ -328,17 +337,20 @@ class Engine:
                 self._account(request, completion.usage)
                 return completion
             assert error is not None
+            # Redacted here too (not only in the SDK providers): whatever a provider raised
+            # goes into a Failure, the journal and the run's output.
+            message = self.provider.redact(str(error))
             self.errors_seen[error.error_class] += 1
             if error.error_class == "rate_limit":
                 self._limit.on_rate_limit(sent_at=sent_at)
             if error.error_class not in _RETRIABLE or attempt >= self.max_attempts:
-                return Failure(error.error_class, str(error), attempts=attempt)
+                return Failure(error.error_class, message, attempts=attempt)
             delay = self._backoff(attempt, error.retry_after)
             if loop_time() + delay >= deadline:
                 return Failure(
                     "deadline",
                     f"deadline of {self.deadline:g}s reached after {attempt} attempts; "
-                    f"last error ({error.error_class}): {error}",
+                    f"last error ({error.error_class}): {message}",
                     attempts=attempt,
                 )
             self.retries += 1

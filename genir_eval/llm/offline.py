@@ -3,13 +3,20 @@
 Judges register a handler per task with :func:`register_offline`; the handler receives the
 whole :class:`Request` (its ``context`` carries the structured inputs) and returns the reply
 text in the same format an LLM would answer, so the judge's parser reads both alike.
+
+The provider's :attr:`~OfflineProvider.version` is a hash of the code that produces its
+replies, so the journal does not resume, nor the cache serve, labels an older twin wrote (see
+:func:`code_version`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 
 from genir_eval.llm.base import (
     Completion,
@@ -27,6 +34,7 @@ __all__ = [
     "register_offline",
     "offline_handler",
     "approx_tokens",
+    "code_version",
 ]
 
 OfflineHandler = Callable[[Request], "str | Awaitable[str]"]
@@ -63,6 +71,43 @@ def _lookup(task: str) -> OfflineHandler | None:
     return handler
 
 
+_PACKAGE = Path(__file__).resolve().parent.parent  # genir_eval/
+_VERSIONS: dict[frozenset[str], str] = {}
+
+
+def _code_files(modules: frozenset[str]) -> list[Path]:
+    files = {Path(__file__).resolve(), _PACKAGE / "records.py"}
+    files.update(p.resolve() for p in (_PACKAGE / "judges").rglob("*.py"))
+    for name in modules:
+        source = getattr(sys.modules.get(name), "__file__", None)
+        if source and source.endswith(".py"):
+            files.add(Path(source).resolve())
+    return sorted(p for p in files if p.is_file())
+
+
+def code_version() -> str:
+    """A hash (16 hex digits) of the source of the code that produces the offline replies.
+
+    Which files: every ``.py`` file of the ``genir_eval.judges`` package (the twins and all they
+    call there: features, lexical scores, parsing, prompting), ``genir_eval/records.py`` (the
+    sessions they read), this module, and the module of every registered handler that lives
+    elsewhere (a plugin's or a test's). Hashing whole packages rather than tracing each
+    handler's imports over-approximates: an edit to any judge also retires the offline labels
+    of the others, which costs a re-run of free, fast code and never resumes a stale label.
+    Computed once per set of handler modules (a handler registered later adds its file)."""
+    modules = frozenset(str(getattr(h, "__module__", "") or "") for h in _HANDLERS.values())
+    version = _VERSIONS.get(modules)
+    if version is None:
+        digest = hashlib.sha256()
+        for path in _code_files(modules):
+            name = path.relative_to(_PACKAGE) if path.is_relative_to(_PACKAGE) else path.name
+            digest.update(f"{name}\0".encode())
+            digest.update(path.read_bytes())
+            digest.update(b"\0")
+        version = _VERSIONS[modules] = digest.hexdigest()[:16]
+    return version
+
+
 class OfflineProvider(Provider):
     """Answers from registered handlers; usage counted approximately, cost zero."""
 
@@ -71,6 +116,11 @@ class OfflineProvider(Provider):
 
     def __init__(self, model: str = "offline") -> None:
         self.model = model
+
+    @property
+    def version(self) -> str:
+        """The hash of the handlers' code (:func:`code_version`)."""
+        return code_version()
 
     async def generate(
         self, messages: Sequence[Message], config: GenerateConfig, *, request: Request | None = None

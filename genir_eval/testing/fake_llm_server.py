@@ -8,7 +8,8 @@ It listens on 127.0.0.1 (a random free port by default) and answers
 
 checking the request shape (model, messages, the auth headers: ``Authorization: Bearer`` for
 OpenAI; ``x-api-key`` or a bearer token plus ``anthropic-version`` for Anthropic). Replies are scripted by a
-callable ``reply(FakeRequest) -> str | Fault`` (default: a fixed text), and faults are
+callable ``reply(FakeRequest) -> str | ScriptedReply | Fault`` (default: a fixed text; a
+:class:`ScriptedReply` also scripts the OpenAI token logprobs), and faults are
 injected by probability (:class:`FaultPlan`) or by a script (a queue consumed one per
 request): latency, 429 with ``Retry-After``, 429 ``insufficient_quota``, 500, 529, 400,
 dropped connections, malformed bodies, hangs.
@@ -44,6 +45,7 @@ __all__ = [
     "Fault",
     "FaultPlan",
     "FakeRequest",
+    "ScriptedReply",
     "FakeLLMServer",
     "FakeLLMServerProcess",
     "ServerStats",
@@ -87,6 +89,16 @@ class Fault:
     def __post_init__(self) -> None:
         if self.kind not in ALL_FAULTS:
             raise ValueError(f"unknown fault kind {self.kind!r}; expected one of {ALL_FAULTS}")
+
+
+@dataclass(frozen=True)
+class ScriptedReply:
+    """A reply text with the token logprobs an OpenAI server would return for it: one
+    ``(token, logprob, ((alternative, logprob), ...))`` per token; the tokens must join to
+    ``text``. Without ``logprobs`` the server makes deterministic ones up."""
+
+    text: str
+    logprobs: tuple[tuple[str, float, tuple[tuple[str, float], ...]], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -433,10 +445,13 @@ class FakeLLMServer:
             stats.by_prompt[request.last_user_text] += 1
         fault = self._next_fault()
         text: str | None = None
+        scripted: ScriptedReply | None = None
         if fault is None:
             answer = self.reply(request)
             if isinstance(answer, Fault):
                 fault = answer
+            elif isinstance(answer, ScriptedReply):
+                scripted, text = answer, answer.text
             else:
                 text = answer
         delay = self.latency(request) if callable(self.latency) else self.latency
@@ -446,7 +461,7 @@ class FakeLLMServer:
             stats.by_fault[fault.kind] += 1
             return await self._fault(protocol, fault, writer)
         assert text is not None
-        payload = self._success(protocol, request, text)
+        payload = self._success(protocol, request, text, scripted)
         stats.by_status[200] += 1
         stats.answered_ok += 1
         self._send(writer, 200, payload)
@@ -549,7 +564,11 @@ class FakeLLMServer:
         )
 
     def _success(
-        self, protocol: Literal["openai", "anthropic"], request: FakeRequest, text: str
+        self,
+        protocol: Literal["openai", "anthropic"],
+        request: FakeRequest,
+        text: str,
+        scripted: ScriptedReply | None = None,
     ) -> bytes:
         self._ids += 1
         prompt_chars = sum(len(_content_text(m.get("content"))) for m in request.messages)
@@ -572,7 +591,11 @@ class FakeLLMServer:
         logprobs = None
         if request.body.get("logprobs"):
             top_n = int(request.body.get("top_logprobs") or 0)
-            logprobs = {"content": _fake_logprobs(text, top_n), "refusal": None}
+            if scripted is not None and scripted.logprobs is not None:
+                content = _scripted_logprobs(scripted.logprobs, top_n)
+            else:
+                content = _fake_logprobs(text, top_n)
+            logprobs = {"content": content, "refusal": None}
         return json.dumps(
             {
                 "id": f"chatcmpl-fake-{self._ids}",
@@ -594,6 +617,27 @@ class FakeLLMServer:
                 },
             }
         ).encode()
+
+
+def _scripted_logprobs(
+    tokens: Iterable[tuple[str, float, tuple[tuple[str, float], ...]]], top_n: int
+) -> list[dict[str, Any]]:
+    """OpenAI's logprobs ``content`` for scripted tokens, keeping ``top_n`` alternatives."""
+    out = []
+    for token, logprob, alternatives in tokens:
+        top = [(token, logprob), *((a, lp) for a, lp in alternatives if a != token)]
+        top.sort(key=lambda pair: -pair[1])
+        out.append(
+            {
+                "token": token,
+                "logprob": logprob,
+                "bytes": list(token.encode()),
+                "top_logprobs": [
+                    {"token": a, "logprob": lp, "bytes": list(a.encode())} for a, lp in top[:top_n]
+                ],
+            }
+        )
+    return out
 
 
 def _fake_logprobs(text: str, top_n: int) -> list[dict[str, Any]]:

@@ -4,6 +4,7 @@ replies: well-formed, wrapped, malformed (repaired once, else missing with the r
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 from judge_helpers import run_judge, tiny_session
 
-from genir_eval.testing.fake_llm_server import FakeLLMServer, FakeRequest
+from genir_eval.testing.fake_llm_server import FakeLLMServer, FakeRequest, ScriptedReply
 
 Script = Callable[[FakeRequest], str]
 
@@ -200,6 +201,43 @@ def test_geval_judge(fake_server: Callable[[Script], FakeLLMServer]) -> None:
     )
     assert all(lb.value is None for lb in labels)
     assert "expected 3 scores" in (labels[0].missing_reason or "")
+
+
+def test_geval_probability_weighted_rating_over_openai_logprobs(
+    fake_server: Callable[[Script], FakeLLMServer],
+) -> None:
+    # The reply '{"scores": [8, 6, 7]}' as tokens, with scripted alternatives at the ratings.
+    # Expected weighted ratings, computed by hand from sum p(r) r / sum p(r):
+    #   8 (p .6), 7 (p .3), 9 (p .1)      -> 4.8 + 2.1 + 0.9 = 7.8
+    #   6 alone                           -> 6.0
+    #   7 (p .5), 8 (p .5), "x" (ignored) -> 7.5
+    ln = math.log
+    tokens = (
+        ('{"', 0.0, ()),
+        ("scores", 0.0, ()),
+        ('":', 0.0, ()),
+        (" [", 0.0, ()),
+        ("8", ln(0.6), (("7", ln(0.3)), ("9", ln(0.1)))),
+        (",", 0.0, ()),
+        (" ", 0.0, ()),
+        ("6", 0.0, ()),
+        (",", 0.0, ()),
+        (" ", 0.0, ()),
+        ("7", ln(0.5), (("8", ln(0.5)), ("x", ln(0.1)))),
+        ("]}", 0.0, ()),
+    )
+    text = "".join(t[0] for t in tokens)
+    requests: list[FakeRequest] = []
+
+    def script(request: FakeRequest) -> ScriptedReply:
+        requests.append(request)
+        return ScriptedReply(text, tokens)
+
+    _, labels = run_judge(fake_server(script), "satisfaction.geval", [tiny_session()])
+    assert requests[0].body.get("logprobs") is True and requests[0].body.get("top_logprobs") == 5
+    assert [lb.value for lb in labels] == [8, 6, 7]
+    weighted = [lb.extra.get("weighted") for lb in labels]
+    assert weighted == pytest.approx([7.8, 6.0, 7.5], abs=1e-9)
 
 
 def _dimensional_reply(dims: list[str], overall: tuple[int, int, int]) -> str:

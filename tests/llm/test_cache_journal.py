@@ -12,10 +12,22 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from llm_helpers import make_request, openai_engine
 
 from genir_eval.cli import main as cli_main
-from genir_eval.llm import Completion, Failure, GenerateConfig, Journal, JudgmentKey, cache_key
+from genir_eval.llm import (
+    Completion,
+    Engine,
+    Failure,
+    GenerateConfig,
+    Journal,
+    JudgmentKey,
+    OfflineProvider,
+    cache_key,
+    register_offline,
+)
+from genir_eval.llm import offline as offline
 from genir_eval.testing import FakeLLMServer
 
 HERE = Path(__file__).resolve().parent
@@ -211,3 +223,53 @@ def test_cache_cli_stats_and_show(server: FakeLLMServer, tmp_path: Path, capsys:
     assert '"prompt_version": "v1"' in out
     assert cli_main(["cache", "show", "ffffffffffff", "--cache", str(db)]) == 2
     assert cli_main(["cache", "stats", "--cache", str(tmp_path / "missing.sqlite")]) == 2
+
+
+def test_provider_version_enters_the_key_only_when_set() -> None:
+    request = make_request(1)
+    # An empty version leaves every existing key as it was (no new field in the inputs).
+    assert cache_key("openai", "http://h/v1", request, version="") == cache_key(
+        "openai", "http://h/v1", request
+    )
+    assert "provider_version" not in cache_key("openai", "http://h/v1", request)[1]
+    one = cache_key("offline", None, request, version="aaaa")[0]
+    assert one != cache_key("offline", None, request, version="bbbb")[0]
+    assert one != cache_key("offline", None, request)[0]
+
+
+def test_offline_version_hashes_the_twins_code() -> None:
+    import genir_eval.judges  # noqa: F401 - registers the offline twins
+
+    version = offline.code_version()
+    assert len(version) == 16 and version == OfflineProvider().version
+    assert offline.code_version() is version  # computed once, then reused
+    files = {p.name for p in offline._code_files(frozenset())}
+    assert {"offline.py", "link_dna.py", "features.py", "records.py"} <= files
+
+
+def test_journal_row_of_another_offline_version_is_not_resumed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The offline twins' code decides their labels: a row journaled under one version of that
+    # code must not be resumed under another (a stale label), and is resumed under the same.
+    register_offline("versioned.twin", lambda request: "label")
+    request = make_request(3, task="versioned.twin")
+    journal = tmp_path / "journal.sqlite"
+
+    async def judge(version: str) -> tuple[Completion | Failure, bool, int]:
+        monkeypatch.setattr(offline, "code_version", lambda: version)
+        async with Engine(OfflineProvider(), journal=Journal(journal)) as engine:
+            resumed = engine.resume(request) is not None
+            result = await engine.complete(request)
+            await engine.record(request, result, value={"label": 1})
+            return result, resumed, engine.journal_hits
+
+    first, resumed, hits = asyncio.run(judge("twins-v1"))
+    assert isinstance(first, Completion) and not first.cached and not resumed and hits == 0
+    same, resumed, hits = asyncio.run(judge("twins-v1"))
+    assert isinstance(same, Completion) and same.cached and resumed and hits == 1
+    changed, resumed, hits = asyncio.run(judge("twins-v2"))
+    assert isinstance(changed, Completion) and not changed.cached and not resumed and hits == 0
+    with Journal(journal) as rows:
+        (entry,) = rows.entries()
+    assert entry.fingerprint == cache_key("offline", None, request, version="twins-v2")[0]

@@ -6,6 +6,7 @@ import asyncio
 import math
 
 import pytest
+from asyncio_throttle import Throttler
 from llm_helpers import make_request, openai_engine
 
 from genir_eval.llm import Completion, limits
@@ -41,21 +42,34 @@ def test_server_sustains_256_in_flight() -> None:
     assert server.stats.max_in_flight >= 256
 
 
-def test_request_rate_is_never_exceeded() -> None:
-    # 1200 rpm = 20 per one-second window; 70 requests need at least 3 s.
+@pytest.mark.parametrize(
+    ("rpm", "n", "min_elapsed"),
+    [
+        # 1200 rpm = 20 per 1 s window; 70 requests need at least 3 s (by hand: 60/20 = 3).
+        (1200, 70, 3.0),
+        # 6000 rpm = 100 per 1 s window, 25 per 250 ms; 330 requests need at least 3 s.
+        (6000, 330, 3.0),
+    ],
+)
+def test_request_rate_is_never_exceeded(rpm: int, n: int, min_elapsed: float) -> None:
+    # Counted by the server at arrival, over every 1 s window, with no tolerance: the first
+    # window is paced, so connection set-up cannot crowd it into a later window.
     with FakeLLMServer() as server:
 
         async def run() -> float:
             loop = asyncio.get_running_loop()
             start = loop.time()
-            async with openai_engine(server, concurrency=64, rpm=1200) as engine:
-                await asyncio.gather(*(engine.complete(make_request(i)) for i in range(70)))
+            async with openai_engine(server, concurrency=64, rpm=rpm) as engine:
+                results = await asyncio.gather(
+                    *(engine.complete(make_request(i)) for i in range(n))
+                )
+            assert all(isinstance(r, Completion) for r in results)
             return loop.time() - start
 
         elapsed = asyncio.run(run())
-    assert server.stats.total == 70
-    assert server.stats.max_in_window(0.98) <= 20
-    assert elapsed >= 3.0
+    assert server.stats.total == n
+    assert server.stats.max_in_window(1.0) <= rpm // 60
+    assert elapsed >= min_elapsed
 
 
 def test_aimd_halves_on_rate_limits_and_climbs_back() -> None:
@@ -126,30 +140,41 @@ def test_aimd_counts_429s_of_requests_sent_before_a_decrease_once(
 
 
 def test_request_rate_windows_and_retries_first() -> None:
-    # 2400 rpm over 250 ms windows = 10 per window (by hand: 2400 * 0.25 / 60).
-    async def run() -> tuple[list[float], list[str]]:
+    # 2400 rpm over 250 ms windows = 10 per window (by hand: 2400 * 0.25 / 60), the first
+    # window paced 25 ms apart (0.25 / 10).
+    async def run() -> tuple[list[float], list[str], float, float]:
         rate = RequestRate(2400)
         assert (rate.period, rate.per_period) == (0.25, 10)
+        assert isinstance(rate.throttler, Throttler)
         loop = asyncio.get_running_loop()
+        start = loop.time()
         times: list[float] = []
         order: list[str] = []
 
         async def one(name: str, first: bool = False) -> None:
             await rate.acquire(first=first)
-            times.append(loop.time())
+            times.append(loop.time() - start)
             order.append(name)
 
         tasks = [asyncio.create_task(one(f"new{i}")) for i in range(25)]
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.06)
+        joined = loop.time() - start
         tasks.append(asyncio.create_task(one("retry", first=True)))
         await asyncio.gather(*tasks)
-        return times, order
+        return times, order, joined, start
 
-    times, order = asyncio.run(run())
-    times.sort()
-    assert max(sum(1 for t in times if s <= t < s + 0.25) for s in times) <= 10
-    assert times[-1] - times[0] >= 0.5  # 26 requests need three windows
-    assert order.index("retry") == 10  # first in the second window, before new work
+    times, order, joined, _ = asyncio.run(run())
+    assert times == sorted(times)
+    # The throttler's bound: at most 10 in any closed 250 ms window.
+    assert max(sum(1 for t in times if s <= t <= s + 0.25) for s in times) <= 10
+    assert times[-1] >= 0.5  # 26 requests need three windows
+    # The first window is paced: 25 ms apart (1 ms for the clock), not one burst.
+    first = times[:10]
+    assert min(b - a for a, b in zip(first[:-1], first[1:], strict=True)) >= 0.025 - 0.001
+    # The retry goes before every new request still queued when it came; only the one
+    # already holding the gate (waiting for its turn) may go before it.
+    before = sum(1 for t in times if t <= joined)
+    assert before <= order.index("retry") <= before + 1
 
 
 def test_engine_lowers_concurrency_on_rate_limits() -> None:

@@ -1,4 +1,5 @@
-"""An API key never reaches the cache file, the journal, the stderr summary or the stats."""
+"""An API key never reaches the cache file, the journal, the stderr summary, the stats or a
+Failure, even when the server's error body quotes it back."""
 
 from __future__ import annotations
 
@@ -6,12 +7,22 @@ import argparse
 import asyncio
 import json
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from llm_helpers import make_request
 
-from genir_eval.llm import Completion, Failure, add_engine_arguments, engine_from_args
+from genir_eval.llm import (
+    Completion,
+    Failure,
+    Journal,
+    ProviderError,
+    add_engine_arguments,
+    engine_from_args,
+)
+from genir_eval.llm.base import redactor
 from genir_eval.testing import FakeLLMServer
+from genir_eval.testing.fake_llm_server import _error_body
 
 SECRET = "sk-LEAKCHECK-7f3a9c1e5b2d4e6f8a0b"
 # A masked echo ("sk-LEA...0b") would still carry part of the key: look for a middle piece too.
@@ -65,3 +76,107 @@ def test_api_key_is_written_nowhere(
     leaks += _leaks(summary, "summary()")
     leaks += _leaks(repr(results), "results")
     assert leaks == []
+
+
+class _EchoingServer(FakeLLMServer):
+    """Answers a scripted ``bad_request`` or ``server_error`` with an error body that quotes
+    the request's credentials back, whole and masked (as some gateways and proxies do)."""
+
+    async def _completion(
+        self,
+        protocol: Literal["openai", "anthropic"],
+        headers: dict[str, str],
+        body: bytes,
+        writer: asyncio.StreamWriter,
+    ) -> bool:
+        head = self.script[0] if self.script else None
+        if head is None or head.kind not in ("bad_request", "server_error"):
+            return await super()._completion(protocol, headers, body, writer)
+        self.script.popleft()
+        key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
+        message = (
+            f"rejected: Authorization={headers.get('authorization')!r} "
+            f"x-api-key={headers.get('x-api-key')!r} masked={key[:12]}...{key[-10:]}"
+        )
+        status = 400 if head.kind == "bad_request" else 500
+        self.stats.by_status[status] += 1
+        self._send(writer, status, _error_body(protocol, "invalid_request_error", message))
+        await writer.drain()
+        return True
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_error_bodies_echoing_the_key_are_redacted(
+    provider: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(f"{provider.upper()}_API_KEY", SECRET)
+    parser = argparse.ArgumentParser()
+    add_engine_arguments(parser)
+    with _EchoingServer(api_key=SECRET, reply=lambda r: f"reply to {r.last_user_text}") as server:
+        # A retried 500 and a permanent 400, both quoting the credentials back.
+        server.push_script([None, "server_error", None, "bad_request"])
+        base_url = server.openai_base_url if provider == "openai" else server.anthropic_base_url
+        args = parser.parse_args(
+            ["--provider", provider, "--base-url", base_url, "--model", "fake-model"]
+            + ["--cache", str(tmp_path / "cache.sqlite"), "--concurrency", "1"]
+        )
+
+        async def go() -> tuple[list[Completion | Failure], dict[str, object], str, str]:
+            async with engine_from_args(args) as engine:
+                results = []
+                for i in range(4):
+                    request = make_request(i)
+                    result = await engine.complete(request)
+                    await engine.record(request, result, value={"label": i})
+                    results.append(result)
+                # The provider itself, called without the engine, raises redacted errors too.
+                server.push_script(["bad_request"])
+                try:
+                    await engine.provider.generate(
+                        request.messages, request.config, request=request
+                    )
+                except ProviderError as error:
+                    direct = f"{error!s} {error!r} {error.__cause__!r}"
+                else:
+                    direct = "no error"
+                return results, engine.stats(), engine.summary(), direct
+
+        results, stats, summary, direct = asyncio.run(go())
+    assert server.stats.by_status[400] == 2 and server.stats.by_status[500] == 1
+    failures = [r for r in results if isinstance(r, Failure)]
+    assert len(failures) == 1 and failures[0].error_class == "permanent"
+    assert "[redacted]" in failures[0].message and "rejected" in failures[0].message
+    assert "[redacted]" in direct
+    captured = capsys.readouterr()
+
+    leaks: list[str] = []
+    for path in sorted(p for p in tmp_path.rglob("*") if p.is_file()):
+        leaks += _leaks(path.read_bytes(), str(path.relative_to(tmp_path)))
+    with Journal(tmp_path / "cache.sqlite") as journal:
+        messages = [e.error_message or "" for e in journal.entries()]
+    assert any("[redacted]" in m for m in messages)
+    leaks += _leaks(" ".join(messages), "journal error messages")
+    leaks += _leaks(captured.err, "stderr")
+    leaks += _leaks(captured.out, "stdout")
+    leaks += _leaks(json.dumps(stats), "stats()")
+    leaks += _leaks(summary, "summary()")
+    leaks += _leaks(repr(results), "results")
+    leaks += _leaks(direct, "provider error")
+    assert leaks == []
+
+
+def test_redact_replaces_the_key_and_its_long_ends() -> None:
+    # Computed by hand: the key whole, its first 12 and last 10 characters (both >= 8) go;
+    # 7 characters are too few to identify a key and stay.
+    pattern = redactor([SECRET])
+    assert pattern is not None
+    text = f"Bearer {SECRET} / {SECRET[:12]}...{SECRET[-10:]} / {SECRET[:7]}"
+    assert pattern.sub("[redacted]", text) == (
+        f"Bearer [redacted] / [redacted]...[redacted] / {SECRET[:7]}"
+    )
+    assert redactor(["", "abc"]) is None
