@@ -22,6 +22,7 @@ import concurrent.futures
 import queue
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -40,7 +41,19 @@ def connect(path: str | Path, *, busy_timeout_ms: int = 60_000) -> sqlite3.Conne
         str(path), isolation_level=None, check_same_thread=False, timeout=busy_timeout_ms / 1000
     )
     conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
-    conn.execute("PRAGMA journal_mode=WAL")
+    # Switching a new file to WAL needs an exclusive lock that SQLite does not wait for
+    # through busy_timeout: when two runs open one new cache file at once, the second gets
+    # "database is locked" at once. Retry within the same time budget. (Worker thread only.)
+    deadline = time.monotonic() + busy_timeout_ms / 1000
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            break
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() >= deadline:
+                conn.close()
+                raise
+            time.sleep(0.005)
     conn.execute("PRAGMA synchronous=NORMAL")
     return conn
 

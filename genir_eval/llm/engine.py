@@ -7,7 +7,8 @@ mode a miss is a ``cache_miss`` failure), then attempts, each one taking an in-f
 (AIMD :class:`~genir_eval.llm.limits.AdaptiveLimit`), the request rate
 (:class:`~genir_eval.llm.limits.RequestRate`, asyncio-throttle's ``Throttler``) and the token budget, and running under the
 per-attempt timeout. Rate limits and transient errors are retried with exponential backoff and
-jitter ("equal jitter", Brooker 2015, AWS Architecture Blog) that honours ``Retry-After``, up to
+jitter (Brooker 2015, AWS Architecture Blog: "equal jitter" at least ``Retry-After`` when the
+provider sends one, "full jitter" otherwise), up to
 ``max_attempts`` and the per-judgment ``deadline``; permanent errors are not retried. Error
 messages pass through the provider's :meth:`~genir_eval.llm.base.Provider.redact` before they
 reach a :class:`Failure` or the journal, so an error body echoing the API key leaks nothing.
@@ -270,10 +271,12 @@ class Engine:
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         ceiling = min(self.backoff_max, self.backoff_base * 2 ** (attempt - 1))
-        delay = ceiling / 2 + self._rng.random() * ceiling / 2
         if retry_after is not None:
-            delay = max(delay, retry_after)
-        return delay
+            # The provider said when: at least that, spread by equal jitter.
+            return max(ceiling / 2 + self._rng.random() * ceiling / 2, retry_after)
+        # No Retry-After: full jitter, uniform over [0, ceiling] (Brooker 2015: the least
+        # work and the soonest completion of the jittered schemes).
+        return self._rng.random() * ceiling
 
     async def _attempts(self, request: Request) -> Completion | Failure:
         loop_time = asyncio.get_running_loop().time
