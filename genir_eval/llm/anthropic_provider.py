@@ -7,22 +7,20 @@ differs from 1, since recent Claude models refuse temperature and top_p together
 
 from __future__ import annotations
 
-import itertools
 import os
 from collections.abc import Sequence
 from typing import Any
 
 from genir_eval.errors import ConfigError
+from genir_eval.llm._sdk import SDKProvider
 from genir_eval.llm.base import (
     Completion,
     GenerateConfig,
     Message,
-    Provider,
     ProviderError,
     Request,
     Usage,
 )
-from genir_eval.llm.classify import classify_exception
 
 __all__ = ["AnthropicProvider", "ANTHROPIC_DEFAULT_BASE_URL", "ANTHROPIC_VERSION"]
 
@@ -30,7 +28,7 @@ ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
 
 
-class AnthropicProvider(Provider):
+class AnthropicProvider(SDKProvider):
     """``pool_shards``: as for :class:`~genir_eval.llm.openai_provider.OpenAIProvider`."""
 
     name = "anthropic"
@@ -52,23 +50,14 @@ class AnthropicProvider(Provider):
             raise ConfigError("the anthropic provider needs an API key: set ANTHROPIC_API_KEY")
         self._set_secrets(key)
         self.model = model
-        self._base_url = (base_url or ANTHROPIC_DEFAULT_BASE_URL).rstrip("/")
-        shards = 1 if http_client is not None else max(1, pool_shards)
-        self._clients = [
-            anthropic.AsyncAnthropic(
-                api_key=key,
-                base_url=self._base_url,
-                http_client=http_client,
-                max_retries=0,
-                timeout=timeout,
-            )
-            for _ in range(shards)
-        ]
-        self._next = itertools.cycle(self._clients)
-
-    @property
-    def base_url(self) -> str | None:
-        return self._base_url
+        self._open_clients(
+            anthropic.AsyncAnthropic,
+            api_key=key,
+            base_url=base_url or ANTHROPIC_DEFAULT_BASE_URL,
+            http_client=http_client,
+            timeout=timeout,
+            pool_shards=pool_shards,
+        )
 
     async def generate(
         self, messages: Sequence[Message], config: GenerateConfig, *, request: Request | None = None
@@ -89,12 +78,7 @@ class AnthropicProvider(Provider):
             body["top_p"] = config.top_p
         body.update(config.extra)
         kwargs["extra_body"] = body
-        try:
-            response = await next(self._next).messages.create(**kwargs)
-        except Exception as error:  # noqa: BLE001 - every SDK error is classified
-            # The SDK's message may quote an error body that echoes the key: the chained
-            # original is dropped (``from None``) so a traceback cannot print it either.
-            raise self.redact_error(classify_exception(error)) from None
+        response = await self._send(lambda client: client.messages.create(**kwargs))
         blocks = getattr(response, "content", None)
         if blocks is None:
             raise ProviderError("malformed response: no content", error_class="transient")
@@ -109,7 +93,3 @@ class AnthropicProvider(Provider):
             model=str(getattr(response, "model", "") or ""),
             finish_reason=getattr(response, "stop_reason", None),
         )
-
-    async def aclose(self) -> None:
-        for client in self._clients:
-            await client.close()

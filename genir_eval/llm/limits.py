@@ -27,8 +27,34 @@ import asyncio
 import math
 import time
 from collections import deque
+from collections.abc import Callable
 
 __all__ = ["AdaptiveLimit", "RequestRate", "TokenBudget", "Reservation"]
+
+
+async def _wait_in_line(
+    waiters: deque[asyncio.Future[None]], first: bool, *, give_back: Callable[[], None]
+) -> None:
+    """Queue in ``waiters`` (at the head when ``first``: a retry of a judgment already begun,
+    so started work finishes before new work starts) until the owner of the queue grants the
+    turn by setting the waiter's result. Cancelled while waiting, the place is given up; a turn
+    granted just before the cancel arrived is handed back through ``give_back``."""
+    future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    if first:
+        waiters.appendleft(future)
+    else:
+        waiters.append(future)
+    try:
+        await future
+    except asyncio.CancelledError:
+        if future.done() and not future.cancelled():
+            give_back()
+        else:
+            try:
+                waiters.remove(future)
+            except ValueError:
+                pass
+        raise
 
 
 class AdaptiveLimit:
@@ -66,22 +92,7 @@ class AdaptiveLimit:
         if self.in_flight < self.limit and not self._waiters:
             self.in_flight += 1
             return
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        if first:
-            self._waiters.appendleft(future)
-        else:
-            self._waiters.append(future)
-        try:
-            await future
-        except asyncio.CancelledError:
-            if future.done() and not future.cancelled():
-                self.release()  # granted just before the cancel arrived
-            else:
-                try:
-                    self._waiters.remove(future)
-                except ValueError:
-                    pass
-            raise
+        await _wait_in_line(self._waiters, first, give_back=self.release)
 
     def release(self) -> None:
         self.in_flight -= 1
@@ -236,22 +247,7 @@ class RequestRate:
         if not self._busy and not self._waiters:
             self._busy = True
             return
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        if first:
-            self._waiters.appendleft(future)
-        else:
-            self._waiters.append(future)
-        try:
-            await future
-        except asyncio.CancelledError:
-            if future.done() and not future.cancelled():
-                self._leave()  # handed the gate just before the cancel arrived
-            else:
-                try:
-                    self._waiters.remove(future)
-                except ValueError:
-                    pass
-            raise
+        await _wait_in_line(self._waiters, first, give_back=self._leave)
 
     def _leave(self) -> None:
         while self._waiters:

@@ -6,30 +6,28 @@ The SDK's own retries are off (``max_retries=0``): the engine retries, with its 
 
 from __future__ import annotations
 
-import itertools
 import os
 from collections.abc import Sequence
 from typing import Any
 
 from genir_eval.errors import ConfigError
+from genir_eval.llm._sdk import SDKProvider
 from genir_eval.llm.base import (
     Completion,
     GenerateConfig,
     Message,
-    Provider,
     ProviderError,
     Request,
     TokenLogprob,
     Usage,
 )
-from genir_eval.llm.classify import classify_exception
 
 __all__ = ["OpenAIProvider", "OPENAI_DEFAULT_BASE_URL"]
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
-class OpenAIProvider(Provider):
+class OpenAIProvider(SDKProvider):
     """``pool_shards`` spreads calls round-robin over that many SDK clients, each with its own
     connection pool: the HTTP pool inspects every idle connection on each request, so at high
     concurrency several small pools cost less CPU than one large one (measured against the
@@ -61,23 +59,14 @@ class OpenAIProvider(Provider):
         else:
             self._set_secrets(key)
         self.model = model
-        self._base_url = (base_url or OPENAI_DEFAULT_BASE_URL).rstrip("/")
-        shards = 1 if http_client is not None else max(1, pool_shards)
-        self._clients = [
-            openai.AsyncOpenAI(
-                api_key=key,
-                base_url=self._base_url,
-                http_client=http_client,
-                max_retries=0,
-                timeout=timeout,
-            )
-            for _ in range(shards)
-        ]
-        self._next = itertools.cycle(self._clients)
-
-    @property
-    def base_url(self) -> str | None:
-        return self._base_url
+        self._open_clients(
+            openai.AsyncOpenAI,
+            api_key=key,
+            base_url=base_url or OPENAI_DEFAULT_BASE_URL,
+            http_client=http_client,
+            timeout=timeout,
+            pool_shards=pool_shards,
+        )
 
     async def generate(
         self, messages: Sequence[Message], config: GenerateConfig, *, request: Request | None = None
@@ -96,20 +85,13 @@ class OpenAIProvider(Provider):
             if config.top_logprobs is not None:
                 body["top_logprobs"] = config.top_logprobs
         body.update(config.extra)
-        try:
-            # The SDK's documented low-level call (its route to undocumented endpoints): the
-            # body is built here already, and skipping ``chat.completions.create``'s per-call
-            # TypedDict transform and model construction saves ~1 ms of CPU per call.
-            response = await next(self._next).post("/chat/completions", cast_to=object, body=body)
-        except Exception as error:  # noqa: BLE001 - every SDK error is classified
-            # The SDK's message may quote an error body that echoes the key: the chained
-            # original is dropped (``from None``) so a traceback cannot print it either.
-            raise self.redact_error(classify_exception(error)) from None
+        # The SDK's documented low-level call (its route to undocumented endpoints): the body
+        # is built here already, and skipping ``chat.completions.create``'s per-call TypedDict
+        # transform and model construction saves ~1 ms of CPU per call.
+        response = await self._send(
+            lambda client: client.post("/chat/completions", cast_to=object, body=body)
+        )
         return _completion(response)
-
-    async def aclose(self) -> None:
-        for client in self._clients:
-            await client.close()
 
 
 def _completion(response: Any) -> Completion:

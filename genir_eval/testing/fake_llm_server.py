@@ -208,7 +208,26 @@ _REASONS = {
 }
 
 
-class FakeLLMServer:
+class _Address:
+    """Where clients reach a fake server listening on ``host:port``."""
+
+    host: str
+    port: int
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        return f"{self.base_url}/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        return self.base_url
+
+
+class FakeLLMServer(_Address):
     """The fake server, run on its own event loop in a background thread."""
 
     def __init__(
@@ -246,18 +265,6 @@ class FakeLLMServer:
         self._ids = 0
 
     # -- lifecycle ---------------------------------------------------------------------
-    @property
-    def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    @property
-    def openai_base_url(self) -> str:
-        return f"{self.base_url}/v1"
-
-    @property
-    def anthropic_base_url(self) -> str:
-        return self.base_url
-
     def start(self) -> FakeLLMServer:
         if self._thread is not None:
             return self
@@ -680,7 +687,7 @@ def _serve_child(conn: Any, kwargs: dict[str, Any]) -> None:
     conn.send("stopped")
 
 
-class FakeLLMServerProcess:
+class FakeLLMServerProcess(_Address):
     """The fake server in a child process (spawned), so its CPU is not the client's.
 
     Takes the same keyword arguments as :class:`FakeLLMServer`; a custom ``reply`` must be
@@ -694,18 +701,6 @@ class FakeLLMServerProcess:
         self.port = 0
         self._process: Any = None
         self._conn: Any = None
-
-    @property
-    def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    @property
-    def openai_base_url(self) -> str:
-        return f"{self.base_url}/v1"
-
-    @property
-    def anthropic_base_url(self) -> str:
-        return self.base_url
 
     def start(self) -> FakeLLMServerProcess:
         ctx = multiprocessing.get_context("spawn")

@@ -1,0 +1,65 @@
+"""What the providers over an official async SDK share: a round-robin pool of SDK clients,
+and every call's exceptions classified and redacted the same way."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from genir_eval.llm.base import Provider
+from genir_eval.llm.classify import classify_exception
+
+__all__ = ["SDKProvider"]
+
+
+class SDKProvider(Provider):
+    """Base of :class:`~genir_eval.llm.openai_provider.OpenAIProvider` and
+    :class:`~genir_eval.llm.anthropic_provider.AnthropicProvider`."""
+
+    _base_url: str
+    _clients: list[Any]
+
+    def _open_clients(
+        self,
+        client_class: Callable[..., Any],
+        *,
+        api_key: str,
+        base_url: str,
+        http_client: Any,
+        timeout: float,
+        pool_shards: int,
+    ) -> None:
+        """``pool_shards`` clients of ``client_class`` (one when ``http_client`` is injected),
+        with the SDK's own retries off: the engine retries, with its limits."""
+        self._base_url = base_url.rstrip("/")
+        shards = 1 if http_client is not None else max(1, pool_shards)
+        self._clients = [
+            client_class(
+                api_key=api_key,
+                base_url=self._base_url,
+                http_client=http_client,
+                max_retries=0,
+                timeout=timeout,
+            )
+            for _ in range(shards)
+        ]
+        self._next = itertools.cycle(self._clients)
+
+    @property
+    def base_url(self) -> str | None:
+        return self._base_url
+
+    async def _send(self, call: Callable[[Any], Awaitable[Any]]) -> Any:
+        """``await call(client)`` on the next client of the pool; any exception it raises
+        becomes a classified, redacted :class:`~genir_eval.llm.base.ProviderError`."""
+        try:
+            return await call(next(self._next))
+        except Exception as error:  # noqa: BLE001 - every SDK error is classified
+            # The SDK's message may quote an error body that echoes the key: the chained
+            # original is dropped (``from None``) so a traceback cannot print it either.
+            raise self.redact_error(classify_exception(error)) from None
+
+    async def aclose(self) -> None:
+        for client in self._clients:
+            await client.close()
