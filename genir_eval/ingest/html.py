@@ -17,6 +17,7 @@ lxml to.
 
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any, Literal
 
@@ -36,6 +37,7 @@ _BLOCK_TAGS = frozenset(
 )
 # Elements whose content is never shown as text.
 _SKIP_TAGS = frozenset("script style template noscript head title".split())
+_NUMBER = re.compile(r"[0-9]+")
 
 
 def parse_response_html(html: str, *, backend: Backend = "auto") -> ParsedResponse:
@@ -44,7 +46,7 @@ def parse_response_html(html: str, *, backend: Backend = "auto") -> ParsedRespon
     ``backend="auto"`` parses with lxml and falls back to BeautifulSoup (``html.parser``)
     for input lxml rejects; ``"lxml"`` and ``"bs4"`` force one. Raises
     :class:`~genir_eval.errors.InputError` (without location: callers add file, row and
-    column) when the HTML holds no text or a citation anchor has no number.
+    column) when the HTML holds no text or a citation anchor has no number or no url.
     """
     if backend == "bs4":
         pieces = _pieces_bs4(html)
@@ -58,11 +60,20 @@ def parse_response_html(html: str, *, backend: Backend = "auto") -> ParsedRespon
     return build_response(pieces)
 
 
-def _citation_id(text: str) -> int:
+def _citation(text: str, href: str, label: str) -> Citation:
+    """The citation an ``a.citation`` anchor stands for; its url is required, its title not.
+
+    Only ASCII digits count as a number (``"²"`` passes ``str.isdigit`` but not ``int``). A
+    url-less anchor is an error rather than a link with an empty url, because every cited
+    link must be resolvable; a missing ``aria-label`` only leaves the title empty.
+    """
     number = text.strip().strip("[]")
-    if not number.isdigit():
+    if not _NUMBER.fullmatch(number):
         raise InputError(f"citation anchor text {text.strip()!r} is not a citation number")
-    return int(number)
+    url = href.strip()
+    if not url:
+        raise InputError(f"citation [{int(number)}] has no url (its anchor has no href)")
+    return Citation(int(number), url, label.strip())
 
 
 def _pieces_lxml(html: str) -> list[Piece]:
@@ -80,10 +91,10 @@ def _walk_lxml(element: Any, pieces: list[Piece]) -> None:
     if isinstance(tag, str) and tag not in _SKIP_TAGS:
         if tag == "a" and "citation" in (element.get("class") or "").split():
             append(
-                Citation(
-                    _citation_id("".join(element.itertext())),
+                _citation(
+                    "".join(element.itertext()),
                     element.get("href") or "",
-                    (element.get("aria-label") or "").strip(),
+                    element.get("aria-label") or "",
                 )
             )
         else:
@@ -109,7 +120,12 @@ def _pieces_bs4(html: str) -> list[Piece]:
         # the response: parse it as HTML without a warning.
         warnings.simplefilter("ignore", MarkupResemblesLocatorWarning)
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
-        soup = BeautifulSoup(html, "html.parser")
+        # By default BeautifulSoup turns a whitespace-only string outside <pre> into one
+        # "\n" or " "; lxml keeps it as written. Preserving whitespace from the document
+        # root down keeps the text content exact, so the two backends agree.
+        soup = BeautifulSoup(
+            html, "html.parser", preserve_whitespace_tags={BeautifulSoup.ROOT_TAG_NAME}
+        )
     _walk_bs4(soup, pieces)
     return pieces
 
@@ -126,10 +142,10 @@ def _walk_bs4(node: Any, pieces: list[Piece]) -> None:
         elif isinstance(child, Tag) and child.name not in _SKIP_TAGS:
             if child.name == "a" and "citation" in (child.get("class") or []):
                 pieces.append(
-                    Citation(
-                        _citation_id(child.get_text()),
+                    _citation(
+                        child.get_text(),
                         str(child.get("href") or ""),
-                        str(child.get("aria-label") or "").strip(),
+                        str(child.get("aria-label") or ""),
                     )
                 )
                 continue
