@@ -3,6 +3,7 @@ and every call's exceptions classified and redacted the same way."""
 
 from __future__ import annotations
 
+import importlib
 import itertools
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -11,6 +12,15 @@ from genir_eval.llm.base import Provider
 from genir_eval.llm.classify import classify_exception
 
 __all__ = ["SDKProvider"]
+
+
+def _preload_async_backend() -> None:
+    """Import anyio's asyncio backend now: the SDKs' HTTP pool imports it lazily on its first
+    request (~15 ms), which would otherwise stall the event loop at the first send."""
+    try:
+        importlib.import_module("anyio._backends._asyncio")
+    except Exception:  # noqa: BLE001 - only an optimisation; the first request imports it
+        pass
 
 
 class SDKProvider(Provider):
@@ -45,6 +55,7 @@ class SDKProvider(Provider):
             for _ in range(shards)
         ]
         self._next = itertools.cycle(self._clients)
+        _preload_async_backend()
 
     @property
     def base_url(self) -> str | None:

@@ -36,7 +36,7 @@ from genir_eval.llm.base import (
 from genir_eval.llm.cache import Cache, CacheMode, cache_key
 from genir_eval.llm.classify import classify_exception
 from genir_eval.llm.journal import Journal, JournalEntry
-from genir_eval.llm.limits import AdaptiveLimit, RequestRate, TokenBudget
+from genir_eval.llm.limits import AdaptiveLimit, LookupWindow, RequestRate, TokenBudget
 from genir_eval.llm.offline import approx_tokens
 from genir_eval.llm.prices import PriceTable, load_prices
 from genir_eval.llm.progress import Progress
@@ -44,6 +44,8 @@ from genir_eval.llm.progress import Progress
 __all__ = ["Engine"]
 
 _RETRIABLE = ("rate_limit", "transient")
+# Judgments between entering complete() and their journal/cache answer (see LookupWindow).
+_LOOKUP_WINDOW = 64
 
 
 class _Usage:
@@ -117,11 +119,13 @@ class Engine:
         self._limit = AdaptiveLimit(
             concurrency, increase_every=aimd_increase_every, cooldown_s=aimd_cooldown_s
         )
+        self._lookups = LookupWindow(_LOOKUP_WINDOW)
         self._rate: RequestRate | None = None
         self._budget: TokenBudget | None = None
         self._progress = Progress(quiet=quiet or not progress) if progress else None
         self._started = time.time()
         self._t0 = time.monotonic()
+        self._first_send: float | None = None
         self._closed = False
         # counters
         self.requests = 0
@@ -168,44 +172,16 @@ class Engine:
     async def complete(self, request: Request) -> Completion | Failure:
         self._bind_loop()
         self.requests += 1
-        fingerprint: str | None = None
-        inputs: str | None = None
-        if self.journal is not None:
-            fingerprint, inputs = self._key(request)
-            entry = self.journal.get(request.key)
-            if (
-                entry is not None
-                and entry.ok
-                and entry.fingerprint == fingerprint
-                and entry.raw is not None
-            ):
-                self.journal_hits += 1
-                return self._done(Completion(text=entry.raw, model=self.model, cached=True))
         use_cache = self.cache is not None and self.cache_mode != "off" and self.provider.cacheable
-        if use_cache:
-            assert self.cache is not None
-            if fingerprint is None:
-                fingerprint, inputs = self._key(request)
-            by_task = self._cache_by_task.setdefault(request.task, Counter())
-            try:
-                hit = await self.cache.get(fingerprint)
-            except Exception as error:  # noqa: BLE001 - a broken cache must not stop the run
-                hit = None
-                self.errors_seen[f"cache read: {type(error).__name__}"] += 1
-            if hit is not None:
-                self.cache_hits += 1
-                by_task["hits"] += 1
-                return self._done(hit)
-            self.cache_misses += 1
-            by_task["misses"] += 1
-            if self.cache_mode == "replay":
-                return self._done(
-                    Failure(
-                        "cache_miss",
-                        f"replay mode: no cached reply for key {fingerprint} (task {request.task})",
-                        attempts=0,
-                    )
-                )
+        if self.journal is None and not use_cache:
+            return self._done(await self._attempts(request))
+        await self._lookups.acquire()
+        try:
+            found, fingerprint, inputs = await self._lookup(request, use_cache)
+        finally:
+            self._lookups.release()
+        if found is not None:
+            return self._done(found)
         result = await self._attempts(request)
         if isinstance(result, Completion) and use_cache:
             assert self.cache is not None and fingerprint is not None and inputs is not None
@@ -220,6 +196,46 @@ class Engine:
             except Exception as error:  # noqa: BLE001 - the reply is still good
                 self.errors_seen[f"cache write: {type(error).__name__}"] += 1
         return self._done(result)
+
+    async def _lookup(
+        self, request: Request, use_cache: bool
+    ) -> tuple[Completion | Failure | None, str | None, str | None]:
+        """The journal's then the cache's answer for ``request`` (``None``: make the call),
+        with the request's fingerprint and key inputs when computed."""
+        fingerprint: str | None = None
+        inputs: str | None = None
+        if self.journal is not None:
+            entry = self.journal.get(request.key)
+            if entry is not None and entry.ok and entry.raw is not None:
+                fingerprint, inputs = self._key(request)
+                if entry.fingerprint == fingerprint:
+                    self.journal_hits += 1
+                    return Completion(text=entry.raw, model=self.model, cached=True), None, None
+        if not use_cache:
+            return None, fingerprint, inputs
+        assert self.cache is not None
+        if fingerprint is None:
+            fingerprint, inputs = self._key(request)
+        by_task = self._cache_by_task.setdefault(request.task, Counter())
+        try:
+            hit = await self.cache.get(fingerprint)
+        except Exception as error:  # noqa: BLE001 - a broken cache must not stop the run
+            hit = None
+            self.errors_seen[f"cache read: {type(error).__name__}"] += 1
+        if hit is not None:
+            self.cache_hits += 1
+            by_task["hits"] += 1
+            return hit, fingerprint, inputs
+        self.cache_misses += 1
+        by_task["misses"] += 1
+        if self.cache_mode == "replay":
+            failure = Failure(
+                "cache_miss",
+                f"replay mode: no cached reply for key {fingerprint} (task {request.task})",
+                attempts=0,
+            )
+            return failure, fingerprint, inputs
+        return None, fingerprint, inputs
 
     async def record(
         self,
@@ -263,6 +279,7 @@ class Engine:
         self._limit = AdaptiveLimit(
             self.concurrency, increase_every=self._aimd[0], cooldown_s=self._aimd[1]
         )
+        self._lookups = LookupWindow(_LOOKUP_WINDOW)
         self._rate = RequestRate(self.rpm) if self.rpm else None
         self._budget = TokenBudget(self.tpm) if self.tpm else None
 
@@ -305,6 +322,8 @@ class Engine:
                 timeout = min(self.attempt_timeout, remaining)
                 self.calls += 1
                 sent_at = time.monotonic()
+                if self._first_send is None:
+                    self._first_send = sent_at
                 started = time.perf_counter()
                 try:
                     completion = await asyncio.wait_for(
@@ -415,6 +434,8 @@ class Engine:
             },
             "cache_by_task": {task: dict(c) for task, c in self._cache_by_task.items()},
             "elapsed_s": time.monotonic() - self._t0,
+            # From the engine's creation to its first provider call (None: no call yet).
+            "first_send_s": None if self._first_send is None else self._first_send - self._t0,
         }
 
     def summary(self) -> str:

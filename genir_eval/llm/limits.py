@@ -29,7 +29,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-__all__ = ["AdaptiveLimit", "RequestRate", "TokenBudget", "Reservation"]
+__all__ = ["AdaptiveLimit", "LookupWindow", "RequestRate", "TokenBudget", "Reservation"]
 
 
 async def _wait_in_line(
@@ -55,6 +55,37 @@ async def _wait_in_line(
             except ValueError:
                 pass
         raise
+
+
+class LookupWindow:
+    """At most ``size`` judgments between entering the engine and their cache answer.
+
+    Without it a run of N judgments fingerprints all N (canonical JSON + SHA-256) and queues
+    all N cache lookups before the event loop can resume the first one, so the first request
+    waits for every fingerprint (~50 ms for 2,000). Past the window a judgment only queues
+    (first come, first served), and a slot passes straight to the next in line.
+    """
+
+    def __init__(self, size: int) -> None:
+        if size < 1:
+            raise ValueError("size must be >= 1")
+        self.size = size
+        self.active = 0
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    async def acquire(self) -> None:
+        if self.active < self.size and not self._waiters:
+            self.active += 1
+            return
+        await _wait_in_line(self._waiters, False, give_back=self.release)
+
+    def release(self) -> None:
+        while self._waiters:
+            future = self._waiters.popleft()
+            if not future.done():
+                future.set_result(None)  # the slot passes to the next in line
+                return
+        self.active -= 1
 
 
 class AdaptiveLimit:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import math
+from typing import Any
 
 import pytest
 from asyncio_throttle import Throttler
 from llm_helpers import make_request, openai_engine
 
 from genir_eval.llm import Completion, limits
-from genir_eval.llm.limits import AdaptiveLimit, RequestRate, TokenBudget
+from genir_eval.llm.limits import AdaptiveLimit, LookupWindow, RequestRate, TokenBudget
 from genir_eval.testing import FakeLLMServer, Fault
 
 
@@ -216,5 +217,70 @@ def test_engine_token_budget(tpm: int) -> None:
                 result = await engine.complete(make_request(0, max_tokens=50))
                 assert isinstance(result, Completion)
                 assert engine._budget is not None and engine._budget._used < 50
+
+        asyncio.run(run())
+
+
+def test_lookup_window_admits_in_order_and_hands_back_cancelled_slots() -> None:
+    async def run() -> None:
+        window = LookupWindow(2)
+        order: list[int] = []
+
+        async def enter(i: int) -> None:
+            await window.acquire()
+            order.append(i)
+
+        await window.acquire()
+        await window.acquire()
+        waiting = [asyncio.ensure_future(enter(i)) for i in range(3)]
+        await asyncio.sleep(0)
+        assert order == [] and window.active == 2
+        waiting[0].cancel()  # cancelled in line: its place is given up
+        window.release()
+        await asyncio.sleep(0)
+        assert order == [1]
+        window.release()
+        waiting[2].cancel()  # granted, then cancelled before it ran: the slot comes back
+        await asyncio.gather(*waiting, return_exceptions=True)
+        assert order == [1]
+        window.release()
+        assert window.active == 0
+
+    asyncio.run(run())
+
+
+def test_first_request_is_sent_before_every_fingerprint_is_computed(tmp_path: Any) -> None:
+    """The lookup window: the first call does not wait for all judgments' cache keys."""
+    with FakeLLMServer(latency=0.01) as server:
+
+        async def run() -> None:
+            path = tmp_path / "c.sqlite"
+            async with openai_engine(
+                server, concurrency=4, cache_path=path, journal_path=path
+            ) as engine:
+                keyed = 0
+                key = engine._key
+
+                def counting_key(request: Any) -> Any:
+                    nonlocal keyed
+                    keyed += 1
+                    return key(request)
+
+                engine._key = counting_key  # type: ignore[method-assign]
+                generate = engine.provider.generate
+                keyed_at_first_send: list[int] = []
+
+                async def first_send(*args: Any, **kwargs: Any) -> Any:
+                    keyed_at_first_send.append(keyed)
+                    return await generate(*args, **kwargs)
+
+                engine.provider.generate = first_send  # type: ignore[method-assign]
+                n = 500
+                results = await asyncio.gather(
+                    *(engine.complete(make_request(i)) for i in range(n))
+                )
+                assert all(isinstance(r, Completion) for r in results)
+                assert engine.stats()["first_send_s"] is not None
+            assert keyed_at_first_send[0] < n // 2
 
         asyncio.run(run())
