@@ -3,7 +3,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -268,20 +268,6 @@ class Script:
         options = self.replies[step]
         reply = options[min(n, len(options) - 1)]
         return reply(text) if callable(reply) else reply
-
-
-@pytest.fixture
-def fake_server() -> Iterator[Callable[[Script], FakeLLMServer]]:
-    servers: list[FakeLLMServer] = []
-
-    def start(script: Script) -> FakeLLMServer:
-        server = FakeLLMServer(reply=script).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()
 
 
 def _judge_over_server(server: FakeLLMServer, name: str, **options: Any) -> list[Label]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,20 +15,6 @@ from judge_helpers import run_judge, tiny_session
 from genir_eval.testing.fake_llm_server import FakeLLMServer, FakeRequest, ScriptedReply
 
 Script = Callable[[FakeRequest], str]
-
-
-@pytest.fixture
-def fake_server() -> Iterator[Callable[[Script], FakeLLMServer]]:
-    servers: list[FakeLLMServer] = []
-
-    def start(script: Script) -> FakeLLMServer:
-        server = FakeLLMServer(reply=script).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()
 
 
 def _is_repair(request: FakeRequest) -> bool:
