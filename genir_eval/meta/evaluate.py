@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from genir_eval.judges.base import Judge, Label, judge_sessions, make_judge
-from genir_eval.judges.offline import BASELINE_NOTE
+from genir_eval.judges.offline.twins import BASELINE_NOTE
 from genir_eval.llm.engine import Engine
 from genir_eval.llm.offline import OfflineProvider
 from genir_eval.meta.item_eval import evaluate_item, evaluate_rubric

@@ -324,8 +324,7 @@ async def compare_item(
     """Run each judge on ``sessions`` through ``engine`` and evaluate it (one report per
     judge, in the order given): :func:`evaluate_item` for ``kind == "item"`` judges,
     :func:`evaluate_rubric` for ``kind == "rubric"``. ``options`` go to every judge."""
-    import genir_eval.judges.item  # noqa: F401 - registers the ITEM judges
-    import genir_eval.judges.rubric  # noqa: F401 - registers the rubric judges
+    import genir_eval.judges  # noqa: F401 - registers the ITEM and RUBRIC judges
 
     reports: dict[str, dict[str, Any]] = {}
     for name in judges:

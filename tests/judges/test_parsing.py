@@ -14,7 +14,7 @@ from genir_eval.judges.parsing import (
     expect_int,
     extract_object,
 )
-from genir_eval.judges.satisfaction_common import weighted_rating_at
+from genir_eval.judges.satisfaction.common import weighted_rating_at
 from genir_eval.llm.base import Completion, TokenLogprob
 
 EXTRACT = [

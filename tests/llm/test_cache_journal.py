@@ -244,7 +244,7 @@ def test_offline_version_hashes_the_twins_code() -> None:
     assert len(version) == 16 and version == OfflineProvider().version
     assert offline.code_version() is version  # computed once, then reused
     files = {p.name for p in offline._code_files(frozenset())}
-    assert {"offline.py", "link_dna.py", "features.py", "records.py"} <= files
+    assert {"offline.py", "twins.py", "dna.py", "features.py", "records.py"} <= files
 
 
 def test_journal_row_of_another_offline_version_is_not_resumed(

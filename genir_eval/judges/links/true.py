@@ -18,7 +18,7 @@ from typing import Any
 
 from genir_eval.judges.base import Label, ask, register_judge
 from genir_eval.judges.common import BuiltinJudge, JudgeContext, citing_statements, generate_config
-from genir_eval.judges.features import LinkEvidence, link_evidence
+from genir_eval.judges.offline.features import LinkEvidence, link_evidence
 from genir_eval.judges.parsing import expect_int, expect_key, expect_mapping, extract_object
 from genir_eval.judges.prompting import fence, render_messages
 from genir_eval.records import Session, Turn

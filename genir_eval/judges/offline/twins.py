@@ -3,8 +3,8 @@
 Each twin is registered with the engine's offline provider under its judge's task and
 replies in the judge's own reply format, so the same parsing path runs. They read the
 structured request context (never the rendered prompt, so text planted in a response
-cannot steer them) and use only evidence present in the log (:mod:`genir_eval.judges.features`):
-lexical alignment, citation credit and position, response structure, and, where the judge's
+cannot steer them) and use only evidence present in the log
+(:mod:`genir_eval.judges.offline.features`): lexical alignment, citation credit and position, response structure, and, where the judge's
 options enable it (``link_usefulness.true`` with the ``satisfaction`` signal group), the
 user's feedback. Every constant is an a-priori choice documented here, not fitted to data:
 
@@ -17,7 +17,7 @@ user's feedback. Every constant is an a-priori choice documented here, not fitte
   marks inside the citing statements)``, so feedback can lower the evidence by a quarter;
 - spans: a unit is useful when its n-gram overlap with query + intent is at least the turn's
   mean overlap and positive (above-average alignment);
-- satisfaction: each turn's evidence (:class:`~genir_eval.judges.features.TurnEvidence`,
+- satisfaction: each turn's evidence (:class:`~genir_eval.judges.offline.features.TurnEvidence`,
   each signal in [0, 1]) read as the judge's dimensions, mapped linearly to 1-10
   (``1 + 9 * reading``, rounded) and averaged over the turns for the session (every turn
   counts the same, see :func:`session_reading`). Dimension readings
@@ -53,14 +53,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from genir_eval.judges.common import JudgeContext
-from genir_eval.judges.features import (
+from genir_eval.judges.offline.features import (
     LinkEvidence,
     TurnEvidence,
     link_evidence,
     segment_alignment,
     turn_evidence,
 )
-from genir_eval.judges.satisfaction_common import DIMENSION_TEXT, GAH_DIMENSIONS, dimensions_for
+from genir_eval.judges.satisfaction.common import DIMENSION_TEXT, GAH_DIMENSIONS, dimensions_for
 from genir_eval.llm.base import Request
 from genir_eval.llm.offline import register_offline
 from genir_eval.records import Session, Turn
@@ -200,7 +200,7 @@ def dimension_readings(
     evidence: TurnEvidence, dims: Iterable[str] = tuple(DIMENSION_TEXT["en"])
 ) -> dict[str, float]:
     """Each of ``dims``' reading in ``[0, 1]``: the evidence closest to its rubric text
-    (:data:`~genir_eval.judges.satisfaction_common.DIMENSION_TEXT`). Dimensions the log says
+    (:data:`~genir_eval.judges.satisfaction.common.DIMENSION_TEXT`). Dimensions the log says
     nothing about (creativity, engagement, fairness and responsibility, any other name) read
     the turn's :func:`answer_quality`."""
     alignment = _mean([evidence.query_coverage, evidence.intent_alignment])

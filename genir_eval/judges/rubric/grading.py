@@ -1,49 +1,16 @@
-"""RUBRIC: question banks per turn and graded answerability of passages.
-
-After Farzi & Dietz (2024), "Pencils Down! Automatic Rubric-based Evaluation of
-Retrieve/Generate Systems" (RUBRIC / EXAM++): a model writes, per query, ``N`` concise
-questions (default 10) a good response must answer, or key facts (the nugget variant);
-every passage is graded 0-5 on each question, with the answer it gives. Passages here are a
-turn's response statements (items ``stmt:<i>``, 1-based) and its cited links (items
-``link:<id>``: title + the statements citing the link).
-
-The question banks are editable JSON files (one per session, with a ``version``), written
-once and never overwritten: a person can fix, add or delete questions and rerun grading
-only (``mode="grade"`` reads the files and generates nothing). The grading requests carry
-the bank's hash in their prompt version, so edited questions are graded afresh while the
-journal still serves everything unchanged.
-
-A passage's label is its best grade over the questions (``label="max"``) or the highest
-grade reached by at least ``min_questions`` questions (``label="count"``); ``threshold``
-(default 4) makes it binary (``extra["relevant"]``). The turn label ``coverage`` is the
-share of questions some response statement answers at grade >= ``threshold``.
-:func:`write_qrels` and :func:`write_run` export the labels for trec_eval / ir_measures.
-
-Baselines with the same engine: ``rubric-thomas`` (Thomas et al., 2024, "Large language
-models can accurately predict searcher preferences": 0-2 with the M/T/O aspects) and
-``rubric-yesno``, each grading every passage directly.
-
-Offline twin (the offline provider's handlers below): questions templated over the key
-phrases of the query and intent; a grade is the lexical coverage of a question's terms in
-the passage, ``round(5 * coverage)``.
-"""
+"""The RUBRIC judge and its direct baselines; see :mod:`genir_eval.judges.rubric`."""
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
-from genir_eval.errors import ConfigError, InputError
+from genir_eval.errors import ConfigError
 from genir_eval.judges.base import JudgeStats, Label, ask, register_judge
 from genir_eval.judges.common import generate_config
-from genir_eval.judges.item import candidates_for_turn
-from genir_eval.judges.lexical import STOPWORDS, key_terms, tokenize
+from genir_eval.judges.item.candidates import candidates_for_turn
 from genir_eval.judges.parsing import (
     ReplyError,
     expect_int,
@@ -58,8 +25,15 @@ from genir_eval.judges.prompting import (
     session_language,
     template_version,
 )
+from genir_eval.judges.rubric.bank import (
+    Question,
+    Rubric,
+    RubricFile,
+    read_rubric_file,
+    rubric_path,
+    write_rubric_file,
+)
 from genir_eval.llm.base import Completion, JudgmentKey
-from genir_eval.llm.offline import register_offline
 from genir_eval.records import Session, Turn
 
 if TYPE_CHECKING:
@@ -68,149 +42,17 @@ else:
     Engine = Any
 
 __all__ = [
-    "RUBRIC_FILE_VERSION",
     "PROMPT_VERSION",
-    "Question",
-    "Rubric",
-    "RubricFile",
+    "GRADE_MAX",
     "Passage",
     "turn_passages",
     "passage_label",
-    "rubric_path",
-    "read_rubric_file",
-    "write_rubric_file",
     "RubricJudge",
     "DirectJudge",
-    "write_qrels",
-    "write_run",
-    "trec_query_id",
-    "offline_questions",
 ]
 
-RUBRIC_FILE_VERSION = 1
 PROMPT_VERSION = "rubric-v1"
 GRADE_MAX = 5
-
-
-# --- question banks and their files ---------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Question:
-    id: str
-    text: str
-
-
-@dataclass(frozen=True)
-class Rubric:
-    """The questions of one turn (``turn=None``: one bank for the whole session)."""
-
-    turn: int | None
-    query: str
-    questions: tuple[Question, ...]
-
-    def digest(self) -> str:
-        payload = json.dumps([[q.id, q.text] for q in self.questions], ensure_ascii=False)
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12]
-
-
-@dataclass(frozen=True)
-class RubricFile:
-    """A session's question banks as saved: ``kind`` is ``"questions"`` or ``"nuggets"``."""
-
-    session_id: str
-    kind: str
-    rubrics: tuple[Rubric, ...]
-    generator: Mapping[str, Any]
-    version: int = RUBRIC_FILE_VERSION
-
-    def for_turn(self, turn: int) -> Rubric | None:
-        for rubric in self.rubrics:
-            if rubric.turn == turn:
-                return rubric
-        for rubric in self.rubrics:
-            if rubric.turn is None:
-                return rubric
-        return None
-
-
-def rubric_path(directory: str | Path, session_id: str) -> Path:
-    """``<directory>/<session id>.json``; a session id unsafe as a file name is replaced by
-    a readable stem plus its hash."""
-    safe = re.sub(r"[^\w.-]", "_", session_id)
-    if safe != session_id or safe.startswith("."):
-        digest = hashlib.sha256(session_id.encode("utf-8")).hexdigest()[:10]
-        safe = f"{safe.strip('.')[:60]}-{digest}"
-    return Path(directory) / f"{safe}.json"
-
-
-def _rubric_to_dict(rubric_file: RubricFile) -> dict[str, Any]:
-    return {
-        "version": rubric_file.version,
-        "session_id": rubric_file.session_id,
-        "kind": rubric_file.kind,
-        "generator": dict(rubric_file.generator),
-        "rubrics": [
-            {
-                "turn": r.turn,
-                "query": r.query,
-                "questions": [{"id": q.id, "text": q.text} for q in r.questions],
-            }
-            for r in rubric_file.rubrics
-        ],
-    }
-
-
-def write_rubric_file(rubric_file: RubricFile, directory: str | Path) -> Path:
-    """Write the bank as indented UTF-8 JSON (for people to edit); returns the path."""
-    path = rubric_path(directory, rubric_file.session_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(_rubric_to_dict(rubric_file), ensure_ascii=False, indent=2)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(text + "\n", encoding="utf-8")
-    tmp.replace(path)
-    return path
-
-
-def read_rubric_file(path: str | Path) -> RubricFile:
-    """Read and validate a bank (possibly edited by hand). Question ids may be changed or
-    left out: a missing id becomes ``q<position>``; duplicate ids are an error."""
-    where = str(path)
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise InputError(f"not valid JSON: {error}", path=where, line=error.lineno) from None
-    if not isinstance(data, dict):
-        raise InputError("a rubric file must hold a JSON object", path=where)
-    if data.get("version") != RUBRIC_FILE_VERSION:
-        raise InputError(
-            f"unsupported version {data.get('version')!r} (expected {RUBRIC_FILE_VERSION})",
-            path=where,
-            column="version",
-        )
-    rubrics = []
-    for n, entry in enumerate(data.get("rubrics") or [], start=1):
-        if not isinstance(entry, dict) or not isinstance(entry.get("questions"), list):
-            raise InputError(f"rubric {n} needs a 'questions' list", path=where)
-        turn = entry.get("turn")
-        if turn is not None and (isinstance(turn, bool) or not isinstance(turn, int)):
-            raise InputError(f"rubric {n}: 'turn' must be an integer or null", path=where)
-        questions: list[Question] = []
-        for i, q in enumerate(entry["questions"], start=1):
-            text = q.get("text") if isinstance(q, dict) else q
-            if not isinstance(text, str) or not text.strip():
-                raise InputError(f"rubric {n}, question {i}: empty text", path=where)
-            qid = str(q.get("id") or f"q{i}") if isinstance(q, dict) else f"q{i}"
-            if any(qid == other.id for other in questions):
-                raise InputError(f"rubric {n}: question id {qid!r} appears twice", path=where)
-            questions.append(Question(qid, text.strip()))
-        rubrics.append(Rubric(turn, str(entry.get("query") or ""), tuple(questions)))
-    return RubricFile(
-        session_id=str(data.get("session_id") or ""),
-        kind=str(data.get("kind") or "questions"),
-        rubrics=tuple(rubrics),
-        generator=dict(data.get("generator") or {}),
-    )
 
 
 # --- passages and labels ---------------------------------------------------------------------
@@ -752,182 +594,3 @@ def rubric_thomas(**options: Any) -> DirectJudge:
 def rubric_yesno(**options: Any) -> DirectJudge:
     """Direct yes/no relevance grading (a baseline for ``rubric``)."""
     return DirectJudge("yesno", **options)
-
-
-# --- TREC export -----------------------------------------------------------------------------
-
-
-def trec_query_id(session_id: str, turn: int | None) -> str:
-    """``<session id>:<turn>``, whitespace replaced (TREC files split on whitespace)."""
-    sid = re.sub(r"\s+", "_", session_id) or "_"
-    return f"{sid}:{'all' if turn is None else turn}"
-
-
-def _passage_labels(labels: Iterable[Label]) -> list[tuple[Label, float]]:
-    """The graded passages' labels with their grade (missing ones left out)."""
-    return [
-        (lb, float(lb.value))
-        for lb in labels
-        if lb.value is not None
-        and (lb.key.item.startswith(("stmt:", "link:")) or lb.key.item == "response")
-    ]
-
-
-def _open(target: str | Path | IO[str]) -> tuple[IO[str], bool]:
-    if isinstance(target, (str, Path)):
-        return open(target, "w", encoding="utf-8"), True
-    return target, False
-
-
-def write_qrels(
-    labels: Iterable[Label], target: str | Path | IO[str], *, binary: bool = False
-) -> int:
-    """TREC qrels, one ``query_id 0 doc_id label`` line per graded passage (missing labels
-    are left out: unjudged, not irrelevant). ``binary`` writes ``extra["relevant"]`` as
-    0/1 instead of the grade. Returns the number of lines."""
-    rows = []
-    for lb, grade in _passage_labels(labels):
-        value = int(bool(lb.extra.get("relevant"))) if binary else int(grade)
-        rows.append((trec_query_id(lb.key.session_id, lb.key.turn), lb.key.item, value))
-    stream, close = _open(target)
-    try:
-        for qid, doc, value in sorted(rows):
-            stream.write(f"{qid} 0 {doc} {value}\n")
-    finally:
-        if close:
-            stream.close()
-    return len(rows)
-
-
-def _score(label: Label, grade: float) -> float:
-    """The passage's grade, ties broken by its mean grade over the questions."""
-    grades = label.extra.get("grades")
-    mean = (sum(grades.values()) / len(grades)) if isinstance(grades, Mapping) and grades else 0.0
-    return grade + mean / (GRADE_MAX + 1)
-
-
-def write_run(labels: Iterable[Label], target: str | Path | IO[str], *, tag: str = "rubric") -> int:
-    """A TREC run, ``query_id Q0 doc_id rank score tag``: each turn's passages by grade
-    (mean grade over the questions breaks ties, then the passage order). Returns the number
-    of lines."""
-    if not re.fullmatch(r"\S+", tag):
-        raise ConfigError("a run tag cannot contain whitespace")
-    by_query: dict[str, list[tuple[str, float]]] = {}
-    for lb, grade in _passage_labels(labels):
-        qid = trec_query_id(lb.key.session_id, lb.key.turn)
-        by_query.setdefault(qid, []).append((lb.key.item, _score(lb, grade)))
-    stream, close = _open(target)
-    n = 0
-    try:
-        for qid in sorted(by_query):
-            ranked = sorted(by_query[qid], key=lambda pair: -pair[1])
-            for rank, (doc, score) in enumerate(ranked, start=1):
-                stream.write(f"{qid} Q0 {doc} {rank} {score:.4f} {tag}\n")
-                n += 1
-    finally:
-        if close:
-            stream.close()
-    return n
-
-
-# --- offline twin ----------------------------------------------------------------------------
-
-# Words of the templates below: they are not what a question asks about, so grading
-# leaves them out of the question's terms.
-_QUESTION_TEMPLATES = {
-    "en": ("What does a good answer say about {phrase}?", "{query}"),
-    "zh": ("关于“{phrase}”，好的回答应给出什么信息？", "{query}"),
-}
-_TEMPLATE_TERMS = frozenset(
-    key_terms(_QUESTION_TEMPLATES["en"][0].format(phrase=""))
-    + key_terms(_QUESTION_TEMPLATES["zh"][0].format(phrase=""))
-)
-_SPLIT_CJK = re.compile(
-    "|".join(sorted((w for w in STOPWORDS if not w.isascii()), key=len, reverse=True))
-)
-_RUNS = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[^\W_]+", re.UNICODE)
-
-
-def _phrases(text: str) -> list[str]:
-    """Content phrases of ``text``: CJK runs cut at function words, and Latin words that
-    are not stopwords; each at least two characters, in order, without repeats."""
-    out: list[str] = []
-    for match in _RUNS.finditer(text or ""):
-        run = match.group(0)
-        pieces = _SPLIT_CJK.split(run) if not run.isascii() else [run.lower()]
-        for piece in pieces:
-            if len(piece) >= 2 and piece.lower() not in STOPWORDS and piece not in out:
-                out.append(piece)
-    return out
-
-
-def offline_questions(query: str, intent: str | None, n: int, language: str) -> list[str]:
-    """The offline twin's bank: the query itself, then one templated sub-question per key
-    phrase of the query and then of the intent, up to ``n``."""
-    template, whole = _QUESTION_TEMPLATES["zh" if language == "zh" else "en"]
-    questions = [whole.format(query=query.strip())] if query.strip() else []
-    for phrase in _phrases(query) + _phrases(intent or ""):
-        question = template.format(phrase=phrase)
-        if question not in questions:
-            questions.append(question)
-    return questions[:n]
-
-
-def _question_terms(question: str) -> list[str]:
-    terms = [t for t in key_terms(question) if t not in _TEMPLATE_TERMS]
-    return terms or key_terms(question)
-
-
-def _lexical_grade(question: str, passage: str) -> tuple[int, str]:
-    """``round(5 * coverage)`` of the question's terms in the passage, and the passage
-    sentence that covers most of them as the extracted answer."""
-    terms = _question_terms(question)
-    if not terms:
-        return 0, ""
-    present = set(tokenize(passage))
-    covered = sum(1 for t in terms if t in present) / len(terms)
-    grade = int(round(GRADE_MAX * covered + 1e-9))
-    sentences = [s for s in re.split(r"(?<=[。！？.!?；;\n])", passage) if s.strip()]
-    best = max(
-        sentences,
-        key=lambda s: sum(1 for t in terms if t in set(tokenize(s))),
-        default="",
-    )
-    return grade, (best.strip()[:200] if grade > 0 else "")
-
-
-def _offline_rubric(request: Any) -> str:
-    ctx: Mapping[str, Any] = request.context
-    step = ctx["step"]
-    if step == "generate":
-        questions = offline_questions(ctx["query"], ctx.get("intent"), ctx["n"], ctx["language"])
-        return json.dumps({"questions": questions}, ensure_ascii=False)
-    if step == "grade":
-        entries = []
-        for qid, text in ctx["questions"]:
-            grade, answer = _lexical_grade(text, ctx["passage"])
-            entries.append({"question": qid, "grade": grade, "answer": answer})
-        if request.task == "rubric.grade_pair":
-            only = entries[0]
-            return json.dumps(
-                {"grade": only["grade"], "answer": only["answer"]}, ensure_ascii=False
-            )
-        return json.dumps({"grades": entries}, ensure_ascii=False)
-    # Direct baselines: query-term coverage of the passage.
-    terms = key_terms(ctx["query"])
-    present = set(tokenize(ctx["passage"]))
-    covered = (sum(1 for t in terms if t in present) / len(terms)) if terms else 0.0
-    if step == "thomas":
-        overall = 2 if covered >= 0.5 else 1 if covered >= 0.2 else 0
-        return json.dumps({"M": overall, "T": 1, "O": overall})
-    return json.dumps({"relevant": "yes" if covered >= 0.3 else "no"})
-
-
-for _task in (
-    "rubric.generate",
-    "rubric.grade",
-    "rubric.grade_pair",
-    "rubric.thomas",
-    "rubric.yesno",
-):
-    register_offline(_task, _offline_rubric)

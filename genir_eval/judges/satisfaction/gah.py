@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from genir_eval.judges.base import register_judge
-from genir_eval.judges.satisfaction_common import GAH_DIMENSIONS
-from genir_eval.judges.satisfaction_urs import DimensionalSatisfactionJudge
+from genir_eval.judges.satisfaction.common import GAH_DIMENSIONS
+from genir_eval.judges.satisfaction.urs import DimensionalSatisfactionJudge
 from genir_eval.records import Session
 
 __all__ = ["GahSatisfactionJudge", "satisfaction_gah"]

@@ -14,7 +14,7 @@ from genir_eval.judges.base import Label, ask, register_judge
 from genir_eval.judges.common import BuiltinJudge, JudgeContext, fenced_turns, generate_config
 from genir_eval.judges.parsing import ReplyError, expect_int, expect_key, extract_object
 from genir_eval.judges.prompting import fence, render_messages
-from genir_eval.judges.satisfaction_common import weighted_rating_at
+from genir_eval.judges.satisfaction.common import weighted_rating_at
 from genir_eval.llm.base import Completion
 from genir_eval.records import Session
 

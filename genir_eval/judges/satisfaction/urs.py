@@ -17,7 +17,7 @@ from typing import Any
 from genir_eval.judges.base import Label, ask, register_judge
 from genir_eval.judges.common import BuiltinJudge, JudgeContext, fenced_turns, generate_config
 from genir_eval.judges.prompting import fence, render_messages
-from genir_eval.judges.satisfaction_common import (
+from genir_eval.judges.satisfaction.common import (
     DIMENSION_TEXT,
     dimensions_for,
     overall_offsets,

@@ -10,18 +10,10 @@ import pytest
 
 from genir_eval.errors import ConfigError
 from genir_eval.judges.base import Label, make_judge
-from genir_eval.judges.item import (
-    Candidate,
-    ItemJudge,
-    Iteration,
-    StopRule,
-    _parse_pointwise,
-    _ranking_parser,
-    _useful_parser,
-    candidates_for_turn,
-    run_loop,
-    stop_reason,
-)
+from genir_eval.judges.item.candidates import Candidate, candidates_for_turn
+from genir_eval.judges.item.judge import ItemJudge
+from genir_eval.judges.item.loop import Iteration, StopRule, run_loop, stop_reason
+from genir_eval.judges.item.replies import parse_pointwise, ranking_parser, useful_parser
 from genir_eval.judges.parsing import ReplyError
 from genir_eval.llm.engine import Engine
 from genir_eval.llm.offline import OfflineProvider
@@ -76,7 +68,7 @@ def test_candidates_follow_first_citation_order_with_citing_statements() -> None
     ],
 )
 def test_useful_parser_accepts(reply: str, expected: list[int]) -> None:
-    assert _useful_parser([1, 2, 3])(reply) == expected
+    assert useful_parser([1, 2, 3])(reply) == expected
 
 
 @pytest.mark.parametrize(
@@ -85,11 +77,11 @@ def test_useful_parser_accepts(reply: str, expected: list[int]) -> None:
 )
 def test_useful_parser_rejects(reply: str) -> None:
     with pytest.raises(ReplyError):
-        _useful_parser([1, 2, 3])(reply)
+        useful_parser([1, 2, 3])(reply)
 
 
 def test_ranking_parser_appends_left_out_ids_and_rejects_unknown() -> None:
-    parse = _ranking_parser([1, 2, 3])
+    parse = ranking_parser([1, 2, 3])
     assert parse('{"ranking": [3, 1]}') == [3, 1, 2]
     with pytest.raises(ReplyError):
         parse('{"ranking": [9, 1]}')
@@ -98,10 +90,10 @@ def test_ranking_parser_appends_left_out_ids_and_rejects_unknown() -> None:
 
 
 def test_pointwise_parser() -> None:
-    assert _parse_pointwise('{"useful": true}') is True
-    assert _parse_pointwise('{"useful": "no"}') is False
+    assert parse_pointwise('{"useful": true}') is True
+    assert parse_pointwise('{"useful": "no"}') is False
     with pytest.raises(ReplyError):
-        _parse_pointwise('{"useful": "maybe"}')
+        parse_pointwise('{"useful": "maybe"}')
 
 
 # --- stop rules ----------------------------------------------------------------------------

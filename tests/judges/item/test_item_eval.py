@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-import genir_eval.judges.item  # noqa: F401 - registers the ITEM judges
-import genir_eval.judges.rubric  # noqa: F401 - registers the rubric judges
+import genir_eval.judges  # noqa: F401 - registers the ITEM and RUBRIC judges
 from genir_eval.ingest import load_sessions
 from genir_eval.judges.base import Label, judge_sessions, make_judge
 from genir_eval.llm.base import JudgmentKey

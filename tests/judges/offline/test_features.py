@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from judge_helpers import run_judge
 
-from genir_eval.judges.features import (
+from genir_eval.judges.offline.features import (
     citation_support,
     clarity,
     key_terms,
@@ -15,14 +15,14 @@ from genir_eval.judges.features import (
     term_coverage,
     turn_evidence,
 )
-from genir_eval.judges.offline import (
+from genir_eval.judges.offline.twins import (
     answer_quality,
     dimension_readings,
     session_reading,
     turn_rating,
     weighted_overall,
 )
-from genir_eval.judges.satisfaction_common import GAH_DIMENSIONS, URS_DIMENSIONS
+from genir_eval.judges.satisfaction.common import GAH_DIMENSIONS, URS_DIMENSIONS
 from genir_eval.records import Session, Statement, Turn
 
 ANSWER = "Servers answer requests from other computers over a network."

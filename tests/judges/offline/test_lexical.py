@@ -4,7 +4,14 @@ import math
 
 import pytest
 
-from genir_eval.judges.lexical import BM25, key_terms, rouge_l, term_coverage, tokenize, units
+from genir_eval.judges.offline.lexical import (
+    BM25,
+    key_terms,
+    rouge_l,
+    term_coverage,
+    tokenize,
+    units,
+)
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,7 @@
 from __future__ import annotations
 
 import asyncio
-import io
 import json
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,19 +10,15 @@ import pytest
 
 from genir_eval.errors import ConfigError, InputError
 from genir_eval.judges.base import Label, make_judge
+from genir_eval.judges.offline.rubric import offline_questions
 from genir_eval.judges.parsing import ReplyError
-from genir_eval.judges.rubric import (
+from genir_eval.judges.rubric.bank import read_rubric_file, rubric_path
+from genir_eval.judges.rubric.grading import (
     _grades_parser,
     _questions_parser,
-    offline_questions,
     passage_label,
-    read_rubric_file,
-    rubric_path,
     turn_passages,
-    write_qrels,
-    write_run,
 )
-from genir_eval.llm.base import JudgmentKey
 from genir_eval.llm.engine import Engine
 from genir_eval.llm.offline import OfflineProvider
 from genir_eval.llm.openai_provider import OpenAIProvider
@@ -174,51 +168,6 @@ def test_rubric_path_is_safe_for_odd_session_ids(tmp_path: Path) -> None:
     assert rubric_path(tmp_path, "abc-1").name == "abc-1.json"
     odd = rubric_path(tmp_path, "../a b/c")
     assert odd.parent == tmp_path and "/" not in odd.name and " " not in odd.name
-
-
-_QRELS_LINE = re.compile(r"^\S+ 0 \S+ -?\d+$")
-_RUN_LINE = re.compile(r"^\S+ Q0 \S+ [1-9]\d* -?\d+(\.\d+)? \S+$")
-
-
-def _write(labels: list[Label]) -> tuple[str, str]:
-    qrels, run = io.StringIO(), io.StringIO()
-    write_qrels(labels, qrels)
-    write_run(labels, run, tag="rubric-offline")
-    return qrels.getvalue(), run.getvalue()
-
-
-def test_qrels_and_run_are_strict_trec_format() -> None:
-    labels = _run("rubric", _session("session one"))
-    qrels, run = _write(labels)
-    assert all(_QRELS_LINE.match(line) for line in qrels.splitlines())
-    assert all(_RUN_LINE.match(line) for line in run.splitlines())
-    assert len(qrels.splitlines()) == len(run.splitlines()) == 4
-    assert qrels.splitlines()[0].startswith("session_one:1 0 ")
-    scores = [float(line.split()[4]) for line in run.splitlines()]
-    assert scores == sorted(scores, reverse=True)
-    with pytest.raises(ConfigError):
-        write_run(labels, io.StringIO(), tag="two words")
-
-
-def test_missing_labels_are_left_out_of_qrels() -> None:
-    key = JudgmentKey("s", 1, "link:1", "rubric", "v")
-    missing = Label(key, None, missing_reason="x")
-    assert write_qrels([missing], io.StringIO()) == 0
-
-
-def test_qrels_and_run_are_readable_by_ir_measures(tmp_path: Path) -> None:
-    ir_measures = pytest.importorskip("ir_measures")
-    labels = _run("rubric", _session())
-    qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
-    write_qrels(labels, qrels_path)
-    write_run(labels, run_path)
-    qrels = list(ir_measures.read_trec_qrels(str(qrels_path)))
-    run = list(ir_measures.read_trec_run(str(run_path)))
-    assert {q.doc_id for q in qrels} == {"stmt:1", "stmt:2", "link:1", "link:2"}
-    assert len(run) == 4
-    # The run ranks by the same grades the qrels hold, so it is an ideal ranking.
-    result = ir_measures.calc_aggregate([ir_measures.nDCG @ 4], qrels, run)
-    assert result[ir_measures.nDCG @ 4] == pytest.approx(1.0, abs=1e-9)
 
 
 def test_direct_baselines_offline() -> None:

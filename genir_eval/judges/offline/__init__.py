@@ -1,0 +1,3 @@
+"""The offline twins: the offline provider's answers to every built-in judge's requests,
+computed from the session itself (``twins`` for links, spans and satisfaction; ``item`` and
+``rubric`` for those families), and the features and lexical scores they read."""

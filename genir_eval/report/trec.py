@@ -1,0 +1,87 @@
+"""TREC qrels and run files from the RUBRIC judge's passage labels (for trec_eval / ir_measures)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import IO
+
+from genir_eval.errors import ConfigError
+from genir_eval.judges.base import Label
+from genir_eval.judges.rubric.grading import GRADE_MAX
+
+__all__ = ["trec_query_id", "write_qrels", "write_run"]
+
+
+def trec_query_id(session_id: str, turn: int | None) -> str:
+    """``<session id>:<turn>``, whitespace replaced (TREC files split on whitespace)."""
+    sid = re.sub(r"\s+", "_", session_id) or "_"
+    return f"{sid}:{'all' if turn is None else turn}"
+
+
+def _passage_labels(labels: Iterable[Label]) -> list[tuple[Label, float]]:
+    """The graded passages' labels with their grade (missing ones left out)."""
+    return [
+        (lb, float(lb.value))
+        for lb in labels
+        if lb.value is not None
+        and (lb.key.item.startswith(("stmt:", "link:")) or lb.key.item == "response")
+    ]
+
+
+def _open(target: str | Path | IO[str]) -> tuple[IO[str], bool]:
+    if isinstance(target, (str, Path)):
+        return open(target, "w", encoding="utf-8"), True
+    return target, False
+
+
+def write_qrels(
+    labels: Iterable[Label], target: str | Path | IO[str], *, binary: bool = False
+) -> int:
+    """TREC qrels, one ``query_id 0 doc_id label`` line per graded passage (missing labels
+    are left out: unjudged, not irrelevant). ``binary`` writes ``extra["relevant"]`` as
+    0/1 instead of the grade. Returns the number of lines."""
+    rows = []
+    for lb, grade in _passage_labels(labels):
+        value = int(bool(lb.extra.get("relevant"))) if binary else int(grade)
+        rows.append((trec_query_id(lb.key.session_id, lb.key.turn), lb.key.item, value))
+    stream, close = _open(target)
+    try:
+        for qid, doc, value in sorted(rows):
+            stream.write(f"{qid} 0 {doc} {value}\n")
+    finally:
+        if close:
+            stream.close()
+    return len(rows)
+
+
+def _score(label: Label, grade: float) -> float:
+    """The passage's grade, ties broken by its mean grade over the questions."""
+    grades = label.extra.get("grades")
+    mean = (sum(grades.values()) / len(grades)) if isinstance(grades, Mapping) and grades else 0.0
+    return grade + mean / (GRADE_MAX + 1)
+
+
+def write_run(labels: Iterable[Label], target: str | Path | IO[str], *, tag: str = "rubric") -> int:
+    """A TREC run, ``query_id Q0 doc_id rank score tag``: each turn's passages by grade
+    (mean grade over the questions breaks ties, then the passage order). Returns the number
+    of lines."""
+    if not re.fullmatch(r"\S+", tag):
+        raise ConfigError("a run tag cannot contain whitespace")
+    by_query: dict[str, list[tuple[str, float]]] = {}
+    for lb, grade in _passage_labels(labels):
+        qid = trec_query_id(lb.key.session_id, lb.key.turn)
+        by_query.setdefault(qid, []).append((lb.key.item, _score(lb, grade)))
+    stream, close = _open(target)
+    n = 0
+    try:
+        for qid in sorted(by_query):
+            ranked = sorted(by_query[qid], key=lambda pair: -pair[1])
+            for rank, (doc, score) in enumerate(ranked, start=1):
+                stream.write(f"{qid} Q0 {doc} {rank} {score:.4f} {tag}\n")
+                n += 1
+    finally:
+        if close:
+            stream.close()
+    return n
