@@ -20,7 +20,8 @@ __all__ = ["main", "COMMANDS"]
 COMMANDS: tuple[str, ...] = ("parse", "correlate", "cache", "run", "compare", "meta")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; with ``only``, just that subcommand's (imports it alone)."""
     parser = argparse.ArgumentParser(
         prog="genir-eval",
         description="Evaluate generative search sessions: logs in, judged scores out.",
@@ -28,13 +29,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"genir-eval {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         importlib.import_module(f"genir_eval.cli.{name}").add_parser(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    # A command imports only its own module: `genir-eval parse` never loads the judges,
+    # the engine or the plotting code. Help without a command lists them all.
+    words = list(sys.argv[1:] if argv is None else argv)
+    named = next((w for w in words if not w.startswith("-")), None)
+    parser = build_parser(named if named in COMMANDS else None)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

@@ -1,14 +1,23 @@
-"""``genir-eval parse``: read logs in any supported format, write canonical JSONL."""
+"""``genir-eval parse``: read logs in any supported format, write canonical JSONL.
+
+Sessions are written as they are read, so memory stays flat however long the file is. The
+output appears under its name only when the whole input was read: it is written to a
+temporary file beside it and moved into place at the end, so a failed parse leaves no
+half-written file behind (and an existing one untouched).
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
-from genir_eval.ingest import FORMATS, load_sessions, write_jsonl
-
 __all__ = ["add_parser", "run"]
+
+_FORMATS = ("urge", "jsonl", "markdown")  # genir_eval.ingest.FORMATS, without importing it
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -25,7 +34,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "-o", "--output", required=True, metavar="SESSIONS.jsonl", help="JSONL file to write"
     )
-    parser.add_argument("--format", choices=FORMATS, default=None, help="input format")
+    parser.add_argument("--format", choices=_FORMATS, default=None, help="input format")
     parser.add_argument(
         "--skip-invalid",
         action="store_true",
@@ -36,15 +45,48 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    result = load_sessions(args.input, format=args.format, skip_invalid=args.skip_invalid)
-    write_jsonl(result.sessions, args.output)
-    for error in result.skipped:
-        print(f"genir-eval: skipped: {error}", file=sys.stderr)
-    turns = sum(len(s.turns) for s in result.sessions)
-    links = sum(len(t.links) for s in result.sessions for t in s.turns)
+    from genir_eval.errors import InputError
+    from genir_eval.ingest import iter_sessions, write_jsonl
+
+    output = Path(args.output)
+    stream = iter_sessions(args.input, format=args.format, skip_invalid=args.skip_invalid)
+    turns = links = 0
+
+    def counted() -> Any:
+        nonlocal turns, links
+        for session in stream:
+            turns += len(session.turns)
+            links += sum(len(t.links) for t in session.turns)
+            yield session
+
+    try:
+        handle, temporary = tempfile.mkstemp(
+            prefix=f".{output.name}.", suffix=".tmp", dir=output.parent or None
+        )
+    except OSError as error:
+        raise InputError(
+            f"cannot write the output there: {error.strerror or error}", path=str(output)
+        ) from None
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # as a plainly created file, not mkstemp's 0600
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
+            count = write_jsonl(counted(), out)
+        os.replace(temporary, output)
+    except OSError as error:
+        raise InputError(
+            f"cannot write the output: {error.strerror or error}", path=str(output)
+        ) from None
+    finally:
+        stream.close()
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+    for skipped in stream.skipped:
+        print(f"genir-eval: skipped: {skipped}", file=sys.stderr)
     print(
-        f"parsed {len(result.sessions)} sessions, {turns} turns, {links} links, "
-        f"{len(result.skipped)} skipped -> {args.output}",
+        f"parsed {count} sessions, {turns} turns, {links} links, "
+        f"{len(stream.skipped)} skipped -> {args.output}",
         file=sys.stderr,
     )
     return 0

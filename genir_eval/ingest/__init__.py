@@ -5,18 +5,26 @@ canonical JSONL format, and a Markdown format for logs of your own RAG system.
 """
 
 from genir_eval.ingest.html import parse_response_html
-from genir_eval.ingest.jsonl import read_jsonl, validate_session_dict, write_jsonl
+from genir_eval.ingest.jsonl import iter_jsonl, read_jsonl, validate_session_dict, write_jsonl
 from genir_eval.ingest.language import detect_language
-from genir_eval.ingest.loader import FORMATS, Format, detect_format, load_sessions
-from genir_eval.ingest.markdown import load_markdown, parse_markdown
+from genir_eval.ingest.loader import FORMATS, Format, detect_format, iter_sessions, load_sessions
+from genir_eval.ingest.markdown import iter_markdown, load_markdown, parse_markdown
 from genir_eval.ingest.response import ParsedResponse
 from genir_eval.ingest.result import LoadResult
 from genir_eval.ingest.segments import split_segments
-from genir_eval.ingest.urge import URGE_COLUMNS, load_urge
+from genir_eval.ingest.stream import SessionStream
+from genir_eval.ingest.urge import URGE_COLUMNS, iter_urge, load_urge
+from genir_eval.ingest.validate import validate_session
 
 __all__ = [
+    "iter_sessions",
+    "SessionStream",
     "load_sessions",
     "LoadResult",
+    "validate_session",
+    "iter_urge",
+    "iter_jsonl",
+    "iter_markdown",
     "FORMATS",
     "Format",
     "detect_format",

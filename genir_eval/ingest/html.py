@@ -9,10 +9,15 @@ no whitespace on either side, a line break is inserted so words of two blocks ne
 Citations are ``a.citation`` anchors: text = citation number, ``href`` = url,
 ``aria-label`` = page title. Statements follow the rule in :mod:`genir_eval.ingest.response`.
 
-lxml does the parsing (several thousand responses a second); BeautifulSoup with Python's own
-``html.parser`` is the fallback for input lxml refuses (an XML encoding declaration
-inside a ``str``, for one) and an independent second implementation that the tests hold
-lxml to.
+lxml does the parsing (several thousand responses a second), with libxml2's size limits
+lifted (``huge_tree``: text runs over 10 MB, nesting deeper than 256). BeautifulSoup with
+Python's own ``html.parser`` is the fallback, and an independent second implementation that
+the tests hold lxml to. It takes over whenever lxml cannot be trusted with the whole
+response: input lxml refuses (an XML encoding declaration inside a ``str``), any fatal
+error lxml reports (nesting beyond even the lifted limit of 2,048, as 200,000 unclosed tags
+make), or fewer citation anchors found than the HTML spells out. Either way the whole
+response is read or the error says why; content is never dropped silently. Both walks are
+iterative, so depth costs no Python recursion.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import Any, Literal
 import lxml.etree
 
 from genir_eval.errors import InputError
+from genir_eval.ingest.markers import citation_number
 from genir_eval.ingest.response import BREAK, Citation, ParsedResponse, Piece, build_response
 
 __all__ = ["parse_response_html"]
@@ -37,7 +43,16 @@ _BLOCK_TAGS = frozenset(
 )
 # Elements whose content is never shown as text.
 _SKIP_TAGS = frozenset("script style template noscript head title".split())
-_NUMBER = re.compile(r"[0-9]+")
+# An opening <a> tag whose class list names "citation"; counted to check lxml's result.
+_CITATION_TAG = re.compile(
+    r"""<a\s[^<>]*?\bclass\s*=\s*(?:"[^"]*\bcitation\b[^"]*"|'[^']*\bcitation\b[^']*'|citation\b)""",
+    re.IGNORECASE,
+)
+_PARSER = lxml.etree.HTMLParser(huge_tree=True)
+
+
+class _Untrusted(Exception):
+    """lxml did not read the whole response; the BeautifulSoup path reads it instead."""
 
 
 def parse_response_html(html: str, *, backend: Backend = "auto") -> ParsedResponse:
@@ -53,7 +68,7 @@ def parse_response_html(html: str, *, backend: Backend = "auto") -> ParsedRespon
     else:
         try:
             pieces = _pieces_lxml(html)
-        except ValueError:
+        except (ValueError, lxml.etree.LxmlError, _Untrusted):
             if backend == "lxml":
                 raise
             pieces = _pieces_bs4(html)
@@ -67,48 +82,58 @@ def _citation(text: str, href: str, label: str) -> Citation:
     url-less anchor is an error rather than a link with an empty url, because every cited
     link must be resolvable; a missing ``aria-label`` only leaves the title empty.
     """
-    number = text.strip().strip("[]")
-    if not _NUMBER.fullmatch(number):
-        raise InputError(f"citation anchor text {text.strip()!r} is not a citation number")
+    try:
+        number = citation_number(text.strip().strip("[]"))
+    except InputError:
+        shown = text.strip()
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise InputError(f"citation anchor text {shown!r} is not a citation number") from None
     url = href.strip()
     if not url:
-        raise InputError(f"citation [{int(number)}] has no url (its anchor has no href)")
-    return Citation(int(number), url, label.strip())
+        raise InputError(f"citation [{number}] has no url (its anchor has no href)")
+    return Citation(number, url, label.strip())
 
 
 def _pieces_lxml(html: str) -> list[Piece]:
-    root = lxml.etree.HTML(html)
+    root = lxml.etree.fromstring(html, _PARSER) if html.strip() else None
+    if any(entry.level >= lxml.etree.ErrorLevels.FATAL for entry in _PARSER.error_log):
+        raise _Untrusted
     pieces: list[Piece] = []
-    if root is not None:
-        _walk_lxml(root, pieces)
-    return pieces
-
-
-def _walk_lxml(element: Any, pieces: list[Piece]) -> None:
+    if root is None:
+        return pieces
     append = pieces.append
-    tag = element.tag
-    # Comments and processing instructions have a non-str tag; only their tail is text.
-    if isinstance(tag, str) and tag not in _SKIP_TAGS:
-        if tag == "a" and "citation" in (element.get("class") or "").split():
-            append(
-                _citation(
-                    "".join(element.itertext()),
-                    element.get("href") or "",
-                    element.get("aria-label") or "",
+    found = 0
+    walk = lxml.etree.iterwalk(root, events=("start", "end", "comment", "pi"))
+    for event, element in walk:
+        tag = element.tag
+        if event == "start":
+            if tag in _SKIP_TAGS:
+                walk.skip_subtree()
+            elif tag == "a" and "citation" in (element.get("class") or "").split():
+                walk.skip_subtree()
+                found += 1
+                append(
+                    _citation(
+                        "".join(element.itertext()),
+                        element.get("href") or "",
+                        element.get("aria-label") or "",
+                    )
                 )
-            )
-        else:
-            block = tag in _BLOCK_TAGS
-            if block:
-                append(BREAK)
-            if element.text:
-                append(element.text)
-            for child in element:
-                _walk_lxml(child, pieces)
-            if block:
-                append(BREAK)
-    if element.tail:
-        append(element.tail)
+            else:
+                if tag in _BLOCK_TAGS:
+                    append(BREAK)
+                if element.text:
+                    append(element.text)
+            continue
+        # "end", or a comment or processing instruction: only its tail is text
+        if event == "end" and tag in _BLOCK_TAGS:
+            append(BREAK)
+        if element.tail:
+            append(element.tail)
+    # Cheap check first: every anchor spells "citation" at least once.
+    if found < html.count("citation") and found < len(_CITATION_TAG.findall(html)):
+        raise _Untrusted
+    return pieces
 
 
 def _pieces_bs4(html: str) -> list[Piece]:
@@ -130,11 +155,20 @@ def _pieces_bs4(html: str) -> list[Piece]:
     return pieces
 
 
-def _walk_bs4(node: Any, pieces: list[Piece]) -> None:
+def _walk_bs4(root: Any, pieces: list[Piece]) -> None:
     from bs4 import NavigableString, Tag
     from bs4.element import PreformattedString
 
-    for child in node.children:
+    # A stack of child iterators instead of recursion: nesting depth is unbounded.
+    stack: list[tuple[Any, bool]] = [(iter(root.children), False)]
+    while stack:
+        children, block = stack[-1]
+        child = next(children, None)
+        if child is None:
+            stack.pop()
+            if block:
+                pieces.append(BREAK)
+            continue
         if isinstance(child, NavigableString):
             # Comments, doctypes and processing instructions are PreformattedStrings.
             if not isinstance(child, PreformattedString):
@@ -149,9 +183,7 @@ def _walk_bs4(node: Any, pieces: list[Piece]) -> None:
                     )
                 )
                 continue
-            block = child.name in _BLOCK_TAGS
-            if block:
+            child_block = child.name in _BLOCK_TAGS
+            if child_block:
                 pieces.append(BREAK)
-            _walk_bs4(child, pieces)
-            if block:
-                pieces.append(BREAK)
+            stack.append((iter(child.children), child_block))

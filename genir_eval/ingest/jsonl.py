@@ -11,6 +11,15 @@ Reading validates every line before building records, and names file, line and f
   the response is then one statement without citations, no links, and segments cut from
   ``response_text`` (:func:`~genir_eval.ingest.segments.split_segments`); a missing
   ``language`` is detected from the text;
+* a turn whose ``response_text`` carries citation markers (``[1]``, ``[1][2]``, ``[1, 2]``
+  outside code, as in the Markdown format: :mod:`genir_eval.ingest.markers`) and has no
+  ``statements`` gets its statements from the markers, like a Markdown answer: the markers
+  cite the turn's ``links`` and leave the text. Such a turn is refused, with a message
+  saying why, when it has no ``links``, a marker cites an id ``links`` lacks, or it gives
+  ``segments`` (their offsets would point into the text with the markers);
+* an object may not repeat a key; ``meta`` nests at most 64 levels;
+* then the rules every format shares (:mod:`genir_eval.ingest.validate`): no phantom citations,
+  each link id once, gold only for the turn's links and statements, a non-empty response.
 * citations and link ids are integers; a segment's offsets lie within ``response_text``
   and its ``text`` is ``response_text[start:end]``;
 * gold: satisfactions are numbers from 1 to 5 (or null), link usefulness integers 0-3,
@@ -18,22 +27,31 @@ Reading validates every line before building records, and names file, line and f
 
 Unknown keys, at the top level or in nested objects, are accepted and ignored, so files
 written by a newer minor version or carrying extra bookkeeping still load.
+
+Lines are read one at a time (:func:`iter_jsonl`); every problem of a line, whatever raised
+it, is an error of that line, and with ``skip_invalid`` exactly that line is left out.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from genir_eval.errors import InputError
 from genir_eval.ingest.language import detect_language
+from genir_eval.ingest.markers import MAX_ID_DIGITS, find_markers, marker_pieces
+from genir_eval.ingest.response import Citation, build_response
 from genir_eval.ingest.result import LoadResult
 from genir_eval.ingest.segments import split_segments
+from genir_eval.ingest.stream import Lines, SeenIds, SessionStream, unexpected
+from genir_eval.ingest.validate import short_repr, validate_session
 from genir_eval.records import SCHEMA_VERSION, Session, session_from_dict, session_to_dict
 
-__all__ = ["read_jsonl", "write_jsonl", "validate_session_dict"]
+__all__ = ["iter_jsonl", "read_jsonl", "write_jsonl", "validate_session_dict"]
+
+_MAX_META_DEPTH = 64
 
 
 class _FieldError(Exception):
@@ -44,7 +62,10 @@ class _FieldError(Exception):
 
 
 def write_jsonl(sessions: Iterable[Session], path_or_file: str | Path | IO[str]) -> int:
-    """Write one canonical JSON object per session (UTF-8, not ASCII-escaped); returns count."""
+    """Write one canonical JSON object per session (UTF-8, not ASCII-escaped); returns count.
+
+    Sessions are written as they come, so an iterator of sessions is never held in memory.
+    """
     if isinstance(path_or_file, (str, Path)):
         with Path(path_or_file).open("w", encoding="utf-8", newline="\n") as stream:
             return _write(sessions, stream)
@@ -53,59 +74,80 @@ def write_jsonl(sessions: Iterable[Session], path_or_file: str | Path | IO[str])
 
 def _write(sessions: Iterable[Session], stream: IO[str]) -> int:
     count = 0
+    encode = json.JSONEncoder(ensure_ascii=False).encode
+    write = stream.write
     for session in sessions:
-        stream.write(json.dumps(session_to_dict(session), ensure_ascii=False) + "\n")
+        write(encode(session_to_dict(session)) + "\n")
         count += 1
     return count
 
 
+def iter_jsonl(path: str | Path, *, skip_invalid: bool = False) -> SessionStream:
+    """The sessions of a canonical JSONL file, validated, one line at a time."""
+    path = Path(path)
+    return SessionStream(_items(path), path=path, format="jsonl", skip_invalid=skip_invalid)
+
+
 def read_jsonl(path: str | Path, *, skip_invalid: bool = False) -> LoadResult:
     """Read and validate a canonical JSONL file (blank lines are allowed)."""
-    path = Path(path)
-    result = LoadResult()
-    seen: dict[str, int] = {}
-    try:
-        with path.open(encoding="utf-8-sig") as stream:
-            for line_number, line in enumerate(stream, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    session = _read_line(line)
-                    if session.session_id in seen:
-                        raise _FieldError(
-                            "session_id",
-                            f"duplicate session id {session.session_id!r} "
-                            f"(first on line {seen[session.session_id]})",
-                        )
-                    seen[session.session_id] = line_number
-                    result.sessions.append(session)
-                except _FieldError as problem:
-                    error = InputError(
-                        problem.message, path=str(path), line=line_number, column=problem.field
-                    )
-                    if not skip_invalid:
-                        raise error from None
-                    result.skipped.append(error)
-    except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text: {error}", path=str(path)) from None
-    return result
+    stream = iter_jsonl(path, skip_invalid=skip_invalid)
+    return LoadResult(sessions=list(stream), skipped=stream.skipped)
+
+
+def _items(path: Path) -> Iterator[Session | InputError]:
+    where = str(path)
+    seen = SeenIds()
+    with path.open("rb") as stream:
+        lines = Lines(stream)
+        for line in lines:
+            number = lines.number
+            if number in lines.bad:
+                yield InputError(lines.bad.pop(number), path=where, line=number)
+                continue
+            if not line.strip():
+                continue
+            try:
+                session = _read_line(line)
+                validate_session(session)
+                seen.check(session.session_id)
+            except _FieldError as problem:
+                yield InputError(problem.message, path=where, line=number, column=problem.field)
+            except InputError as problem:
+                yield InputError(problem.message, path=where, line=number, column=problem.column)
+            except Exception as problem:  # noqa: BLE001 - every problem of a line is located
+                yield InputError(unexpected(problem), path=where, line=number)
+            else:
+                yield session
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _FieldError("(line)", f"key {short_repr(key)} appears twice in one object")
+            seen.add(key)
+    return out
 
 
 def _read_line(line: str) -> Session:
     try:
-        data = json.loads(line)
+        data = json.loads(line, object_pairs_hook=_unique_keys)
+    except RecursionError:
+        raise _FieldError("(line)", "the JSON is nested too deeply to read") from None
     except ValueError as error:
-        raise _FieldError("(line)", f"not valid JSON: {error}") from None
+        detail = " ".join(str(error).split())[:160]
+        raise _FieldError("(line)", f"not valid JSON: {detail}") from None
     _validate(data)
     data = dict(data)
-    if "language" not in data:
-        data["language"] = detect_language(
-            " ".join(t["query"] + " " + t["response_text"] for t in data["turns"])
-        )
+    if data.get("meta") is not None and _depth(data["meta"]) > _MAX_META_DEPTH:
+        raise _FieldError("meta", f"nests deeper than {_MAX_META_DEPTH} levels")
     turns = []
-    for turn in data["turns"]:
+    for position, turn in enumerate(data["turns"], start=1):
         turn = dict(turn)
-        turn.setdefault("statements", [{"text": turn["response_text"], "citations": []}])
+        if "statements" not in turn:
+            _derive_statements(turn, position)
         turn.setdefault("links", [])
         if "segments" not in turn:
             turn["segments"] = [
@@ -114,7 +156,73 @@ def _read_line(line: str) -> Session:
             ]
         turns.append(turn)
     data["turns"] = turns
+    if "language" not in data:
+        data["language"] = detect_language(
+            " ".join(t["query"] + " " + t["response_text"] for t in data["turns"])
+        )
     return session_from_dict(data)
+
+
+def _derive_statements(turn: dict[str, Any], position: int) -> None:
+    """Statements for a turn that gives none: from its citation markers, or the whole text."""
+    text = turn["response_text"]
+    markers = find_markers(text) if "[" in text else []
+    if not markers:
+        turn["statements"] = [{"text": text, "citations": []}]
+        return
+    where = f"turns[{position - 1}]"
+    shown = text[markers[0].start : markers[0].end].strip()
+    if not turn.get("links"):
+        raise _FieldError(
+            f"{where}.links",
+            f"turn {position}: response_text cites {shown} but the turn has no links; "
+            "give links (statements are then derived from the markers) or statements",
+        )
+    if "segments" in turn:
+        raise _FieldError(
+            f"{where}.segments",
+            f"turn {position}: response_text cites {shown} and has no statements; statements "
+            "are derived from the markers only without segments (the markers leave the text)",
+        )
+    links: dict[int, dict[str, Any]] = {}
+    for link in turn["links"]:
+        links.setdefault(link["id"], link)
+
+    def resolve(link_id: int, at: int) -> Citation:
+        link = links.get(link_id)
+        if link is None:
+            raise _FieldError(
+                f"{where}.response_text",
+                f"turn {position}: response_text cites [{link_id}], which is not among the "
+                "turn's links (statements are derived from the markers)",
+            )
+        return Citation(link_id, link["url"], link["title"])
+
+    try:
+        parsed = build_response(marker_pieces(text, resolve, markers))
+    except InputError as error:
+        raise _FieldError(f"{where}.response_text", f"turn {position}: {error.message}") from None
+    turn["response_text"] = parsed.response_text
+    turn["statements"] = [
+        {"text": s.text, "citations": list(s.citations)} for s in parsed.statements
+    ]
+    turn["segments"] = [{"text": s.text, "start": s.start, "end": s.end} for s in parsed.segments]
+
+
+def _depth(value: Any) -> int:
+    """How deeply lists and objects nest in ``value`` (iteratively: depth is untrusted)."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            deepest = max(deepest, depth)
+            if depth > _MAX_META_DEPTH:
+                return depth
+            stack.extend((child, depth + 1) for child in item)
+    return deepest
 
 
 def validate_session_dict(data: Any) -> None:
@@ -131,7 +239,8 @@ def _validate(data: Any) -> None:
     version = data.get("version", 1)
     if not _is_int(version) or not 1 <= version <= SCHEMA_VERSION:
         raise _FieldError(
-            "version", f"version {version!r} is not one this genir-eval reads (1-{SCHEMA_VERSION})"
+            "version",
+            f"version {short_repr(version)} is not one this genir-eval reads (1-{SCHEMA_VERSION})",
         )
     session_id = data.get("session_id")
     if not isinstance(session_id, str) or not session_id.strip():
@@ -208,7 +317,7 @@ def _validate_turn(turn: Any, position: int, where: str) -> None:
         if not _is_int(start) or not _is_int(end) or not 0 <= start <= end <= len(text):
             raise _FieldError(
                 f"{at}.start",
-                f"offsets {start!r}-{end!r} are not within response_text (0-{len(text)})",
+                f"offsets {short_repr(start)}-{short_repr(end)} are not within response_text (0-{len(text)})",
             )
         if _string(segment.get("text"), f"{at}.text") != text[start:end]:
             raise _FieldError(f"{at}.text", "differs from response_text[start:end]")
@@ -228,23 +337,27 @@ def _validate_gold(gold: Any, n_turns: int) -> None:
     gold = _object(gold, "gold")
     satisfaction = gold.get("session_satisfaction")
     if satisfaction is not None and (not _is_number(satisfaction) or not 1 <= satisfaction <= 5):
-        raise _FieldError("gold.session_satisfaction", f"{satisfaction!r} is not a number 1-5")
+        raise _FieldError(
+            "gold.session_satisfaction", f"{short_repr(satisfaction)} is not a number 1-5"
+        )
     for i, value in enumerate(_per_turn(gold, "query_satisfaction", n_turns) or ()):
         if value is not None and (not _is_number(value) or not 1 <= value <= 5):
-            raise _FieldError(f"gold.query_satisfaction[{i}]", f"{value!r} is not a number 1-5")
+            raise _FieldError(
+                f"gold.query_satisfaction[{i}]", f"{short_repr(value)} is not a number 1-5"
+            )
     for i, labels in enumerate(_per_turn(gold, "link_usefulness", n_turns) or ()):
         at = f"gold.link_usefulness[{i}]"
         for key, label in _object(labels, at).items():
-            if not str(key).isdigit():
-                raise _FieldError(at, f"key {key!r} is not a citation number")
+            if not (key.isascii() and key.isdigit() and len(key) <= MAX_ID_DIGITS):
+                raise _FieldError(at, f"key {short_repr(key)} is not a citation number")
             if not _is_int(label) or not 0 <= label <= 3:
-                raise _FieldError(f"{at}.{key}", f"{label!r} is not an integer 0-3")
+                raise _FieldError(f"{at}.{key}", f"{short_repr(label)} is not an integer 0-3")
     for i, statements in enumerate(_per_turn(gold, "citation_usefulness", n_turns) or ()):
         at = f"gold.citation_usefulness[{i}]"
         for j, labels in enumerate(_list(statements, at)):
             for label in _list(labels, f"{at}[{j}]"):
                 if not _is_int(label) or not 0 <= label <= 3:
-                    raise _FieldError(f"{at}[{j}]", f"{label!r} is not an integer 0-3")
+                    raise _FieldError(f"{at}[{j}]", f"{short_repr(label)} is not an integer 0-3")
     for key in ("useful_spans_user", "useful_spans_external"):
         for i, spans in enumerate(_per_turn(gold, key, n_turns) or ()):
             if not all(isinstance(s, str) for s in _list(spans, f"gold.{key}[{i}]")):
@@ -252,5 +365,7 @@ def _validate_gold(gold: Any, n_turns: int) -> None:
     dissatisfaction = gold.get("dissatisfaction")
     if dissatisfaction is not None:
         dissatisfaction = _object(dissatisfaction, "gold.dissatisfaction")
-        _list(dissatisfaction.get("choices", []), "gold.dissatisfaction.choices")
+        choices = _list(dissatisfaction.get("choices", []), "gold.dissatisfaction.choices")
+        if not all(isinstance(c, str) for c in choices):
+            raise _FieldError("gold.dissatisfaction.choices", "choices are strings")
         _string(dissatisfaction.get("additional", ""), "gold.dissatisfaction.additional")

@@ -1,4 +1,4 @@
-"""One entry point for every input format: :func:`load_sessions`."""
+"""One entry point for every input format: :func:`iter_sessions` and :func:`load_sessions`."""
 
 from __future__ import annotations
 
@@ -6,12 +6,13 @@ from pathlib import Path
 from typing import Literal
 
 from genir_eval.errors import ConfigError, InputError
-from genir_eval.ingest.jsonl import read_jsonl
-from genir_eval.ingest.markdown import load_markdown
+from genir_eval.ingest.jsonl import iter_jsonl
+from genir_eval.ingest.markdown import iter_markdown
 from genir_eval.ingest.result import LoadResult
-from genir_eval.ingest.urge import load_urge
+from genir_eval.ingest.stream import SessionStream
+from genir_eval.ingest.urge import iter_urge
 
-__all__ = ["FORMATS", "Format", "detect_format", "load_sessions"]
+__all__ = ["FORMATS", "Format", "detect_format", "iter_sessions", "load_sessions"]
 
 Format = Literal["urge", "jsonl", "markdown"]
 FORMATS: tuple[Format, ...] = ("urge", "jsonl", "markdown")
@@ -50,26 +51,43 @@ def detect_format(path: str | Path) -> Format:
     )
 
 
-def load_sessions(
+def iter_sessions(
     path: str | Path, *, format: Format | None = None, skip_invalid: bool = False
-) -> LoadResult:
-    """Read sessions from ``path`` in ``format`` (detected when ``None``).
+) -> SessionStream:
+    """The sessions of ``path`` in ``format`` (detected when ``None``), read one at a time.
 
     Formats: ``urge`` (URGE dataset CSV, :mod:`genir_eval.ingest.urge`), ``jsonl``
     (canonical JSONL, :mod:`genir_eval.ingest.jsonl`) and ``markdown`` (logs of your own RAG
-    system, :mod:`genir_eval.ingest.markdown`). A bad session raises a located
-    :class:`~genir_eval.errors.InputError`; with ``skip_invalid`` it is left out and its error
-    kept in :attr:`LoadResult.skipped`, while the other sessions load.
+    system, :mod:`genir_eval.ingest.markdown`). Only the session being read is in memory.
+    A bad session raises a located :class:`~genir_eval.errors.InputError` when it is
+    reached; with ``skip_invalid`` it is left out and its error appended to
+    :attr:`SessionStream.skipped`, while the other sessions load. A file with no session
+    at all is an error in every format.
     """
     path = Path(path)
     if not path.is_file():
         raise InputError("no such file" if not path.exists() else "not a file", path=str(path))
+    try:
+        with path.open("rb"):
+            pass
+    except OSError as error:
+        raise InputError(
+            f"cannot read the file: {error.strerror or error}", path=str(path)
+        ) from None
     if format is None:
         format = detect_format(path)
     if format == "urge":
-        return load_urge(path, skip_invalid=skip_invalid)
+        return iter_urge(path, skip_invalid=skip_invalid)
     if format == "jsonl":
-        return read_jsonl(path, skip_invalid=skip_invalid)
+        return iter_jsonl(path, skip_invalid=skip_invalid)
     if format == "markdown":
-        return load_markdown(path, skip_invalid=skip_invalid)
+        return iter_markdown(path, skip_invalid=skip_invalid)
     raise ConfigError(f"unknown input format {format!r}; expected one of {', '.join(FORMATS)}")
+
+
+def load_sessions(
+    path: str | Path, *, format: Format | None = None, skip_invalid: bool = False
+) -> LoadResult:
+    """All sessions of ``path`` in a list: :func:`iter_sessions`, read to the end."""
+    stream = iter_sessions(path, format=format, skip_invalid=skip_invalid)
+    return LoadResult(sessions=list(stream), skipped=stream.skipped)

@@ -32,27 +32,39 @@ Grammar, line by line (headers must start their line):
   next header are the answer. Citations are ``[1]``, ``[1][2]`` or ``[1, 2]``; they are
   removed from the response text along with the spaces before them (``websites [1].`` reads
   ``websites.``), and a group of adjacent citations closes a statement, as in the HTML
-  parser (:mod:`genir_eval.ingest.response`).
+  parser (:mod:`genir_eval.ingest.response`). Code is left alone: brackets inside fenced code
+  blocks and inline code spans are text, not citations (:mod:`genir_eval.ingest.markers`),
+  and a ``Sources:`` line inside a fenced block is answer text. Session and query headers
+  always start a new session or turn, so a fence left open ends with its answer.
 * Each source line is ``[n] <title> - <url>``, ``[n] <url> "<title>"``,
   ``[n] [<title>](<url>)`` or ``[n] <url>`` (empty title), optionally bulleted with ``-``.
   The turn's links are its source list in order; a cited number must be in that list.
 
-Every turn needs a non-empty query and answer. Errors name the file and the line.
+Every turn needs a non-empty query and answer, and the session the rules every format
+shares (:mod:`genir_eval.ingest.validate`). Errors name the file and the line; a bad line
+makes its whole session invalid, and with ``skip_invalid`` reading goes on at the next
+``# Session`` header.
 """
 
 from __future__ import annotations
 
+import io
 import re
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from genir_eval.errors import InputError
 from genir_eval.ingest.language import detect_language
-from genir_eval.ingest.response import Citation, Piece, build_response
+from genir_eval.ingest.markers import citation_number, marker_pieces
+from genir_eval.ingest.response import Citation, build_response
 from genir_eval.ingest.result import LoadResult
+from genir_eval.ingest.stream import Lines, SeenIds, SessionStream, unexpected
+from genir_eval.ingest.validate import field_turn, validate_session
 from genir_eval.records import Link, Session, Turn
 
-__all__ = ["load_markdown", "parse_markdown"]
+__all__ = ["iter_markdown", "load_markdown", "parse_markdown"]
 
 _SESSION = re.compile(r"#\s*Session(?:\s*:(.*)|\s*)$", re.IGNORECASE)
 _QUERY = re.compile(r"##\s*Query:(.*)$", re.IGNORECASE)
@@ -60,8 +72,8 @@ _SOURCES = re.compile(
     r"(?:#{1,6}\s*)?\**\s*(?:sources|references)\s*:?\s*\**\s*:?\s*$", re.IGNORECASE
 )
 _FIELD = re.compile(r"(task_type|intent|language)\s*:(.*)$", re.IGNORECASE)
-_SOURCE_LINE = re.compile(r"(?:[-*+]\s+)?\[(\d+)\]:?\s*(.*)$")
-_CITATION = re.compile(r"[ \t]*\[(\d+(?:\s*,\s*\d+)*)\](?!\()")
+_SOURCE_LINE = re.compile(r"(?:[-*+]\s+)?\[([^\]]*)\]:?\s*(.*)$")
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _URL = r"[A-Za-z][A-Za-z0-9+.-]*://\S+"
 _SOURCE_FORMS = (  # [t](url), url "t", t - url, url
     re.compile(rf"\[(?P<title>[^\]]*)\]\((?P<url>{_URL}?)\)$"),
@@ -78,6 +90,7 @@ class _TurnDraft:
     answer: list[tuple[int, str]] = field(default_factory=list)
     sources: dict[int, tuple[int, Link]] = field(default_factory=dict)  # id -> (line, link)
     in_sources: bool = False
+    fence: str | None = None  # the opening fence while the answer is inside a code block
 
 
 @dataclass
@@ -86,20 +99,23 @@ class _SessionDraft:
     session_id: str | None
     fields: dict[str, str] = field(default_factory=dict)
     turns: list[_TurnDraft] = field(default_factory=list)
+    error: InputError | None = None  # the first problem met; the session is then invalid
 
     @property
     def empty(self) -> bool:
-        return not self.fields and not self.turns
+        return not self.fields and not self.turns and self.error is None
+
+
+def iter_markdown(path: str | Path, *, skip_invalid: bool = False) -> SessionStream:
+    """The sessions of a Markdown log file, read one at a time (see the module's grammar)."""
+    path = Path(path)
+    return SessionStream(_file_items(path), path=path, format="markdown", skip_invalid=skip_invalid)
 
 
 def load_markdown(path: str | Path, *, skip_invalid: bool = False) -> LoadResult:
     """Read a Markdown log file; with ``skip_invalid`` bad sessions go to ``skipped``."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text: {error}", path=str(path)) from None
-    return parse_markdown(text, name=path.stem, path=str(path), skip_invalid=skip_invalid)
+    stream = iter_markdown(path, skip_invalid=skip_invalid)
+    return LoadResult(sessions=list(stream), skipped=stream.skipped)
 
 
 def parse_markdown(
@@ -107,67 +123,120 @@ def parse_markdown(
 ) -> LoadResult:
     """Parse Markdown log text; ``name`` stands in for the file stem in default ids."""
     result = LoadResult()
-    drafts: list[_SessionDraft] = []
-    try:
-        drafts = _scan(text, path)
-    except InputError as error:
-        if not skip_invalid:
-            raise
-        result.skipped.append(error)
-        return result
-    seen: dict[str, int] = {}
-    for number, draft in enumerate(drafts, start=1):
-        try:
-            session = _build(draft, f"{name}-{number}", path)
-            if session.session_id in seen:
-                raise InputError(
-                    f"duplicate session id {session.session_id!r} "
-                    f"(first on line {seen[session.session_id]})",
-                    path=path,
-                    line=draft.line,
-                )
-            seen[session.session_id] = draft.line
-            result.sessions.append(session)
-        except InputError as error:
+    for item in _items(io.StringIO(text), None, name, path):
+        if isinstance(item, InputError):
             if not skip_invalid:
-                raise
-            result.skipped.append(error)
+                raise item
+            result.skipped.append(item)
+        else:
+            result.sessions.append(item)
     return result
 
 
-def _scan(text: str, path: str | None) -> list[_SessionDraft]:
-    """Split the text into session and turn drafts; structural errors are fatal."""
-    drafts: list[_SessionDraft] = [_SessionDraft(line=1, session_id=None)]
-    for number, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip()
-        session = drafts[-1]
-        turn = session.turns[-1] if session.turns else None
+def _file_items(path: Path) -> Iterator[Session | InputError]:
+    with path.open("rb") as stream:
+        lines = Lines(stream)
+        yield from _items(lines, lines, path.stem, str(path))
+
+
+def _items(
+    lines: Iterable[str], decoded: Lines | None, name: str, path: str | None
+) -> Iterator[Session | InputError]:
+    """Sessions (or the error that makes one invalid) as their last line is read."""
+    seen = SeenIds()
+    draft = _SessionDraft(line=1, session_id=None)
+    position = 0  # sessions met so far, for default ids
+    number = 0
+    for number, raw in enumerate(lines, start=1):
+        line = raw.rstrip("\r\n")
         if match := _SESSION.match(line):
-            new = _SessionDraft(line=number, session_id=(match.group(1) or "").strip() or None)
-            if session.empty and session.session_id is None:
-                drafts[-1] = new
-            else:
-                drafts.append(new)
-        elif match := _QUERY.match(line):
-            session.turns.append(_TurnDraft(line=number, query=match.group(1).strip()))
-        elif turn is None:
-            if not stripped:
-                continue
-            if (field_match := _FIELD.match(stripped)) is None:
-                raise InputError(
-                    "expected '## Query: ...' or a session field (task_type, intent, language)",
-                    path=path,
-                    line=number,
-                )
-            session.fields[field_match.group(1).lower()] = field_match.group(2).strip()
-        elif turn.in_sources:
-            if stripped:
-                _add_source(turn, stripped, number, path)
-        elif _SOURCES.match(stripped):
-            turn.in_sources = True
-        else:
-            turn.answer.append((number, line))
-    return [d for d in drafts if not d.empty or d.session_id is not None]
+            if not draft.empty or draft.session_id is not None:
+                position += 1
+                yield _finish(draft, f"{name}-{position}", path, decoded, seen, number - 1)
+            draft = _SessionDraft(line=number, session_id=(match.group(1) or "").strip() or None)
+            continue
+        if draft.error is not None:
+            continue  # the session is invalid already: look for the next header
+        try:
+            _scan_line(draft, line, number, path)
+        except InputError as error:
+            draft.error = error
+        except Exception as error:  # noqa: BLE001 - every problem of a line is located
+            draft.error = InputError(unexpected(error), path=path, line=number)
+    if not draft.empty or draft.session_id is not None:
+        position += 1
+        yield _finish(draft, f"{name}-{position}", path, decoded, seen, number)
+
+
+def _scan_line(draft: _SessionDraft, line: str, number: int, path: str | None) -> None:
+    stripped = line.strip()
+    turn = draft.turns[-1] if draft.turns else None
+    if match := _QUERY.match(line):
+        draft.turns.append(_TurnDraft(line=number, query=match.group(1).strip()))
+    elif turn is None:
+        if not stripped:
+            return
+        if (field_match := _FIELD.match(stripped)) is None:
+            raise InputError(
+                "expected '## Query: ...' or a session field (task_type, intent, language)",
+                path=path,
+                line=number,
+            )
+        draft.fields[field_match.group(1).lower()] = field_match.group(2).strip()
+    elif turn.in_sources:
+        if stripped:
+            _add_source(turn, stripped, number, path)
+    elif turn.fence is not None:
+        turn.answer.append((number, line))
+        if (
+            stripped
+            and stripped == turn.fence[0] * len(stripped)
+            and len(stripped) >= len(turn.fence)
+        ):
+            turn.fence = None
+    elif _SOURCES.match(stripped):
+        turn.in_sources = True
+    else:
+        turn.answer.append((number, line))
+        if fence := _FENCE.match(line):
+            opening = fence.group(1)
+            if not (opening[0] == "`" and "`" in line[fence.end() :]):
+                turn.fence = opening
+
+
+def _finish(
+    draft: _SessionDraft,
+    default_id: str,
+    path: str | None,
+    decoded: Lines | None,
+    seen: SeenIds,
+    last: int,
+) -> Session | InputError:
+    """The session of ``draft`` (lines ``draft.line`` to ``last``), or why it is invalid."""
+    if decoded is not None:
+        bad = decoded.first_bad(draft.line, last)
+        decoded.forget(last + 1)
+        if bad is not None and (draft.error is None or (draft.error.line or 0) > bad[0]):
+            return InputError(bad[1], path=path, line=bad[0])
+    if draft.error is not None:
+        return draft.error
+    try:
+        session = _build(draft, default_id, path)
+        try:
+            validate_session(session)
+        except InputError as error:
+            turn = field_turn(error.column)
+            line = draft.turns[turn - 1].line if turn is not None else draft.line
+            return InputError(error.message, path=path, line=line)
+        try:
+            seen.check(session.session_id)
+        except InputError as error:
+            return InputError(error.message, path=path, line=draft.line)
+        return session
+    except InputError as error:
+        return error
+    except Exception as error:  # noqa: BLE001 - every problem of a session is located
+        return InputError(unexpected(error), path=path, line=draft.line)
 
 
 def _add_source(turn: _TurnDraft, line: str, number: int, path: str | None) -> None:
@@ -178,7 +247,11 @@ def _add_source(turn: _TurnDraft, line: str, number: int, path: str | None) -> N
             path=path,
             line=number,
         )
-    link_id, rest = int(match.group(1)), match.group(2).strip()
+    try:
+        link_id = citation_number(match.group(1))
+    except InputError as error:
+        raise InputError(f"source {error.message}", path=path, line=number) from None
+    rest = match.group(2).strip()
     for pattern in _SOURCE_FORMS:
         if form := pattern.match(rest):
             if link_id in turn.sources:
@@ -205,13 +278,31 @@ def _build(draft: _SessionDraft, default_id: str, path: str | None) -> Session:
     for index, turn in enumerate(draft.turns, start=1):
         if not turn.query:
             raise InputError("the query is empty", path=path, line=turn.line)
-        pieces: list[Piece] = []
-        for number, line in turn.answer:
-            pieces.extend(_line_pieces(line, number, turn, path))
-            pieces.append("\n")
+        text = "".join(line + "\n" for _, line in turn.answer)
+        starts: list[int] = []
+        offset = 0
+        for _, line in turn.answer:
+            starts.append(offset)
+            offset += len(line) + 1
+
+        def resolve(
+            link_id: int, at: int, turn: _TurnDraft = turn, starts: list[int] = starts
+        ) -> Citation:
+            if link_id not in turn.sources:
+                number = turn.answer[max(bisect_right(starts, at) - 1, 0)][0]
+                raise InputError(
+                    f"citation [{link_id}] has no entry in the turn's Sources list",
+                    path=path,
+                    line=number,
+                )
+            link = turn.sources[link_id][1]
+            return Citation(link_id, link.url, link.title)
+
         try:
-            parsed = build_response(pieces)
+            parsed = build_response(marker_pieces(text, resolve))
         except InputError as error:
+            if error.line is not None:
+                raise
             raise InputError(f"turn {index}: {error.message}", path=path, line=turn.line) from None
         turns.append(
             Turn(
@@ -232,23 +323,3 @@ def _build(draft: _SessionDraft, default_id: str, path: str | None) -> Session:
         task_type=draft.fields.get("task_type") or None,
         intent=draft.fields.get("intent") or None,
     )
-
-
-def _line_pieces(line: str, number: int, turn: _TurnDraft, path: str | None) -> list[Piece]:
-    pieces: list[Piece] = []
-    position = 0
-    for match in _CITATION.finditer(line):
-        pieces.append(line[position : match.start()])
-        for raw in match.group(1).split(","):
-            link_id = int(raw)
-            if link_id not in turn.sources:
-                raise InputError(
-                    f"citation [{link_id}] has no entry in the turn's Sources list",
-                    path=path,
-                    line=number,
-                )
-            link = turn.sources[link_id][1]
-            pieces.append(Citation(link_id, link.url, link.title))
-        position = match.end()
-    pieces.append(line[position:])
-    return pieces

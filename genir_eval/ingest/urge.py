@@ -3,13 +3,21 @@
 URGE (a field study of Perplexity in Chinese) stores each session's turns, response HTML and
 gold labels in JSON or Python-literal cells; see ``../shared/urge/README.md`` for the columns.
 A session is ``urge-<0-based data row>``; errors name the file, the 1-based data row (and the
-physical line it starts on), the column and the session id.
+physical line it starts on), the column and the session id. Rows are read one at a time
+(:func:`iter_urge`), and every problem of a row, whatever raised it, is an error of that row:
+with ``skip_invalid`` exactly that row is left out.
+
+Beyond the rules every format shares (:mod:`genir_eval.ingest.validate`): the header names
+each URGE column exactly once; JSON and Python-literal cells may not repeat a key within an
+object (a repeated turn key would silently replace a turn); conversation turn keys carry
+turn numbers 1 to n, each once; numbers used as keys are ASCII digits.
 """
 
 from __future__ import annotations
 
 import ast
 import csv
+import functools
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -19,10 +27,13 @@ from typing import Any
 from genir_eval.errors import InputError
 from genir_eval.ingest.html import parse_response_html
 from genir_eval.ingest.language import detect_language
+from genir_eval.ingest.markers import citation_number
 from genir_eval.ingest.result import LoadResult
+from genir_eval.ingest.stream import Lines, SessionStream, unexpected
+from genir_eval.ingest.validate import validate_session
 from genir_eval.records import Dissatisfaction, Gold, Session, Turn
 
-__all__ = ["URGE_COLUMNS", "load_urge", "parse_cell"]
+__all__ = ["URGE_COLUMNS", "iter_urge", "load_urge", "parse_cell"]
 
 URGE_COLUMNS = (
     "conversation",
@@ -39,7 +50,17 @@ URGE_COLUMNS = (
 )
 _USER = "用户"
 _ASSISTANT = "AI助手"
-_TURN_KEY = re.compile(r"\D*(\d+)$")  # "回合3" -> 3
+_TURN_KEY = re.compile(r"[^0-9]*([0-9]{1,9})$")  # "回合3" -> 3
+# Where the shared rules' fields live in an URGE row.
+_FIELD_COLUMNS = {
+    "gold.session_satisfaction": "session-level satisfaction",
+    "gold.query_satisfaction": "query-level satisfaction",
+    "gold.link_usefulness": "link_usefulness",
+    "gold.citation_usefulness": "citation_usefulness",
+    "gold.useful_spans_user": "useful_text_user_self",
+    "gold.useful_spans_external": "useful_text_external_annotation",
+    "gold.dissatisfaction": "dis_sat_reason",
+}
 
 
 class _CellError(Exception):
@@ -51,74 +72,186 @@ class _CellError(Exception):
         self.message = message
 
 
+class _RepeatedKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _RepeatedKey(f"key {_shorten(key)} appears twice in one object")
+            seen.add(key)
+    return out
+
+
+def _shorten(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def parse_cell(text: str) -> Any:
-    """The value a cell holds as JSON, or failing that as a Python literal (never ``eval``)."""
+    """The value a cell holds as JSON, or failing that as a Python literal (never ``eval``).
+
+    An object (dict) that repeats a key is an error rather than a silent choice of one.
+    """
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except _RepeatedKey:
+        raise
     except ValueError:
         pass
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
     try:
-        return ast.literal_eval(text.strip())
+        tree = ast.parse(text.strip(), mode="eval")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Dict):
+                keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]
+                if len(set(map(repr, keys))) != len(keys):
+                    raise _RepeatedKey("a key appears twice in one object")
+        return ast.literal_eval(tree)
+    except _RepeatedKey:
+        raise
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as error:
-        raise ValueError(f"neither JSON nor a Python literal ({error})") from None
+        detail = " ".join(str(error).split())[:120]
+        raise ValueError(f"neither JSON nor a Python literal ({detail})") from None
+
+
+def iter_urge(path: str | Path, *, skip_invalid: bool = False) -> SessionStream:
+    """The sessions of an URGE-layout CSV, one row at a time."""
+    path = Path(path)
+    return SessionStream(_items(path), path=path, format="urge", skip_invalid=skip_invalid)
 
 
 def load_urge(path: str | Path, *, skip_invalid: bool = False) -> LoadResult:
     """Read an URGE-layout CSV; with ``skip_invalid`` bad rows go to ``skipped`` instead."""
-    path = Path(path)
-    result = LoadResult()
+    stream = iter_urge(path, skip_invalid=skip_invalid)
+    return LoadResult(sessions=list(stream), skipped=stream.skipped)
+
+
+def _items(path: Path) -> Iterator[Session | InputError]:
     # Response HTML cells exceed the csv module's default 128 KiB field limit.
     csv.field_size_limit(max(csv.field_size_limit(), 1 << 30))
-    try:
-        with path.open(encoding="utf-8-sig", newline="") as stream:
-            reader = csv.reader(stream)
-            header = next(reader, None)
+    where = str(path)
+    with path.open("rb") as stream:
+        lines = Lines(stream)
+        reader = csv.reader(lines)
+        header: list[str] | None = None
+        for number, start, cells, error in _rows(reader):
+            end = reader.line_num
+            bad = lines.first_bad(start, end)
+            lines.forget(end + 1)
             if header is None:
-                raise InputError("the file is empty; expected an URGE CSV header", path=str(path))
-            missing = [c for c in URGE_COLUMNS if c not in header]
-            if missing:
-                raise InputError(
-                    f"missing URGE column(s): {', '.join(map(repr, missing))}",
-                    path=str(path),
-                    line=1,
-                    column=missing[0],
-                )
-            positions = {name: header.index(name) for name in URGE_COLUMNS}
-            for number, line, cells in _rows(reader):
-                session_id = f"urge-{number}"
-                try:
-                    if len(cells) != len(header):
-                        raise _CellError(
-                            header[min(len(cells), len(header) - 1)],
-                            f"the row has {len(cells)} cells for {len(header)} columns",
-                        )
-                    row = {name: cells[i] for name, i in positions.items()}
-                    result.sessions.append(_session(session_id, row))
-                except _CellError as problem:
-                    error = InputError(
-                        f"session {session_id}: {problem.message}",
-                        path=str(path),
-                        row=number + 1,
-                        line=line,
-                        column=problem.column,
+                if error is not None or bad is not None:
+                    message = error if error is not None else bad[1]  # type: ignore[index]
+                    raise InputError(f"cannot read the header: {message}", path=where, line=start)
+                header = _header(cells, where, start)
+                positions = {name: header.index(name) for name in URGE_COLUMNS}
+                continue
+            session_id = f"urge-{number}"
+
+            located = functools.partial(_located, where, session_id, number + 1, start)
+
+            if bad is not None:
+                yield located(bad[1], None, bad[0])
+                continue
+            if error is not None:
+                yield located(f"malformed CSV: {error}", None)
+                continue
+            try:
+                if len(cells) != len(header):
+                    raise _CellError(
+                        header[min(len(cells), len(header) - 1)],
+                        f"the row has {len(cells)} cells for {len(header)} columns",
                     )
-                    if not skip_invalid:
-                        raise error from None
-                    result.skipped.append(error)
-    except csv.Error as error:
-        raise InputError(f"malformed CSV: {error}", path=str(path)) from None
-    except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text: {error}", path=str(path)) from None
-    return result
+                session = _session(session_id, {name: cells[i] for name, i in positions.items()})
+                validate_session(session)
+            except _CellError as problem:
+                yield located(problem.message, problem.column)
+            except InputError as problem:
+                yield located(problem.message, _column_of(problem.column))
+            except Exception as problem:  # noqa: BLE001 - every problem of a row is located
+                yield located(unexpected(problem), None)
+            else:
+                yield session
 
 
-def _rows(reader: Any) -> Iterator[tuple[int, int, list[str]]]:
-    """(0-based data row, line the row starts on, cells), skipping blank lines."""
-    number = 0
+def _located(
+    path: str,
+    session_id: str,
+    row: int,
+    start: int,
+    message: str,
+    column: str | None,
+    line: int | None = None,
+) -> InputError:
+    return InputError(
+        f"session {session_id}: {message}",
+        path=path,
+        row=row,
+        line=start if line is None else line,
+        column=column,
+    )
+
+
+def _header(cells: list[str], where: str, line: int) -> list[str]:
+    missing = [c for c in URGE_COLUMNS if c not in cells]
+    if missing:
+        raise InputError(
+            f"missing URGE column(s): {', '.join(map(repr, missing))}",
+            path=where,
+            line=line,
+            column=missing[0],
+        )
+    for name in URGE_COLUMNS:
+        if cells.count(name) > 1:
+            raise InputError(
+                f"the header names column {name!r} {cells.count(name)} times",
+                path=where,
+                line=line,
+                column=name,
+            )
+    return cells
+
+
+def _column_of(field: str | None) -> str | None:
+    """The CSV column holding a canonical field (:mod:`genir_eval.ingest.validate`)."""
+    if field is None:
+        return None
+    if field.startswith("turns["):
+        return "conversation" if field.endswith(".query") else "response_html"
+    for prefix, column in _FIELD_COLUMNS.items():
+        if field.startswith(prefix):
+            return column
+    return None
+
+
+def _rows(reader: Any) -> Iterator[tuple[int, int, list[str], str | None]]:
+    """(0-based data row, line the row starts on, cells, csv error) skipping blank lines.
+
+    The header is the first row yielded (as data row -1). A row the csv module cannot read
+    comes with its error, and reading goes on after it.
+    """
+    number = -1
     start = reader.line_num + 1
-    for cells in reader:
-        if cells:
-            yield number, start, cells
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            stuck = reader.line_num < start
+            yield number, start, [], str(error)
+            number += 1
+            if stuck:
+                return
+            start = reader.line_num + 1
+            continue
+        if cells and any(c.strip() for c in cells):
+            yield number, start, cells, None
             number += 1
         start = reader.line_num + 1
 
@@ -140,9 +273,23 @@ def _session(session_id: str, row: Mapping[str, str]) -> Session:
     if not isinstance(conversation, dict) or not conversation:
         raise _CellError("conversation", "expected a non-empty object of turns")
     try:
-        ordered = sorted(conversation.items(), key=lambda kv: _turn_number(kv[0]))
+        numbered: dict[int, tuple[str, Any]] = {}
+        for key, exchange in conversation.items():
+            turn_number = _turn_number(key)
+            if turn_number in numbered:
+                raise ValueError(
+                    f"turn keys {numbered[turn_number][0]!r} and {key!r} both number turn "
+                    f"{turn_number}"
+                )
+            numbered[turn_number] = (key, exchange)
     except ValueError as error:
         raise _CellError("conversation", str(error)) from None
+    if sorted(numbered) != list(range(1, len(numbered) + 1)):
+        found = ", ".join(map(str, sorted(numbered)[:10]))
+        raise _CellError(
+            "conversation", f"turn keys number turns {found}; expected 1 to {len(numbered)}"
+        )
+    ordered = [numbered[n] for n in sorted(numbered)]
     htmls = _cell(row, "response_html")
     if not isinstance(htmls, list) or not all(isinstance(h, str) for h in htmls):
         raise _CellError("response_html", "expected a list of HTML strings, one per turn")
@@ -198,7 +345,7 @@ def _session(session_id: str, row: Mapping[str, str]) -> Session:
 def _turn_number(key: str) -> int:
     match = _TURN_KEY.match(str(key))
     if match is None:
-        raise ValueError(f"turn key {key!r} carries no turn number")
+        raise ValueError(f"turn key {_shorten(key)} carries no turn number (ASCII digits)")
     return int(match.group(1))
 
 
@@ -242,11 +389,15 @@ def _link_labels(value: Any) -> dict[int, int]:
         raise _CellError("", f"expected an object of citation number -> 0-3, got {value!r}")
     labels = {}
     for key, label in value.items():
-        if not str(key).strip().isdigit():
-            raise _CellError("", f"citation number {key!r} is not an integer")
+        try:
+            number = citation_number(str(key))
+        except InputError as error:
+            raise _CellError("", f"link usefulness key: {error.message}") from None
         if not isinstance(label, int) or isinstance(label, bool) or not 0 <= label <= 3:
-            raise _CellError("", f"link usefulness {label!r} is not an integer from 0 to 3")
-        labels[int(key)] = label
+            raise _CellError("", f"link usefulness {_shorten(label)} is not an integer from 0 to 3")
+        if number in labels:
+            raise _CellError("", f"link usefulness labels citation [{number}] twice")
+        labels[number] = label
     return labels
 
 
@@ -256,7 +407,7 @@ def _citation_labels(value: Any) -> tuple[tuple[int, ...], ...]:
     for statement in value:
         for label in statement:
             if not isinstance(label, int) or isinstance(label, bool) or not 0 <= label <= 3:
-                raise _CellError("", f"citation usefulness {label!r} is not an integer 0-3")
+                raise _CellError("", f"citation usefulness {_shorten(label)} is not an integer 0-3")
     return tuple(tuple(s) for s in value)
 
 
@@ -267,22 +418,35 @@ def _spans(row: Mapping[str, str], column: str, n_turns: int) -> tuple[tuple[str
     if not isinstance(value, dict):
         raise _CellError(column, "expected an object of turn number -> useful text units")
     per_turn: list[tuple[str, ...]] = [() for _ in range(n_turns)]
+    listed: set[int] = set()
     for key, units in value.items():
-        if not str(key).isdigit() or not 1 <= int(key) <= n_turns:
-            raise _CellError(column, f"turn {key!r} is not a turn number from 1 to {n_turns}")
+        turn = _small_number(key)
+        if turn is None or not 1 <= turn <= n_turns:
+            raise _CellError(
+                column, f"turn {_shorten(key)} is not a turn number from 1 to {n_turns}"
+            )
+        if turn in listed:
+            raise _CellError(column, f"turn {turn} is listed twice")
+        listed.add(turn)
         if isinstance(units, dict):
-            try:
-                ordered = [units[k] for k in sorted(units, key=int)]
-            except ValueError:
-                raise _CellError(column, f"turn {key}: unit keys are not integers") from None
+            numbers = {_small_number(k): k for k in units}
+            if None in numbers or len(numbers) != len(units):
+                raise _CellError(column, f"turn {turn}: unit keys are not distinct integers")
+            ordered = [units[numbers[n]] for n in sorted(numbers)]  # type: ignore[type-var]
         elif isinstance(units, list):
             ordered = units
         else:
             raise _CellError(column, f"turn {key}: expected an object or list of text units")
         if not all(isinstance(u, str) for u in ordered):
             raise _CellError(column, f"turn {key}: a text unit is not a string")
-        per_turn[int(key) - 1] = tuple(ordered)
+        per_turn[turn - 1] = tuple(ordered)
     return tuple(per_turn)
+
+
+def _small_number(key: Any) -> int | None:
+    """``key`` as a number when it spells one in at most 9 ASCII digits, else ``None``."""
+    text = str(key).strip()
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 9 else None
 
 
 def _dissatisfaction(row: Mapping[str, str]) -> Dissatisfaction | None:

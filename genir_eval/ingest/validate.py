@@ -1,0 +1,218 @@
+"""The rules every session obeys, whatever format it was read from.
+
+Each reader builds :class:`~genir_eval.records.Session` records its own way, then hands every
+one to :func:`validate_session`, so a CSV row, a JSONL line and a Markdown session that break
+the same rule fail with the same message. The error's ``column`` is the canonical field
+(``turns[1].statements[0].citations``, ``gold.link_usefulness[1]``); readers translate it to
+their own location (a CSV column, a Markdown line) with :func:`field_turn`.
+
+The rules, checked in this order:
+
+* the session id is a non-empty string; turns are numbered 1, 2, ... in order;
+* every turn has a non-empty query and a response with text, and that text has at least one
+  statement (a response without citations is one statement without citations);
+* link ids are citation numbers (integers from 0 to 10^18 - 1), each listed once per turn,
+  each with a url; every citation of a statement is one of the turn's link ids (no phantom
+  links: a link that is cited must be judged and reported);
+* segments lie within the response text and repeat it exactly;
+* text holds no unpaired UTF-16 surrogate (it could not be written back as UTF-8);
+* gold: satisfactions are finite numbers from 1 to 5, usefulness labels integers 0-3,
+  per-turn lists have one entry per turn, link usefulness only labels the turn's links,
+  citation usefulness has one entry per statement.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from genir_eval.errors import InputError
+from genir_eval.records import Gold, Session, Turn
+
+__all__ = ["MAX_LINK_ID", "validate_session", "field_turn", "short_repr"]
+
+# Citation numbers are small in practice; the bound keeps ids within a signed 64-bit integer
+# for every consumer of the JSONL output.
+MAX_LINK_ID = 10**18 - 1
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_TURN_FIELD = re.compile(r"turns\[(\d+)\]")
+
+
+def field_turn(field: str | None) -> int | None:
+    """The 1-based turn a canonical field path points into (``turns[2].query`` -> 3)."""
+    match = _TURN_FIELD.match(field or "")
+    return int(match.group(1)) + 1 if match else None
+
+
+class _Problem(Exception):
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+def validate_session(session: Session) -> None:
+    """Check ``session`` against the rules above.
+
+    Raises :class:`~genir_eval.errors.InputError` whose ``column`` is the offending field
+    and whose message names the turn (``turn 2: statement 1 cites [5], which is not among
+    the turn's links``); callers add the file and the row or line.
+    """
+    try:
+        _check_session(session)
+    except _Problem as problem:
+        raise InputError(problem.message, column=problem.field) from None
+
+
+def _text(value: Any, field: str, what: str) -> str:
+    if not isinstance(value, str):
+        raise _Problem(field, f"{what} is not a string")
+    if not value.isascii() and _SURROGATE.search(value):
+        raise _Problem(field, f"{what} holds an unpaired surrogate; it is not valid Unicode text")
+    return value
+
+
+def _check_session(session: Session) -> None:
+    session_id = _text(session.session_id, "session_id", "the session id")
+    if not session_id.strip():
+        raise _Problem("session_id", "the session id is empty")
+    for key in ("source", "language", "task_type", "intent"):
+        value = getattr(session, key)
+        if value is not None:
+            _text(value, key, key)
+    if not session.turns:
+        raise _Problem("turns", "the session has no turns")
+    for position, turn in enumerate(session.turns, start=1):
+        _check_turn(turn, position, f"turns[{position - 1}]")
+    if session.gold is not None:
+        _check_gold(session.gold, session.turns)
+
+
+def _check_turn(turn: Turn, position: int, where: str) -> None:
+    at = f"turn {position}"
+    if turn.index != position:
+        raise _Problem(f"{where}.index", f"{at}: turns are numbered 1, 2, ... (found {turn.index})")
+    if not _text(turn.query, f"{where}.query", f"{at}: the query").strip():
+        raise _Problem(f"{where}.query", f"{at}: the query is empty")
+    text = _text(turn.response_text, f"{where}.response_text", f"{at}: the response")
+    if not text.strip():
+        raise _Problem(f"{where}.response_text", f"{at}: the response holds no text")
+    links: dict[int, str] = {}
+    for i, link in enumerate(turn.links):
+        field = f"{where}.links[{i}]"
+        if not _is_int(link.id) or not 0 <= link.id <= MAX_LINK_ID:
+            raise _Problem(
+                f"{field}.id", f"{at}: link id {short_repr(link.id)} is not a citation number"
+            )
+        url = _text(link.url, f"{field}.url", f"{at}: the url of link [{link.id}]")
+        _text(link.title, f"{field}.title", f"{at}: the title of link [{link.id}]")
+        if not url.strip():
+            raise _Problem(f"{field}.url", f"{at}: link [{link.id}] has no url")
+        if link.id in links:
+            first = links[link.id]
+            detail = f"urls {first!r} and {url!r}" if first != url else "twice the same url"
+            raise _Problem(f"{field}.id", f"{at}: link [{link.id}] is listed twice ({detail})")
+        links[link.id] = url
+    if not turn.statements:
+        raise _Problem(f"{where}.statements", f"{at}: the response has no statements")
+    for j, statement in enumerate(turn.statements):
+        field = f"{where}.statements[{j}]"
+        _text(statement.text, f"{field}.text", f"{at}: statement {j + 1}")
+        for cid in statement.citations:
+            if cid not in links:
+                raise _Problem(
+                    f"{field}.citations",
+                    f"{at}: statement {j + 1} cites [{short_repr(cid)}], "
+                    "which is not among the turn's links",
+                )
+    for k, segment in enumerate(turn.segments):
+        field = f"{where}.segments[{k}]"
+        start, end = segment.start, segment.end
+        if not _is_int(start) or not _is_int(end) or not 0 <= start <= end <= len(text):
+            raise _Problem(
+                f"{field}.start",
+                f"{at}: segment {k + 1}'s offsets {short_repr(start)}-{short_repr(end)} are not "
+                f"within the response (0-{len(text)})",
+            )
+        if segment.text != text[start:end]:
+            raise _Problem(
+                f"{field}.text", f"{at}: segment {k + 1}'s text differs from the response there"
+            )
+
+
+def _check_gold(gold: Gold, turns: tuple[Turn, ...]) -> None:
+    n = len(turns)
+    _satisfaction(gold.session_satisfaction, "gold.session_satisfaction", "session satisfaction")
+    for i, value in enumerate(_per_turn(gold.query_satisfaction, "query_satisfaction", n)):
+        _satisfaction(value, f"gold.query_satisfaction[{i}]", f"turn {i + 1}: query satisfaction")
+    for i, labels in enumerate(_per_turn(gold.link_usefulness, "link_usefulness", n)):
+        field = f"gold.link_usefulness[{i}]"
+        if not isinstance(labels, Mapping):
+            raise _Problem(field, f"turn {i + 1}: link usefulness is not a map of id -> label")
+        ids = {link.id for link in turns[i].links}
+        for link_id, label in labels.items():
+            if link_id not in ids:
+                raise _Problem(
+                    field,
+                    f"turn {i + 1}: gold link usefulness for [{short_repr(link_id)}], "
+                    "which is not among the turn's links",
+                )
+            _label(label, field, f"turn {i + 1}: link usefulness of [{link_id}]")
+    for i, statements in enumerate(_per_turn(gold.citation_usefulness, "citation_usefulness", n)):
+        field = f"gold.citation_usefulness[{i}]"
+        expected = len(turns[i].statements)
+        if len(statements) != expected:
+            raise _Problem(
+                field,
+                f"turn {i + 1}: gold citation usefulness has {len(statements)} entries "
+                f"for {expected} statement(s)",
+            )
+        for labels in statements:
+            for label in labels:
+                _label(label, field, f"turn {i + 1}: citation usefulness")
+    for key in ("useful_spans_user", "useful_spans_external"):
+        for i, spans in enumerate(_per_turn(getattr(gold, key), key, n)):
+            for span in spans:
+                _text(span, f"gold.{key}[{i}]", f"turn {i + 1}: a useful span")
+    if gold.dissatisfaction is not None:
+        for choice in gold.dissatisfaction.choices:
+            _text(choice, "gold.dissatisfaction.choices", "a dissatisfaction choice")
+        _text(gold.dissatisfaction.additional, "gold.dissatisfaction.additional", "the reason")
+
+
+def _per_turn(values: Any, key: str, n_turns: int) -> tuple[Any, ...]:
+    if values is None:
+        return ()
+    if len(values) != n_turns:
+        raise _Problem(f"gold.{key}", f"gold {key} has {len(values)} entries for {n_turns} turn(s)")
+    return tuple(values)
+
+
+def _satisfaction(value: Any, field: str, what: str) -> None:
+    if value is None:
+        return
+    if not _is_number(value) or not math.isfinite(value) or not 1 <= value <= 5:
+        raise _Problem(field, f"{what} {short_repr(value)} is not a number from 1 to 5")
+
+
+def _label(value: Any, field: str, what: str) -> None:
+    if not _is_int(value) or not 0 <= value <= 3:
+        raise _Problem(field, f"{what}: {short_repr(value)} is not an integer from 0 to 3")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def short_repr(value: Any) -> str:
+    """``repr`` of a value, cut short: an error line stays one readable line."""
+    if _is_int(value) and value.bit_length() > 64:
+        return f"<an integer of about {int(value.bit_length() * 0.30103)} digits>"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
