@@ -11,19 +11,27 @@ from genir_eval.cli import main
 from genir_eval.ingest import load_sessions, write_jsonl
 from genir_eval.meta.urge_table import QUERY_LEVEL, SESSION_LEVEL, session_metrics, urge_table
 from genir_eval.metrics import gold_statement_usefulness
-from genir_eval.records import Gold, Session, Statement, Turn
+from genir_eval.records import Gold, Link, Session, Statement, Turn
 
 STATS_KEYS = {"pearson", "spearman", "kendall", "n", "ci95"}
 
 
 def _session(sid: str, task: str, sat: float, turns: list[tuple[float, list[int]]]) -> Session:
-    """A session whose turn k cites links 1..len(labels), one statement per link."""
+    """A session whose turn k cites links 1..len(labels), one statement per link.
+
+    A turn without labels is one statement without citations.
+    """
     built, link_labels, query_sat = [], [], []
     for k, (qsat, labels) in enumerate(turns, start=1):
         statements = tuple(
             Statement(text=f"s{i}", citations=(i,)) for i in range(1, len(labels) + 1)
+        ) or (Statement(text="r"),)
+        links = tuple(
+            Link(id=i, url=f"https://l{i}.example", title="") for i in range(1, len(labels) + 1)
         )
-        built.append(Turn(index=k, query=f"q{k}", response_text="r", statements=statements))
+        built.append(
+            Turn(index=k, query=f"q{k}", response_text="r", statements=statements, links=links)
+        )
         link_labels.append({i: v for i, v in enumerate(labels, start=1)})
         query_sat.append(qsat)
     gold = Gold(
