@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-__all__ = ["GenirError", "InputError", "ConfigError"]
+__all__ = ["GenirError", "InputError", "ConfigError", "StorageError", "RunFailed", "EXIT_CODES"]
+
+#: The exit codes of every command.
+EXIT_CODES = {
+    "ok": 0,
+    "regression": 1,  # compare: a metric got worse
+    "input": 2,  # bad input, an invalid setting or a storage fault
+    "run_failed": 3,  # too many labels missing, a permanent provider error, an early stop
+}
 
 
 class GenirError(Exception):
@@ -46,3 +54,23 @@ class InputError(GenirError):
 
 class ConfigError(GenirError):
     """An invalid scenario or option, named by its key and what was expected."""
+
+
+class StorageError(GenirError):
+    """A file genir-eval writes or keeps (cache, journal, run folder) cannot be used: the
+    message names the file, what happened and what to do."""
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        self.message = message
+        self.path = path
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+class RunFailed(GenirError):
+    """A run that ended (its outputs written) with too many labels missing or with a
+    permanent provider error: exit code 3, so a script never mistakes it for a success."""
+
+    exit_code = 3

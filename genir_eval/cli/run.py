@@ -12,6 +12,7 @@ import sys
 from genir_eval.llm.options import add_engine_arguments
 from genir_eval.report.summary import format_paths, format_summary
 from genir_eval.runner.run import Overrides, run_scenario
+from genir_eval.runner.status import failure_lines, raise_if_failed
 
 __all__ = ["add_parser", "run"]
 
@@ -25,6 +26,10 @@ _SCENARIO_DECIDES = (
     "max_attempts",
     "timeout",
     "deadline",
+    "max_missing",
+    "allow_permanent",
+    "stop_after",
+    "give_up_after",
 )
 
 
@@ -38,7 +43,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
             "against gold labels when present, and write links/turns/sessions (JSONL and "
             "CSV), meta.json, run.json and report.html to DIR, and print a summary (--quiet: "
             "the paths only). Running it again into the same DIR resumes. Engine options "
-            "given here override the scenario's."
+            "given here override the scenario's. Exit codes: 0 ok, 2 bad input, setting or "
+            "storage fault, 3 the run failed (too many labels missing, a permanent provider "
+            "error, an early stop; the outputs are still written)."
         ),
     )
     parser.add_argument("scenario", metavar="SCENARIO", help="the scenario file (TOML)")
@@ -64,6 +71,10 @@ def overrides_from_args(args: argparse.Namespace) -> Overrides:
         cache_mode=args.cache_mode,
         journal=args.journal,
         prices=args.prices,
+        max_missing=args.max_missing,
+        allow_permanent=args.allow_permanent,
+        stop_after=args.stop_after,
+        give_up_after=args.give_up_after,
     )
 
 
@@ -77,4 +88,8 @@ def run(args: argparse.Namespace) -> int:
     )
     # stdout carries the results (summary and paths); notices and progress go to stderr
     sys.stdout.write(format_paths(result) if args.quiet else format_summary(result))
+    status = result.info.get("status") or {}
+    for line in failure_lines(status):
+        print(f"genir-eval: {line}", file=sys.stderr)
+    raise_if_failed(status, str(result.directory))
     return 0

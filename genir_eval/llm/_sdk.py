@@ -13,6 +13,8 @@ from genir_eval.llm.classify import classify_exception
 
 __all__ = ["SDKProvider"]
 
+_CONNECT_TIMEOUT_S = 10.0
+
 
 def _preload_async_backend() -> None:
     """Import anyio's asyncio backend now: the SDKs' HTTP pool imports it lazily on its first
@@ -43,6 +45,10 @@ class SDKProvider(Provider):
         """``pool_shards`` clients of ``client_class`` (one when ``http_client`` is injected),
         with the SDK's own retries off: the engine retries, with its limits."""
         self._base_url = base_url.rstrip("/")
+        # A dead host that never completes the TCP handshake is known in seconds, not after
+        # the whole attempt timeout (which a slow but healthy model may need).
+        sdk = importlib.import_module(client_class.__module__.split(".")[0])
+        limits = sdk.Timeout(timeout, connect=min(timeout, _CONNECT_TIMEOUT_S))
         shards = 1 if http_client is not None else max(1, pool_shards)
         self._clients = [
             client_class(
@@ -50,7 +56,7 @@ class SDKProvider(Provider):
                 base_url=self._base_url,
                 http_client=http_client,
                 max_retries=0,
-                timeout=timeout,
+                timeout=limits,
             )
             for _ in range(shards)
         ]

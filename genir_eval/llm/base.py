@@ -38,7 +38,9 @@ REDACTED = "[redacted]"
 _MIN_SECRET_PART = 8
 
 Role = Literal["system", "user", "assistant"]
-ErrorClass = Literal["rate_limit", "transient", "permanent", "deadline", "cache_miss"]
+#: ``stopped``: not sent, because the engine stopped sending to this endpoint (see
+#: :mod:`genir_eval.llm.health`).
+ErrorClass = Literal["rate_limit", "transient", "permanent", "deadline", "cache_miss", "stopped"]
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,11 @@ __all__ = [
 CacheMode = Literal["read-write", "replay", "off"]
 CACHE_MODES: tuple[str, ...] = ("read-write", "replay", "off")
 CACHE_VERSION = 1
+#: What to do when the cache file cannot be used (said in the error).
+CACHE_REMEDY = (
+    "move it aside (a new cache is created; only its stored replies are lost) or run with "
+    "--cache-mode off"
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS cache (
@@ -201,7 +206,7 @@ class Cache:
             raise ValueError(f"cache mode {mode!r}; expected one of {CACHE_MODES}")
         self.path = Path(path)
         self.mode: CacheMode = mode
-        self._worker = SqliteWorker(self.path, _SCHEMA)
+        self._worker = SqliteWorker(self.path, _SCHEMA, what="cache", remedy=CACHE_REMEDY)
 
     # -- async, for the engine -----------------------------------------------------------
     async def get(self, key: str) -> Completion | None:

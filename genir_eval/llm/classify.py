@@ -107,5 +107,10 @@ def classify_exception(error: BaseException) -> ProviderError:
             )
         return ProviderError(message, error_class="permanent", status=status)
     if name in _TRANSIENT_NAMES or isinstance(error, ConnectionError):
+        # The SDKs wrap a connect timeout (an endpoint that never answers the handshake) in
+        # their generic timeout error: name the cause, so it counts as unreachable.
+        cause = type(error.__cause__ or error.__context__).__name__
+        if cause in ("ConnectTimeout", "ConnectError") and cause != name:
+            return ProviderError(f"{name} ({cause}): {message}", error_class="transient")
         return ProviderError(f"{name}: {message}", error_class="transient")
     return ProviderError(f"{name}: {message}", error_class="permanent")

@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any, TextIO
 
+from genir_eval.errors import ConfigError
 from genir_eval.llm.base import (
     Completion,
     Failure,
@@ -35,11 +36,13 @@ from genir_eval.llm.base import (
 )
 from genir_eval.llm.cache import Cache, CacheMode, cache_key
 from genir_eval.llm.classify import classify_exception
+from genir_eval.llm.health import EndpointHealth
 from genir_eval.llm.journal import Journal, JournalEntry
 from genir_eval.llm.limits import AdaptiveLimit, LookupWindow, RequestRate, TokenBudget
 from genir_eval.llm.offline import approx_tokens
 from genir_eval.llm.prices import PriceTable, load_prices
 from genir_eval.llm.progress import Progress
+from genir_eval.settings import check_setting, public_url
 
 __all__ = ["Engine"]
 
@@ -92,9 +95,23 @@ class Engine:
         summary_stream: TextIO | None = None,
         notice: str | None = None,
         owns_storage: bool = True,
+        stop_after: int = 5,
+        give_up_after: float = 45.0,
     ) -> None:
-        if max_attempts < 1:
-            raise ValueError("max_attempts must be >= 1")
+        for name, value in (
+            ("concurrency", concurrency),
+            ("max_attempts", max_attempts),
+            ("timeout", attempt_timeout),
+            ("deadline", deadline),
+            ("stop_after", stop_after),
+            ("give_up_after", give_up_after),
+            *((("rpm", rpm),) if rpm is not None else ()),
+            *((("tpm", tpm),) if tpm is not None else ()),
+        ):
+            try:
+                check_setting(name, value)
+            except ValueError as error:
+                raise ConfigError(f"{name}: {error}") from None
         self.provider = provider
         self.concurrency = concurrency
         self.rpm = rpm
@@ -120,6 +137,10 @@ class Engine:
             concurrency, increase_every=aimd_increase_every, cooldown_s=aimd_cooldown_s
         )
         self._lookups = LookupWindow(_LOOKUP_WINDOW)
+        self.health = EndpointHealth(stop_after=stop_after, give_up_after=give_up_after)
+        # what the engine waits for, for a progress line: replies in flight, retries sleeping
+        self.in_flight = 0
+        self.backing_off = 0
         self._rate: RequestRate | None = None
         self._budget: TokenBudget | None = None
         self._progress = Progress(quiet=quiet or not progress) if progress else None
@@ -280,6 +301,7 @@ class Engine:
             self.concurrency, increase_every=self._aimd[0], cooldown_s=self._aimd[1]
         )
         self._lookups = LookupWindow(_LOOKUP_WINDOW)
+        self.health.rebind()
         self._rate = RequestRate(self.rpm) if self.rpm else None
         self._budget = TokenBudget(self.tpm) if self.tpm else None
 
@@ -303,8 +325,12 @@ class Engine:
             attempt += 1
             error: ProviderError | None = None
             completion: Completion | None = None
+            if self.health.reason is not None:
+                return self._stopped(attempt - 1)
             await self._limit.acquire(first=attempt > 1)
             try:
+                if self.health.reason is not None:
+                    return self._stopped(attempt - 1)
                 if self._rate is not None:
                     await self._rate.acquire(first=attempt > 1)
                 reservation = (
@@ -325,6 +351,7 @@ class Engine:
                 if self._first_send is None:
                     self._first_send = sent_at
                 started = time.perf_counter()
+                self.in_flight += 1
                 try:
                     completion = await asyncio.wait_for(
                         self.provider.generate(request.messages, request.config, request=request),
@@ -338,6 +365,8 @@ class Engine:
                     error = raised
                 except Exception as raised:  # noqa: BLE001 - classified, never propagated
                     error = classify_exception(raised)
+                finally:
+                    self.in_flight -= 1
                 latency = time.perf_counter() - started
                 if reservation is not None and self._budget is not None:
                     used = (
@@ -349,6 +378,7 @@ class Engine:
             finally:
                 self._limit.release()
             if completion is not None:
+                self.health.on_reply()
                 self._limit.on_success(latency)
                 completion = replace(
                     completion,
@@ -363,6 +393,7 @@ class Engine:
             # goes into a Failure, the journal and the run's output.
             message = self.provider.redact(str(error))
             self.errors_seen[error.error_class] += 1
+            self.health.on_error(error, message)
             if error.error_class == "rate_limit":
                 self._limit.on_rate_limit(sent_at=sent_at)
             if error.error_class not in _RETRIABLE or attempt >= self.max_attempts:
@@ -376,7 +407,27 @@ class Engine:
                     attempts=attempt,
                 )
             self.retries += 1
-            await asyncio.sleep(delay)
+            self.backing_off += 1
+            try:
+                # woken early when the engine stops: the next round returns "stopped"
+                await self.health.sleep(delay)
+            finally:
+                self.backing_off -= 1
+
+    def _stopped(self, attempts: int) -> Failure:
+        return Failure("stopped", f"not sent: {self.health.reason}", attempts=attempts)
+
+    def waiting_for(self) -> str:
+        """What this engine waits for now, in words (for a progress line without a TTY)."""
+        where = public_url(self.provider.base_url) or self.provider.name
+        parts = []
+        if self.in_flight:
+            parts.append(f"{self.in_flight} replies from {self.model} at {where}")
+        if self.backing_off:
+            parts.append(f"{self.backing_off} retries backing off")
+        if self.health.reason:
+            parts.append(f"stopped ({self.health.reason})")
+        return "; ".join(parts)
 
     def _account(self, request: Request, usage: Usage) -> None:
         key = (self.provider.name, request.config.model, request.task)
@@ -421,6 +472,8 @@ class Engine:
             "cache_misses": self.cache_misses,
             "journal_hits": self.journal_hits,
             "failures": dict(self.failures),
+            "stopped": self.health.reason,
+            "endpoint": public_url(self.provider.base_url),
             "errors_seen": dict(self.errors_seen),
             "input_tokens": sum(u["input_tokens"] for u in usage),
             "output_tokens": sum(u["output_tokens"] for u in usage),
@@ -463,25 +516,34 @@ class Engine:
         finally:
             if self.cache is not None:
                 if self.cache_hits or self.cache_misses:
-                    stats = self.stats()
-                    await self.cache.record_run(
-                        self.run_id,
-                        started=self._started,
-                        provider=self.provider.name,
-                        model=self.model,
-                        stats={
-                            "hits": stats["cache_hits"],
-                            "misses": stats["cache_misses"],
-                            "calls": stats["calls"],
-                            "by_task": stats["cache_by_task"],
-                        },
-                    )
+                    await self._record_run()
                 if self.owns_storage:
                     await self.cache.aclose()
             if self.journal is not None and self.owns_storage:
                 await self.journal.aclose()
         if self.summary_stream is not None and not self.quiet:
             print(f"genir-eval: {self.summary()}", file=self.summary_stream)
+
+    async def _record_run(self) -> None:
+        """Record this run's cache hits and misses in the cache file; a cache that cannot
+        be written (a full disk) must not fail the run's end: the judgments are journaled."""
+        assert self.cache is not None
+        stats = self.stats()
+        try:
+            await self.cache.record_run(
+                self.run_id,
+                started=self._started,
+                provider=self.provider.name,
+                model=self.model,
+                stats={
+                    "hits": stats["cache_hits"],
+                    "misses": stats["cache_misses"],
+                    "calls": stats["calls"],
+                    "by_task": stats["cache_by_task"],
+                },
+            )
+        except Exception as error:  # noqa: BLE001 - only the hit/miss statistics are lost
+            self.errors_seen[f"cache write: {type(error).__name__}"] += 1
 
     async def __aenter__(self) -> Engine:
         if self.notice and not self.quiet:

@@ -24,12 +24,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from genir_eval.llm._sqlite import SqliteWorker
+from genir_eval.llm._sqlite import SqliteWorker, storage_error
 from genir_eval.llm.base import ErrorClass, Failure, JudgmentKey
 
 __all__ = ["JOURNAL_VERSION", "Journal", "JournalEntry", "JournalStatus"]
 
 JOURNAL_VERSION = 1
+#: What to do when the journal file cannot be used (said in the error).
+JOURNAL_REMEDY = (
+    "move it aside (the run starts over; the cache still answers the calls already paid "
+    "for) or run with --journal none"
+)
 JournalStatus = Literal["ok", "failed"]
 
 _SCHEMA = """
@@ -89,9 +94,17 @@ class Journal:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._worker = SqliteWorker(self.path, _SCHEMA)
+        self._worker = SqliteWorker(self.path, _SCHEMA, what="journal", remedy=JOURNAL_REMEDY)
         self._rows: dict[str, JournalEntry] = {}
-        for entry in self._worker.run_sync(_load_all):
+        try:
+            entries = self._worker.run_sync(_load_all)
+        except (ValueError, TypeError) as error:  # a row whose JSON was damaged
+            self._worker.close()
+            raise storage_error(error, self.path, "journal", JOURNAL_REMEDY) from None
+        except BaseException:
+            self._worker.close()
+            raise
+        for entry in entries:
             self._rows[_key_text(entry.key)] = entry
 
     def get(self, key: JudgmentKey) -> JournalEntry | None:

@@ -4,32 +4,57 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from genir_eval.errors import ConfigError
+from genir_eval.errors import GenirError
 from genir_eval.llm.cache import CACHE_MODES, Cache
 from genir_eval.llm.engine import Engine
 from genir_eval.llm.journal import Journal
 from genir_eval.llm.prices import load_prices
 from genir_eval.llm.providers import PROVIDER_NAMES, make_provider, resolve_provider
+from genir_eval.settings import check_base_url, parse_setting
 
-__all__ = ["DEFAULT_CACHE_PATH", "add_engine_arguments", "engine_from_args"]
+__all__ = [
+    "DEFAULT_CACHE_PATH",
+    "DEFAULT_MAX_MISSING",
+    "DEFAULT_STOP_AFTER",
+    "DEFAULT_GIVE_UP_AFTER",
+    "add_engine_arguments",
+    "engine_from_args",
+    "setting_type",
+]
 
 DEFAULT_CACHE_PATH = ".genir-cache/cache.sqlite"
+#: A judge with more than this fraction of its labels missing fails the run (exit code 3).
+DEFAULT_MAX_MISSING = 0.05
+#: Consecutive permanent errors of one endpoint (401, 403, exhausted quota, unknown model)
+#: after which the engine stops sending.
+DEFAULT_STOP_AFTER = 5
+#: Seconds of nothing but connection failures after which an endpoint is given up.
+DEFAULT_GIVE_UP_AFTER = 45.0
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text}")
-    return value
+def setting_type(name: str) -> Callable[[str], Any]:
+    """An argparse ``type`` for the numeric setting ``name`` (see :mod:`genir_eval.settings`):
+    ``nan``, ``inf`` and out-of-range values are refused with what was expected."""
+
+    def parse(text: str) -> Any:
+        try:
+            return parse_setting(name, text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    parse.__name__ = name  # argparse names the type in its messages
+    return parse
 
 
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text}")
-    return value
+def _url(text: str) -> str:
+    try:
+        return check_base_url(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,12 +67,24 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
         "anthropic, else offline",
     )
     group.add_argument("--model", help="model name (default: the provider's default)")
-    group.add_argument("--base-url", help="an OpenAI-compatible server (vLLM, Ollama, llama.cpp)")
     group.add_argument(
-        "--concurrency", type=_positive_int, default=16, help="requests in flight (default 16)"
+        "--base-url",
+        type=_url,
+        help="an OpenAI-compatible server (vLLM, Ollama, llama.cpp); without --provider it "
+        "selects the openai provider",
     )
-    group.add_argument("--rpm", type=_positive_float, help="requests per minute (default: no cap)")
-    group.add_argument("--tpm", type=_positive_int, help="tokens per minute (default: no cap)")
+    group.add_argument(
+        "--concurrency",
+        type=setting_type("concurrency"),
+        default=16,
+        help="requests in flight (default 16)",
+    )
+    group.add_argument(
+        "--rpm", type=setting_type("rpm"), help="requests per minute (default: no cap)"
+    )
+    group.add_argument(
+        "--tpm", type=setting_type("tpm"), help="tokens per minute (default: no cap)"
+    )
     group.add_argument(
         "--cache",
         default=DEFAULT_CACHE_PATH,
@@ -66,18 +103,55 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
         help="run journal for resuming (default: the cache file; 'none' to keep no journal)",
     )
     group.add_argument(
-        "--max-attempts", type=_positive_int, default=6, help="attempts per call (default 6)"
+        "--max-attempts",
+        type=setting_type("max_attempts"),
+        default=6,
+        help="attempts per call (default 6)",
     )
     group.add_argument(
-        "--timeout", type=_positive_float, default=60.0, help="seconds per attempt (default 60)"
+        "--timeout",
+        type=setting_type("timeout"),
+        default=60.0,
+        help="seconds per attempt (default 60)",
     )
     group.add_argument(
         "--deadline",
-        type=_positive_float,
+        type=setting_type("deadline"),
         default=300.0,
         help="seconds per judgment, retries included (default 300)",
     )
     group.add_argument("--prices", metavar="FILE", help="a price table overriding the packaged one")
+    group.add_argument(
+        "--max-missing",
+        type=setting_type("max_missing"),
+        default=DEFAULT_MAX_MISSING,
+        metavar="FRACTION",
+        help="the run fails (exit 3) when a judge has more than this fraction of its labels "
+        f"missing (default {DEFAULT_MAX_MISSING})",
+    )
+    group.add_argument(
+        "--allow-permanent",
+        action="store_true",
+        default=None,
+        help="do not fail the run for permanent provider errors (401/403, quota, unknown "
+        "model, bad request) while the missing labels stay under --max-missing",
+    )
+    group.add_argument(
+        "--stop-after",
+        type=setting_type("stop_after"),
+        default=DEFAULT_STOP_AFTER,
+        metavar="N",
+        help="stop sending after N consecutive permanent errors of one endpoint (401, 403, "
+        f"quota, unknown model; default {DEFAULT_STOP_AFTER}, 0: never)",
+    )
+    group.add_argument(
+        "--give-up-after",
+        type=setting_type("give_up_after"),
+        default=DEFAULT_GIVE_UP_AFTER,
+        metavar="SECONDS",
+        help="give an endpoint up after this long with nothing but connection failures "
+        f"(default {DEFAULT_GIVE_UP_AFTER:g}, 0: never)",
+    )
     group.add_argument("--quiet", action="store_true", help="no progress bar, notice or summary")
 
 
@@ -94,15 +168,15 @@ def engine_from_args(args: argparse.Namespace) -> Engine:
         pool_shards=max(1, args.concurrency // 16),
     )
     cache: Cache | None = None
-    if args.cache_mode != "off":
-        cache = Cache(Path(args.cache), mode=args.cache_mode)
-    journal_path = getattr(args, "journal", None)
     journal: Journal | None = None
-    if journal_path != "none":
-        journal = Journal(Path(journal_path or args.cache))
     try:
+        if args.cache_mode != "off":
+            cache = Cache(Path(args.cache), mode=args.cache_mode)
+        journal_path = getattr(args, "journal", None)
+        if journal_path != "none":
+            journal = Journal(Path(journal_path or args.cache))
         prices = load_prices(getattr(args, "prices", None))
-    except ConfigError:
+    except GenirError:
         if cache is not None:
             cache.close()
         if journal is not None:
@@ -123,4 +197,6 @@ def engine_from_args(args: argparse.Namespace) -> Engine:
         quiet=args.quiet,
         summary_stream=sys.stderr,
         notice=notice,
+        stop_after=getattr(args, "stop_after", DEFAULT_STOP_AFTER),
+        give_up_after=getattr(args, "give_up_after", DEFAULT_GIVE_UP_AFTER),
     )

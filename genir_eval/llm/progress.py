@@ -6,11 +6,13 @@ second (so the hot path only bumps counters), and it draws only when the stream 
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import time
+from collections.abc import Callable
 from typing import TextIO
 
-__all__ = ["Progress"]
+__all__ = ["Progress", "Heartbeat"]
 
 
 class Progress:
@@ -76,3 +78,35 @@ class Progress:
             self.stream.write("\n")
             self.stream.flush()
         self.enabled = False
+
+
+class Heartbeat:
+    """Without a terminal there is no progress bar: print ``genir-eval: <describe()>`` every
+    ``every_s`` seconds instead, so a log shows what a long or stuck run waits for.
+
+    Runs as a task on the current event loop from construction to :meth:`aclose`."""
+
+    def __init__(
+        self, describe: Callable[[], str], *, stream: TextIO, every_s: float = 30.0
+    ) -> None:
+        self.describe = describe
+        self.stream = stream
+        self.every_s = every_s
+        self.lines = 0
+        self._task = asyncio.ensure_future(self._beat())
+
+    async def _beat(self) -> None:
+        while True:
+            await asyncio.sleep(self.every_s)
+            try:
+                print(f"genir-eval: {self.describe()}", file=self.stream, flush=True)
+            except (OSError, ValueError):
+                return  # the log is gone (closed pipe): the run goes on without it
+            self.lines += 1
+
+    async def aclose(self) -> None:
+        self._task.cancel()
+        try:
+            await self._task
+        except asyncio.CancelledError:
+            pass

@@ -22,16 +22,19 @@ JSONL rows nest ``labels`` and ``scores``; CSV flattens them into ``label:<judge
 
 from __future__ import annotations
 
+import contextlib
 import csv as csv_module
+import hashlib
 import json
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import secrets
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TextIO
 
-from genir_eval.errors import InputError
+from genir_eval.errors import InputError, StorageError
 
 __all__ = [
     "OUTPUT_VERSION",
@@ -42,7 +45,11 @@ __all__ = [
     "Level",
     "write_run",
     "write_json",
+    "write_text_atomic",
+    "file_digest",
+    "csv_cell",
     "load_run",
+    "check_writable_folder",
     "link_row_to_dict",
     "turn_row_to_dict",
     "session_row_to_dict",
@@ -232,23 +239,68 @@ class Run:
         return sum(values) / len(values) if values else None
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    # A partial file must never look like a finished run: write aside, then rename.
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file of a unique name in the same
+    folder, renamed into place: a reader sees the old file or the new one, never a part, and
+    two writers never share a temporary file."""
+    with _temporary(path) as handle:
+        handle.write(text)
+
+
+@contextlib.contextmanager
+def _temporary(path: Path) -> Iterator[TextIO]:
+    """A text handle on a fresh temporary file beside ``path``, renamed onto ``path`` when
+    the block ends without an error (and removed when it raises)."""
+    # O_EXCL on a random name, mode 0o666 so the umask applies as to any file (mkstemp's
+    # 0o600 would make the outputs private)
+    name = str(path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp"))
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with open(fd, "w", encoding="utf-8", newline="") as handle:
+            yield handle
+        os.replace(name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+        raise
+
+
+def file_digest(path: Path) -> str:
+    """The SHA-256 of a file's bytes, as ``run.json`` lists them."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+#: First characters that make a spreadsheet read a cell as a formula (OWASP, "CSV
+#: Injection"): such a cell is written with a leading apostrophe, which spreadsheets show
+#: as text and do not evaluate.
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """``value`` made safe for a CSV cell a spreadsheet may open: text starting with ``=``,
+    ``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'``; numbers (``-0.5``)
+    and everything else are unchanged. Every CSV genir-eval writes goes through here."""
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return "'" + value
+    return value
 
 
 def write_json(path: Path, document: Mapping[str, Any]) -> None:
     """Write ``document`` (which must carry ``version``) as indented UTF-8 JSON."""
     if "version" not in document:
         raise ValueError(f"{path.name}: every output document carries a 'version' field")
-    _write_atomic(path, json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n")
+    write_text_atomic(
+        path, json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    )
 
 
 def _write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
     text = "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in rows)
-    _write_atomic(path, text)
+    write_text_atomic(path, text)
 
 
 def _flatten(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -272,13 +324,13 @@ def _write_csv(path: Path, rows: Sequence[Mapping[str, Any]], base: Sequence[str
         for key in r:
             if key not in columns:
                 columns.append(key)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv_module.DictWriter(handle, fieldnames=columns, restval="")
+    with _temporary(path) as handle:
+        writer = csv_module.DictWriter(
+            handle, fieldnames=[csv_cell(c) for c in columns], restval=""
+        )
         writer.writeheader()
         for r in flat:
-            writer.writerow({k: "" if v is None else v for k, v in r.items()})
-    os.replace(tmp, path)
+            writer.writerow({csv_cell(k): "" if v is None else csv_cell(v) for k, v in r.items()})
 
 
 def write_run(
@@ -290,14 +342,21 @@ def write_run(
     meta: Mapping[str, Any] | None,
     info: Mapping[str, Any],
     csv: bool = True,
+    report: Callable[[Run], str] | None = None,
 ) -> Path:
-    """Write the tables (JSONL and, unless ``csv=False``, CSV), ``meta.json`` (when given)
-    and ``run.json``.
+    """Write the tables (JSONL and, unless ``csv=False``, CSV), ``meta.json`` (when given),
+    ``report.html`` (rendered by ``report`` from the run as written) and ``run.json``.
 
-    ``run.json`` is written last: its presence marks a complete run directory.
+    ``run.json`` is the completion marker: it is removed before anything else is written and
+    written last, listing the SHA-256 of every file of the run (``files``), so a folder is
+    either a finished run whose files belong together or, to :func:`load_run`, clearly not
+    one (a killed re-run, two runs writing into one folder).
     """
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileNotFoundError):
+        (out / RUN_FILE).unlink()
+    written: list[str] = []
     tables: list[tuple[str, list[dict[str, Any]], list[str]]] = [
         (
             LINKS_FILE,
@@ -317,17 +376,35 @@ def write_run(
     ]
     for name, rows, base in tables:
         _write_jsonl(out / name, rows)
-        csv_path = out / name.replace(".jsonl", ".csv")
+        written.append(name)
+        csv_name = name.replace(".jsonl", ".csv")
         if csv:
-            _write_csv(csv_path, rows, base)
-        elif csv_path.exists():
-            csv_path.unlink()
+            _write_csv(out / csv_name, rows, base)
+            written.append(csv_name)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                (out / csv_name).unlink()
     meta_path = out / META_FILE
     if meta is not None:
         write_json(meta_path, meta)
-    elif meta_path.exists():
-        meta_path.unlink()  # a stale meta-evaluation from an earlier run must not linger
-    write_json(out / RUN_FILE, info)
+        written.append(META_FILE)
+    else:
+        # a stale meta-evaluation from an earlier run must not linger
+        with contextlib.suppress(FileNotFoundError):
+            meta_path.unlink()
+    if report is not None:
+        run = Run(
+            directory=out,
+            links=tuple(_link_row_from_dict(r) for r in tables[0][1]),
+            turns=tuple(_turn_row_from_dict(r) for r in tables[1][1]),
+            sessions=tuple(_session_row_from_dict(r) for r in tables[2][1]),
+            meta=json.loads(json.dumps(meta)) if meta is not None else None,
+            info=dict(info),
+        )
+        write_text_atomic(out / REPORT_FILE, report(run))
+        written.append(REPORT_FILE)
+    files = {name: file_digest(out / name) for name in written}
+    write_json(out / RUN_FILE, {**info, "files": files})
     return out
 
 
@@ -374,16 +451,23 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def load_run(directory: str | os.PathLike[str]) -> Run:
-    """Read a run directory written by :func:`write_run` (``genir-eval run``)."""
+    """Read a run directory written by :func:`write_run` (``genir-eval run``).
+
+    Refuses, naming the folder and the file, a folder that is not a finished run: no
+    ``run.json`` (never written, or a re-run that stopped before the end), or a file whose
+    SHA-256 differs from the one ``run.json`` lists (written by another run)."""
     out = Path(directory)
     if not (out / RUN_FILE).is_file():
         raise InputError(
-            f"not a finished run directory (no {RUN_FILE}); run `genir-eval run` first",
+            f"not a finished run directory (no {RUN_FILE}: never run, or a run that stopped "
+            "before writing everything); run `genir-eval run` again",
             path=str(out),
         )
     for name in (LINKS_FILE, TURNS_FILE, SESSIONS_FILE):
         if not (out / name).is_file():
             raise InputError(f"run directory is missing {name}", path=str(out))
+    info = _read_json(out / RUN_FILE)
+    _check_files(out, info)
     meta_path = out / META_FILE
     try:
         links = tuple(_link_row_from_dict(d) for d in _read_jsonl(out / LINKS_FILE))
@@ -397,5 +481,44 @@ def load_run(directory: str | os.PathLike[str]) -> Run:
         turns=turns,
         sessions=sessions,
         meta=_read_json(meta_path) if meta_path.is_file() else None,
-        info=_read_json(out / RUN_FILE),
+        info=info,
     )
+
+
+def _check_files(out: Path, info: Mapping[str, Any]) -> None:
+    """Every file ``run.json`` lists is there with the same SHA-256 (a run written before
+    ``files`` existed is taken as it is)."""
+    files = info.get("files")
+    if files is None:
+        return
+    if not isinstance(files, Mapping):
+        raise InputError("'files' is not an object", path=str(out / RUN_FILE))
+    for name, digest in files.items():
+        path = out / str(name)
+        if not path.is_file():
+            raise InputError(
+                f"run.json lists {name}, which is missing: not a complete run; run again",
+                path=str(out),
+            )
+        if file_digest(path) != digest:
+            raise InputError(
+                f"{name} does not belong to this run.json (changed after the run, or written "
+                "by another run into the same folder); run again",
+                path=str(out),
+            )
+
+
+def check_writable_folder(folder: Path, what: str) -> None:
+    """Create ``folder`` if needed and write and remove a small file in it, so a read-only
+    or full folder is reported before any paid call rather than after all of them."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with _temporary(folder / ".genir-eval-write-check") as handle:
+            handle.write("genir-eval checks that it can write here\n")
+        (folder / ".genir-eval-write-check").unlink()
+    except OSError as error:
+        raise StorageError(
+            f"cannot write to {what}: {error.strerror or error}; choose another folder "
+            "(--out DIR) or make this one writable",
+            path=str(folder),
+        ) from None

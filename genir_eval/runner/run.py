@@ -14,19 +14,19 @@ and the shared cache answers repeated requests across runs without a provider ca
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
 import platform
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO, cast
-from urllib.parse import urlsplit
 
-from genir_eval.errors import ConfigError
+from genir_eval.errors import ConfigError, StorageError
 from genir_eval.ingest import Format, load_sessions
 from genir_eval.judges.base import Judge, Label, judge_sessions, make_judge
 from genir_eval.llm.base import Completion, Failure, Request
@@ -34,12 +34,18 @@ from genir_eval.llm.cache import Cache
 from genir_eval.llm.engine import Engine
 from genir_eval.llm.journal import Journal
 from genir_eval.llm.prices import load_prices
-from genir_eval.llm.progress import Progress
+from genir_eval.llm.progress import Heartbeat, Progress
 from genir_eval.llm.providers import DEFAULT_MODELS, make_provider, resolve_provider
 from genir_eval.llm.sync import run_sync
 from genir_eval.records import Session
-from genir_eval.report.html import write_report
-from genir_eval.report.outputs import OUTPUT_VERSION, Run, load_run, write_run
+from genir_eval.report.html import render_report
+from genir_eval.report.outputs import (
+    OUTPUT_VERSION,
+    Run,
+    check_writable_folder,
+    load_run,
+    write_run,
+)
 from genir_eval.runner.assemble import JudgeInfo, build_tables, link_judge_ids, meta_evaluation
 from genir_eval.runner.scenario import (
     EngineSpec,
@@ -49,6 +55,8 @@ from genir_eval.runner.scenario import (
     check_credentials,
     load_scenario,
 )
+from genir_eval.runner.status import run_status
+from genir_eval.settings import public_url
 
 __all__ = ["Overrides", "run_scenario", "arun_scenario", "apply_overrides"]
 
@@ -74,6 +82,10 @@ class Overrides:
     cache_mode: str | None = None
     journal: str | None = None
     prices: str | None = None
+    max_missing: float | None = None
+    allow_permanent: bool | None = None
+    stop_after: int | None = None
+    give_up_after: float | None = None
 
 
 def apply_overrides(scenario: Scenario, overrides: Overrides | None) -> Scenario:
@@ -92,17 +104,26 @@ def apply_overrides(scenario: Scenario, overrides: Overrides | None) -> Scenario
             "timeout",
             "deadline",
             "cache_mode",
+            "max_missing",
+            "allow_permanent",
+            "stop_after",
+            "give_up_after",
         )
         if getattr(o, name) is not None
     }
     if o.cache is not None:
         changes["cache"] = None if o.cache == "none" else Path(o.cache).resolve()
     if o.journal is not None:
-        changes["journal"] = o.journal != "none"
+        changes["journal"] = False if o.journal == "none" else Path(o.journal).resolve()
     if o.prices is not None:
         changes["prices"] = Path(o.prices).resolve()
     engine = replace(engine, **changes)
     judges = scenario.judges
+    provider = o.provider
+    if provider is None and o.base_url is not None:
+        # a base URL alone means an OpenAI-compatible server, as the command line's help says
+        provider = "openai"
+    o = replace(o, provider=provider)
     if o.provider is not None or o.model is not None or o.base_url is not None:
         judges = tuple(
             replace(
@@ -163,13 +184,57 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "x"
 
 
-def _public_url(url: str | None) -> str | None:
-    if not url:
-        return None
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}{parts.path}"
+def _without_credentials(document: Any) -> Any:
+    """The scenario as read, with the credentials, query and fragment of every ``base_url``
+    removed: run.json is shared, the key in ``https://user:key@host`` is not."""
+    if isinstance(document, Mapping):
+        return {
+            key: public_url(value)
+            if key == "base_url" and isinstance(value, str)
+            else _without_credentials(value)
+            for key, value in document.items()
+        }
+    if isinstance(document, list):
+        return [_without_credentials(value) for value in document]
+    return document
+
+
+def _where(group: _Group) -> str:
+    where = f"{group.provider}/{group.model}"
+    url = public_url(group.base_url)
+    return f"{where} at {url}" if url else where
+
+
+def _is_tty(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+#: Without a terminal, a progress line at least this often (seconds).
+HEARTBEAT_S = 30.0
+
+
+def _waiting_line(display: Progress, groups: Sequence[_Group]) -> str:
+    waits = [g.engine.waiting_for() for g in groups if g.engine is not None]
+    waits = [w for w in waits if w]
+    total = max(display.total, display.done)
+    line = f"{display.done}/{total} judgments done, {display.failures} failed"
+    return f"{line}; waiting for {'; '.join(waits)}" if waits else f"{line}; judging"
+
+
+async def _all_or_none(coroutines: Iterable[Coroutine[Any, Any, None]]) -> None:
+    """Await every coroutine; when one raises, cancel the others and raise that error (a
+    journal that cannot be written stops the run before more calls are paid for)."""
+    tasks = [asyncio.ensure_future(c) for c in coroutines]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 def _groups(scenario: Scenario) -> list[_Group]:
@@ -277,21 +342,29 @@ async def arun_scenario(
     if not sessions:
         raise ConfigError(f"input.path: no session to evaluate in {loaded.input.path}")
     out = Path(out_dir).resolve() if out_dir is not None else loaded.output.dir
-    out.mkdir(parents=True, exist_ok=True)
+    check_writable_folder(out, "the output folder")
 
     judges = {spec.id: make_judge(spec.name, **spec.options) for spec in loaded.judges}
     infos = [_judge_info(judges[spec.id], spec) for spec in loaded.judges]
     groups = _groups(loaded)
     engine_spec = loaded.engine
     prices = load_prices(str(engine_spec.prices)) if engine_spec.prices else load_prices()
-    cache: Cache | None = None
-    if engine_spec.cache is not None and engine_spec.cache_mode != "off":
-        engine_spec.cache.parent.mkdir(parents=True, exist_ok=True)
-        cache = Cache(engine_spec.cache, mode=engine_spec.cache_mode)  # type: ignore[arg-type]
     display = Progress(quiet=not progress, label=f"judging {len(sessions)} sessions")
     labels: dict[str, list[Label]] = {}
     engine_stats: list[dict[str, Any]] = []
+    journal_paths: list[Path] = []
+    storage = contextlib.AsyncExitStack()
+    heartbeat: Heartbeat | None = None
     try:
+        cache: Cache | None = None
+        if engine_spec.cache is not None and engine_spec.cache_mode != "off":
+            cache = Cache(engine_spec.cache, mode=engine_spec.cache_mode)  # type: ignore[arg-type]
+            storage.push_async_callback(cache.aclose)
+        shared_journal: Journal | None = None
+        if isinstance(engine_spec.journal, Path):
+            # one file named by the user: every provider/model's judgments in it, keyed apart
+            shared_journal = Journal(engine_spec.journal)
+            storage.push_async_callback(shared_journal.aclose)
         for group in groups:
             if group.notice:
                 say(group.notice)
@@ -301,8 +374,13 @@ async def arun_scenario(
                 base_url=group.base_url,
                 timeout=engine_spec.timeout,
             )
-            if engine_spec.journal:
+            if shared_journal is not None:
+                group.journal = shared_journal
+            elif engine_spec.journal:
                 group.journal = Journal(_journal_path(out, group, len(groups)))
+                storage.push_async_callback(group.journal.aclose)
+            if group.journal is not None and group.journal.path not in journal_paths:
+                journal_paths.append(group.journal.path)
             group.engine = Engine(
                 provider,
                 concurrency=engine_spec.concurrency,
@@ -317,11 +395,18 @@ async def arun_scenario(
                 progress=False,
                 quiet=True,
                 owns_storage=False,
+                stop_after=engine_spec.stop_after,
+                give_up_after=engine_spec.give_up_after,
             )
         say(
             f"judging {len(sessions)} sessions with {len(loaded.judges)} judges "
             f"({', '.join(f'{g.provider}/{g.model}' for g in groups)})"
         )
+        if progress and log is not None and not _is_tty(log):
+            # no progress bar without a terminal: a line at least every 30 s instead
+            heartbeat = Heartbeat(
+                lambda: _waiting_line(display, groups), stream=log, every_s=HEARTBEAT_S
+            )
 
         async def judge_all(spec: JudgeSpec, group: _Group) -> None:
             assert group.engine is not None
@@ -329,17 +414,16 @@ async def arun_scenario(
             engine = _TrackedEngine(group.engine, display) if progress else group.engine
             labels[spec.id] = await judge_sessions(judges[spec.id], sessions, engine)
 
-        await asyncio.gather(*(judge_all(spec, group) for group in groups for spec in group.specs))
+        await _all_or_none(judge_all(spec, group) for group in groups for spec in group.specs)
     finally:
+        if heartbeat is not None:
+            await heartbeat.aclose()
         display.close()
         for group in groups:
             if group.engine is not None:
                 engine_stats.append(group.engine.stats())
                 await group.engine.aclose()
-            if group.journal is not None:
-                await group.journal.aclose()
-        if cache is not None:
-            await cache.aclose()
+        await storage.aclose()
 
     tables = build_tables(sessions, labels, infos, loaded.aggregate)
     headline = _default_headline(loaded, infos)
@@ -366,21 +450,21 @@ async def arun_scenario(
                 "kind": info.kind,
                 "provider": group.provider,
                 "model": group.model,
-                "base_url": _public_url(group.base_url),
+                "base_url": public_url(group.base_url),
                 "options": dict(spec.options),
                 "prompt_version": ", ".join(versions),
                 **tables.label_counts.get(info.id, {"labels": 0, "missing": 0}),
                 "reply_stats": stats.rates() if hasattr(stats, "rates") else None,
             }
         )
-    info_doc = {
+    info_doc: dict[str, Any] = {
         "version": OUTPUT_VERSION,
         "scenario": {
             "name": loaded.name,
             "path": str(loaded.path) if loaded.path else None,
             "description": loaded.description,
             "meta": {"headline": headline},
-            "document": dict(loaded.document),
+            "document": _without_credentials(loaded.document),
         },
         "versions": _versions(),
         "started_at": started_at,
@@ -412,18 +496,38 @@ async def arun_scenario(
         },
         "failures": tables.failures,
     }
-    write_run(
-        out,
-        links=tables.links,
-        turns=tables.turns,
-        sessions=tables.sessions,
-        meta=meta,
-        info=info_doc,
-        csv=loaded.output.csv,
+    status = run_status(
+        tables.label_counts,
+        tables.failures,
+        engine_stats,
+        endpoints={spec.id: _where(group) for group in groups for spec in group.specs},
+        max_missing=engine_spec.max_missing,
+        allow_permanent=engine_spec.allow_permanent,
     )
+    info_doc["status"] = status
+    try:
+        write_run(
+            out,
+            links=tables.links,
+            turns=tables.turns,
+            sessions=tables.sessions,
+            meta=meta,
+            info=info_doc,
+            csv=loaded.output.csv,
+            report=render_report if loaded.output.report else None,
+        )
+    except OSError as error:
+        kept = ", ".join(str(p) for p in journal_paths)
+        again = (
+            f"the judgments are kept in {kept}: run again once fixed, no call is repeated"
+            if kept
+            else "run again once fixed"
+        )
+        raise StorageError(
+            f"cannot write the run's outputs: {error.strerror or error}; {again}",
+            path=str(error.filename or out),
+        ) from None
     run = load_run(out)
-    if loaded.output.report:
-        write_report(run)
     say(
         f"wrote {out} ({len(tables.sessions)} sessions, {len(tables.failures)} missing labels, "
         f"{info_doc['provider_calls']} provider calls, {info_doc['cache']['hits']} cache hits, "

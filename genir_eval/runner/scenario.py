@@ -30,8 +30,13 @@ kind raises :class:`~genir_eval.errors.ConfigError` naming the key and what was 
     deadline = 300.0                  # seconds per judgment, retries included
     cache = "../.genir-cache/cache.sqlite"   # or false: no cache
     cache_mode = "read-write"         # read-write | replay | off
-    journal = true                    # resume journal in the output directory (false: none)
+    journal = true                    # resume journal in the output directory (false: none;
+                                      # a path: that file)
     prices = "prices.json"            # a price table overriding the packaged one (optional)
+    max_missing = 0.05                # the run fails (exit 3) when a judge misses more labels
+    allow_permanent = false           # true: permanent provider errors alone do not fail it
+    stop_after = 5                    # consecutive 401/403/quota/404 errors before stopping
+    give_up_after = 45.0              # seconds of connection failures before giving up
 
     [[judges]]
     name = "link_usefulness.dna"      # a registered judge (genir-eval judges list)
@@ -74,7 +79,9 @@ from typing import Any
 
 from genir_eval.errors import ConfigError
 from genir_eval.llm.cache import CACHE_MODES
+from genir_eval.llm.options import DEFAULT_GIVE_UP_AFTER, DEFAULT_MAX_MISSING, DEFAULT_STOP_AFTER
 from genir_eval.llm.providers import PROVIDER_NAMES
+from genir_eval.settings import check_base_url, check_setting
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -134,8 +141,15 @@ class EngineSpec:
     deadline: float = 300.0
     cache: Path | None = None
     cache_mode: str = "read-write"
-    journal: bool = True
+    #: True: ``journal.sqlite`` in the output folder; a path: that file; False: none
+    journal: bool | Path = True
     prices: Path | None = None
+    #: the run fails (exit code 3) when a judge has more than this fraction of labels missing
+    max_missing: float = DEFAULT_MAX_MISSING
+    #: permanent provider errors fail the run unless allowed (and under ``max_missing``)
+    allow_permanent: bool = False
+    stop_after: int = DEFAULT_STOP_AFTER
+    give_up_after: float = DEFAULT_GIVE_UP_AFTER
 
 
 @dataclass(frozen=True)
@@ -264,13 +278,25 @@ class _Table:
             )
         return value
 
-    def number(self, name: str, default: float | None) -> Any:
+    def setting(self, name: str, default: Any, setting: str | None = None) -> Any:
+        """A numeric setting checked by :func:`genir_eval.settings.check_setting` (finite,
+        in range; ``setting`` names it when the key differs)."""
         value = self.get(name)
         if value is None:
             return default
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise ConfigError(f"{self.key(name)}: expected a number > 0, got {_show(value)}")
-        return float(value)
+        try:
+            return check_setting(setting or name, value)
+        except ValueError as error:
+            raise ConfigError(f"{self.key(name)}: {error}") from None
+
+    def url(self, name: str, default: str | None) -> Any:
+        value = self.string(name, default)
+        if value is None or value == default:
+            return value
+        try:
+            return check_base_url(value)
+        except ValueError as error:
+            raise ConfigError(f"{self.key(name)}: {error}") from None
 
     def strings(self, name: str, default: Any) -> Any:
         value = self.get(name)
@@ -323,7 +349,7 @@ def _input(t: _Table, base: Path) -> InputSpec:
         path=_resolve(base, t.string("path")),
         format=t.string("format", None, choices=_formats()),
         skip_invalid=t.boolean("skip_invalid", False),
-        limit=t.integer("limit", None, minimum=1),
+        limit=t.setting("limit", None),
     )
     t.finish()
     return spec
@@ -339,7 +365,7 @@ def _llm(t: _Table, default: LlmSpec) -> LlmSpec:
     return LlmSpec(
         provider=t.string("provider", default.provider, choices=PROVIDERS),
         model=t.string("model", default.model),
-        base_url=t.string("base_url", default.base_url),
+        base_url=t.url("base_url", default.base_url),
     )
 
 
@@ -358,22 +384,64 @@ def _engine(t: _Table, base: Path) -> EngineSpec:
         )
     prices = t.string("prices", None)
     spec = EngineSpec(
-        concurrency=t.integer("concurrency", 16, minimum=1),
-        rpm=t.number("rpm", None),
-        tpm=t.integer("tpm", None, minimum=1),
-        max_attempts=t.integer("max_attempts", 6, minimum=1),
-        timeout=t.number("timeout", 60.0),
-        deadline=t.number("deadline", 300.0),
+        concurrency=t.setting("concurrency", 16),
+        rpm=t.setting("rpm", None),
+        tpm=t.setting("tpm", None),
+        max_attempts=t.setting("max_attempts", 6),
+        timeout=t.setting("timeout", 60.0),
+        deadline=t.setting("deadline", 300.0),
+        max_missing=t.setting("max_missing", DEFAULT_MAX_MISSING),
+        allow_permanent=t.boolean("allow_permanent", False),
+        stop_after=t.setting("stop_after", DEFAULT_STOP_AFTER),
+        give_up_after=t.setting("give_up_after", DEFAULT_GIVE_UP_AFTER),
         cache=cache,
         cache_mode=t.string("cache_mode", "read-write", choices=CACHE_MODES),
-        journal=t.boolean("journal", True),
+        journal=_journal(t, base),
         prices=None if prices is None else _resolve(base, prices),
     )
     t.finish()
     return spec
 
 
-def _judges(value: Any, default: LlmSpec) -> tuple[JudgeSpec, ...]:
+def _journal(t: _Table, base: Path) -> bool | Path:
+    value = t.get("journal")
+    if value is None or isinstance(value, bool):
+        return True if value is None else value
+    if isinstance(value, str) and value.strip():
+        return _resolve(base, value)
+    raise ConfigError(
+        f"{t.key('journal')}: expected true, false or a file path, got {_show(value)}"
+    )
+
+
+def _template(value: Any, base: Path, key: str) -> str:
+    """A judge's ``template=``: a packaged template's name, or a file path resolved against
+    the scenario's folder (and read now, so a missing or unreadable file fails before any
+    call, named with where it was looked for)."""
+    from genir_eval.judges.prompting import load_template
+
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{key}: expected a template name or a file path, got {_show(value)}")
+    if value.endswith(".txt") or "/" in value or os.sep in value:
+        path = _resolve(base, value)
+        if not path.is_file():
+            raise ConfigError(
+                f"{key}: no template file {str(path)!r} ({value!r} relative to the scenario's "
+                f"folder {str(base)!r})"
+            )
+        try:
+            path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise ConfigError(f"{key}: cannot read template file {str(path)!r}: {error}") from None
+        return str(path)
+    try:
+        load_template(value, "en")
+    except ConfigError as error:
+        raise ConfigError(f"{key}: {error}") from None
+    return value
+
+
+def _judges(value: Any, default: LlmSpec, base: Path) -> tuple[JudgeSpec, ...]:
     if value is None:
         raise ConfigError("judges: required: at least one [[judges]] table")
     if not isinstance(value, list) or not value:
@@ -392,7 +460,12 @@ def _judges(value: Any, default: LlmSpec) -> tuple[JudgeSpec, ...]:
             options = {}
         if not isinstance(options, Mapping):
             raise ConfigError(f"{t.key('options')}: expected a table, got {_show(options)}")
-        specs.append(JudgeSpec(name=name, id=judge_id, llm=_llm(t, default), options=dict(options)))
+        options = dict(options)
+        if "template" in options:
+            options["template"] = _template(
+                options["template"], base, f"{t.key('options')}.template"
+            )
+        specs.append(JudgeSpec(name=name, id=judge_id, llm=_llm(t, default), options=options))
         t.finish()
         if judge_id in [s.id for s in specs[:-1]]:
             raise ConfigError(
@@ -452,8 +525,8 @@ def _meta(t: _Table) -> MetaSpec:
     spec = MetaSpec(
         enabled=t.boolean("enabled", True),
         headline=t.string("headline", None),
-        n_boot=t.integer("n_boot", 1000, minimum=0),
-        seed=t.integer("seed", 0, minimum=0),
+        n_boot=t.setting("n_boot", 1000),
+        seed=t.setting("seed", 0),
     )
     t.finish()
     return spec
@@ -488,6 +561,21 @@ def _check_judges(judges: Sequence[JudgeSpec]) -> dict[str, str]:
             raise ConfigError(f"judges[{i}].options: {error}") from None
         kinds[spec.id] = str(getattr(judge, "kind", ""))
     return kinds
+
+
+#: The judge kinds whose labels include one per link (``link:<id>`` items).
+LINK_LABEL_KINDS = ("link_usefulness", "item", "rubric")
+
+
+def _check_link_judges(aggregate: AggregateSpec, kinds: Mapping[str, str]) -> None:
+    givers = [judge_id for judge_id, kind in kinds.items() if kind in LINK_LABEL_KINDS]
+    for judge_id in aggregate.link_judges or ():
+        if kinds.get(judge_id) not in LINK_LABEL_KINDS:
+            raise ConfigError(
+                f"aggregate.link_judges: {judge_id!r} gives no link labels (a "
+                f"{kinds.get(judge_id) or 'unknown'} judge); expected a judge of kind "
+                f"{', '.join(LINK_LABEL_KINDS)}: {', '.join(givers) or 'none in this scenario'}"
+            )
 
 
 def score_names(
@@ -550,7 +638,7 @@ def parse_scenario(
     default_llm = _llm(llm_table, LlmSpec())
     llm_table.finish()
     engine = _engine(top.table("engine"), base)
-    judges = _judges(top.get("judges"), default_llm)
+    judges = _judges(top.get("judges"), default_llm, base)
     aggregate = _aggregate(top.table("aggregate"), judges)
     meta = _meta(top.table("meta"))
     output = _output(top.table("output"), base, scenario_name)
@@ -569,6 +657,7 @@ def parse_scenario(
         ]
     )
     kinds = _check_judges(judges)
+    _check_link_judges(aggregate, kinds)
     _check_scores(judges, aggregate, meta, kinds)
     return Scenario(
         name=scenario_name,
@@ -591,7 +680,17 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     if not file.is_file():
         raise ConfigError(f"{file}: no such scenario file")
     try:
-        document = tomllib.loads(file.read_text(encoding="utf-8"))
+        text = file.read_bytes().decode("utf-8")
+    except OSError as error:
+        raise ConfigError(f"{file}: cannot read the scenario: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        line = file.read_bytes()[: error.start].count(b"\n") + 1
+        raise ConfigError(
+            f"{file}: line {line}: not UTF-8 text (byte 0x{error.object[error.start]:02x}); "
+            "save the scenario as UTF-8"
+        ) from None
+    try:
+        document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{file}: not valid TOML: {error}") from None
     try:

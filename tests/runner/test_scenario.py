@@ -74,11 +74,11 @@ def test_llm_defaults_and_per_judge_override() -> None:
         ),
         (
             _with(engine={"concurrency": 0}),
-            r"engine.concurrency: expected an integer >= 1, got a number 0",
+            r"engine.concurrency: expected an integer >= 1 and <= 100000, got 0",
         ),
         (
             _with(engine={"concurrency": "ten"}),
-            r"engine.concurrency: expected an integer >= 1, got a string 'ten'",
+            r"engine.concurrency: expected an integer >= 1 and <= 100000, got 'ten'",
         ),
         (
             _with(engine={"cache_mode": "rw"}),

@@ -1,0 +1,127 @@
+"""Every numeric setting of genir-eval, with the range it must lie in, checked in one place.
+
+The command line (``--timeout``), the scenario file (``[engine] timeout``) and the Python API
+(``Engine(attempt_timeout=...)``) all go through :func:`check_setting`, so ``nan``, ``inf``,
+a negative count or a bootstrap of ten billion resamples is refused before any call, with
+the setting's name and what was expected, instead of a traceback after the paid calls.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+__all__ = [
+    "Setting",
+    "SETTINGS",
+    "MAX_RESAMPLES",
+    "check_setting",
+    "parse_setting",
+    "check_base_url",
+    "public_url",
+]
+
+#: The most bootstrap or randomisation resamples any command draws (a million resamples of
+#: a few hundred sessions already take minutes; more only hides a typo).
+MAX_RESAMPLES = 1_000_000
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A numeric setting: integer or real, and its closed (or, for ``above``, open) range."""
+
+    name: str
+    integer: bool
+    minimum: float
+    maximum: float
+    #: the minimum itself is not allowed (``timeout > 0``)
+    above: bool = False
+
+    def expected(self) -> str:
+        kind = "an integer" if self.integer else "a number"
+        low = f"> {self.minimum:g}" if self.above else f">= {self.minimum:g}"
+        return f"{kind} {low} and <= {self.maximum:g}"
+
+
+_DAY = 86_400.0
+
+SETTINGS: dict[str, Setting] = {
+    s.name: s
+    for s in (
+        Setting("concurrency", True, 1, 100_000),
+        Setting("rpm", False, 0, 1e9, above=True),
+        Setting("tpm", True, 1, 10**12),
+        Setting("max_attempts", True, 1, 1_000),
+        Setting("timeout", False, 0, _DAY, above=True),
+        Setting("deadline", False, 0, 30 * _DAY, above=True),
+        Setting("max_missing", False, 0, 1),
+        Setting("stop_after", True, 0, 10**9),
+        Setting("give_up_after", False, 0, 30 * _DAY),
+        Setting("n_boot", True, 0, MAX_RESAMPLES),
+        Setting("resamples", True, 1, MAX_RESAMPLES),
+        Setting("splits", True, 1, MAX_RESAMPLES),
+        Setting("seed", True, 0, 2**63 - 1),
+        Setting("limit", True, 1, 10**12),
+    )
+}
+
+
+def check_setting(name: str, value: Any) -> Any:
+    """``value`` as the setting ``name`` takes it (an ``int`` or a ``float``), or
+    :class:`ValueError` saying what was expected: never NaN, never infinite, never out of
+    range. Booleans are not numbers here (TOML's ``true`` is not ``1``)."""
+    setting = SETTINGS[name]
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if ok and setting.integer and not isinstance(value, int):
+        ok = isinstance(value, float) and value.is_integer()
+    if ok:
+        number = float(value)
+        ok = math.isfinite(number) and setting.minimum <= number <= setting.maximum
+        ok = ok and not (setting.above and number == setting.minimum)
+    if not ok:
+        raise ValueError(f"expected {setting.expected()}, got {value!r}")
+    return int(value) if setting.integer else float(value)
+
+
+def parse_setting(name: str, text: str) -> Any:
+    """A command-line value for the setting ``name`` (``"60"``, ``"1e3"``), checked."""
+    setting = SETTINGS[name]
+    try:
+        value: Any = int(text) if setting.integer else float(text)
+    except ValueError:
+        raise ValueError(f"expected {setting.expected()}, got {text!r}") from None
+    return check_setting(name, value)
+
+
+def check_base_url(text: str) -> str:
+    """``text`` if it is an http(s) URL with a host (``http://127.0.0.1:8000/v1``), else
+    :class:`ValueError`. Credentials in it (``user:key@host``) are allowed and sent, but
+    never written out (see :func:`public_url`)."""
+    parts = urlsplit(text.strip())
+    try:
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        raise ValueError(
+            f"expected an http(s) URL, got {text!r} (the port is not a number)"
+        ) from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"expected an http(s) URL such as http://127.0.0.1:8000/v1, got {text!r}")
+    return text.strip()
+
+
+def public_url(url: str | None) -> str | None:
+    """``url`` without its credentials, query and fragment: what may be written to run.json,
+    logs and reports."""
+    if not url:
+        return url
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        port = ""
+    return urlunsplit((parts.scheme, host + port, parts.path, "", ""))
