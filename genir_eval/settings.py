@@ -41,8 +41,12 @@ class Setting:
 
     def expected(self) -> str:
         kind = "an integer" if self.integer else "a number"
-        low = f"> {self.minimum:g}" if self.above else f">= {self.minimum:g}"
-        return f"{kind} {low} and <= {self.maximum:g}"
+        low = f"> {_number(self.minimum)}" if self.above else f">= {_number(self.minimum)}"
+        return f"{kind} {low} and <= {_number(self.maximum)}"
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() and abs(value) < 1e16 else f"{value:g}"
 
 
 _DAY = 86_400.0

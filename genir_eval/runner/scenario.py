@@ -711,6 +711,8 @@ def check_credentials(scenario: Scenario, env: Mapping[str, str] | None = None) 
     env = os.environ if env is None else env
     for i, spec in enumerate(scenario.judges):
         variable = PROVIDER_ENV.get(spec.llm.provider)
+        if spec.llm.provider == "openai" and spec.llm.base_url:
+            continue  # a local OpenAI-compatible server takes any key (see OpenAIProvider)
         if variable and not env.get(variable):
             raise ConfigError(
                 f"judges[{i}] ({spec.id}) uses provider {spec.llm.provider!r}, which needs the "

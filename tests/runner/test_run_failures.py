@@ -1,0 +1,183 @@
+"""A failed run fails: exit code 3 with the outputs written, early stop, dead endpoints."""
+
+from __future__ import annotations
+
+import io
+import json
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from genir_eval.cli import main
+from genir_eval.ingest import load_sessions
+from genir_eval.runner import parse_scenario, run_scenario
+from genir_eval.runner.status import run_status
+from genir_eval.testing.fake_llm_server import FakeLLMServer, Fault
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO_CSV = ROOT / "fixtures" / "demo_sessions.csv"
+REPLY = '{"M": 2, "T": 3, "O": 2}'
+
+
+def _judgments() -> int:
+    sessions = load_sessions(DEMO_CSV).sessions
+    return sum(len(t.cited_link_ids) for s in sessions for t in s.turns)
+
+
+def _write(path: Path, base_url: str, engine: str = "") -> Path:
+    path.write_text(
+        f"""
+name = "fails"
+[input]
+path = {json.dumps(str(DEMO_CSV))}
+format = "urge"
+[llm]
+provider = "openai"
+model = "gpt-4o-mini"
+base_url = {json.dumps(base_url)}
+[engine]
+concurrency = 2
+cache = false
+max_attempts = 3
+{engine}
+[[judges]]
+name = "link_usefulness.dna"
+[meta]
+n_boot = 20
+""",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_a_wrong_key_stops_early_and_the_run_exits_3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeLLMServer(reply=lambda request: REPLY) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key-0123456789abcdef")
+        scenario = _write(tmp_path / "s.toml", server.openai_base_url)
+        out = tmp_path / "run"
+        code = main(["run", str(scenario), "--out", str(out), "--stop-after", "3"])
+        requests = server.stats.total
+    captured = capsys.readouterr()
+    assert code == 3
+    # at most stop_after rejected requests, plus those already in flight (concurrency 2)
+    assert requests <= 3 + 2 < _judgments()
+    # the outputs are written: every label missing with its reason, the run marked failed
+    run = json.loads((out / "run.json").read_text())
+    assert run["status"]["ok"] is False
+    assert any("consecutive permanent errors" in r for r in run["status"]["reasons"])
+    links = [json.loads(line) for line in (out / "links.jsonl").read_text().splitlines()]
+    reasons = [row["missing"].get("link_usefulness.dna") for row in links if row["cited"]]
+    assert reasons and all(reasons)
+    assert any(r.startswith("permanent:") for r in reasons)
+    assert any(r.startswith("stopped:") for r in reasons)
+    # stderr names the top reasons with counts and the endpoint; no traceback
+    assert "RUN FAILED" in captured.err and server.openai_base_url in captured.err
+    assert "Traceback" not in captured.err
+    assert "sk-wrong-key-0123456789abcdef" not in captured.err + (out / "run.json").read_text()
+
+
+def test_a_dead_endpoint_is_given_up(tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    scenario = parse_scenario(
+        {
+            "input": {"path": str(DEMO_CSV)},
+            "llm": {"provider": "openai", "base_url": f"http://127.0.0.1:{port}/v1"},
+            "engine": {"cache": False, "give_up_after": 1.0, "max_attempts": 100},
+            "judges": [{"name": "link_usefulness.dna"}],
+            "meta": {"n_boot": 20},
+        },
+        base_dir=tmp_path,
+    )
+    started = time.monotonic()
+    run = run_scenario(scenario, out_dir=tmp_path / "run")
+    elapsed = time.monotonic() - started
+    status = run.info["status"]
+    assert status["ok"] is False
+    assert any("unreachable" in reason for reason in status["reasons"])
+    # 100 attempts per judgment with backoff would take minutes; giving up takes about
+    # give_up_after plus one backoff (generous bound for a loaded machine)
+    assert elapsed < 45
+    assert all(link.missing for link in run.links if link.cited)
+
+
+def test_permanent_errors_alone_fail_the_run_unless_allowed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One 400 among the judgments: 1 missing label is under 5%, but a permanent error."""
+    n = _judgments()
+    assert n > 20
+    with FakeLLMServer(reply=lambda request: REPLY, script=[Fault("bad_request")]) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
+        scenario = _write(tmp_path / "s.toml", server.openai_base_url, "concurrency = 1")
+        scenario.write_text(scenario.read_text().replace("concurrency = 2\n", ""))
+        assert main(["run", str(scenario), "--out", str(tmp_path / "a"), "--quiet"]) == 3
+        server.push_script([Fault("bad_request")])
+        code = main(
+            ["run", str(scenario), "--out", str(tmp_path / "b"), "--quiet", "--allow-permanent"]
+        )
+        assert code == 0
+        status = json.loads((tmp_path / "b" / "run.json").read_text())["status"]
+        assert status["ok"] and status["top_failures"][0]["count"] == 1
+
+
+def test_max_missing_is_the_threshold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Transient failures (500, not retried with max_attempts 1) missing 2 labels."""
+    n = _judgments()
+    with FakeLLMServer(reply=lambda request: REPLY) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
+        scenario = _write(
+            tmp_path / "s.toml", server.openai_base_url, "max_attempts = 1\nconcurrency = 1"
+        )
+        scenario.write_text(
+            scenario.read_text().replace("concurrency = 2\n", "").replace("max_attempts = 3\n", "")
+        )
+        server.push_script([Fault("server_error"), Fault("server_error")])
+        strict = ["--max-missing", str(1 / n)]  # 2 of n missing > 1/n
+        assert main(["run", str(scenario), "--out", str(tmp_path / "a"), "--quiet", *strict]) == 3
+        server.push_script([Fault("server_error"), Fault("server_error")])
+        lenient = ["--max-missing", str(2 / n)]
+        assert main(["run", str(scenario), "--out", str(tmp_path / "b"), "--quiet", *lenient]) == 0
+
+
+def test_run_status_counts_and_orders_reasons() -> None:
+    """Computed by hand: judge a misses 2 of 10 (20% > 5%), judge b 0 of 10."""
+    status = run_status(
+        {"a": {"labels": 10, "missing": 2}, "b": {"labels": 10, "missing": 0}},
+        [
+            {"judge": "a", "reason": "transient: boom"},
+            {"judge": "a", "reason": "transient: boom"},
+        ],
+        [{"provider": "openai", "model": "m", "failures": {"transient": 2}, "stopped": None}],
+        endpoints={"a": "openai/m at http://h/v1"},
+        max_missing=0.05,
+        allow_permanent=False,
+    )
+    assert status["ok"] is False
+    assert status["reasons"] == ["judge a: 2 of 10 labels missing (20.0% > 5.0% allowed)"]
+    assert status["top_failures"] == [
+        {"count": 2, "reason": "transient: boom", "endpoint": "openai/m at http://h/v1"}
+    ]
+
+
+def test_a_heartbeat_line_without_a_terminal(tmp_path: Path) -> None:
+    import asyncio
+
+    from genir_eval.llm.progress import Heartbeat
+
+    stream = io.StringIO()
+
+    async def wait() -> int:
+        beat = Heartbeat(lambda: "waiting for 3 replies", stream=stream, every_s=0.05)
+        await asyncio.sleep(0.5)
+        await beat.aclose()
+        return beat.lines
+
+    lines = asyncio.run(wait())
+    assert lines >= 1
+    assert stream.getvalue().splitlines()[0] == "genir-eval: waiting for 3 replies"
