@@ -13,9 +13,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SCHEMA_VERSION = 1
+#: TREC 2024 RAG's support scale, strongest first (gold ``citation_support`` values).
+SUPPORT_LEVELS = ("full", "partial", "none")
+#: The same scale as numbers, the values of citation support labels (2 full, 1, 0 none).
+SUPPORT_VALUE: Mapping[str, int] = {"full": 2, "partial": 1, "none": 0}
 
 __all__ = [
     "SCHEMA_VERSION",
+    "SUPPORT_LEVELS",
+    "SUPPORT_VALUE",
     "Statement",
     "Link",
     "Segment",
@@ -38,11 +44,15 @@ class Statement:
 
 @dataclass(frozen=True)
 class Link:
-    """A cited source: the citation number shown in the response, its url and title."""
+    """A cited source: the citation number shown in the response, its url and title.
+
+    ``text`` is the passage or page extract the engine retrieved for it, when the log has
+    it (``None`` otherwise): what citation support is judged against."""
 
     id: int
     url: str
     title: str
+    text: str | None = None
 
 
 @dataclass(frozen=True)
@@ -96,7 +106,10 @@ class Gold:
     Per-turn fields are tuples indexed by turn position (turn ``index`` - 1).
     ``link_usefulness`` maps citation id to a 0-3 label (URGE expert annotators);
     ``citation_usefulness`` lists, per statement, the labels of its citations;
-    useful spans are the text units marked useful by the user or by annotators.
+    useful spans are the text units marked useful by the user or by annotators;
+    ``citation_support`` gives, per statement (in statement order), the support each cited
+    link gives it on TREC 2024 RAG's scale (``"full"``, ``"partial"`` or ``"none"``), keyed
+    by citation id.
     """
 
     session_satisfaction: float | None = None
@@ -106,6 +119,7 @@ class Gold:
     useful_spans_user: tuple[tuple[str, ...], ...] | None = None
     useful_spans_external: tuple[tuple[str, ...], ...] | None = None
     dissatisfaction: Dissatisfaction | None = None
+    citation_support: tuple[tuple[Mapping[int, str], ...], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -126,13 +140,20 @@ def _statement_to_dict(s: Statement) -> dict[str, Any]:
     return {"text": s.text, "citations": list(s.citations)}
 
 
+def _link_to_dict(link: Link) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": link.id, "url": link.url, "title": link.title}
+    if link.text is not None:  # optional key: files without source text stay as they were
+        out["text"] = link.text
+    return out
+
+
 def _turn_to_dict(t: Turn) -> dict[str, Any]:
     return {
         "index": t.index,
         "query": t.query,
         "response_text": t.response_text,
         "statements": [_statement_to_dict(s) for s in t.statements],
-        "links": [{"id": lk.id, "url": lk.url, "title": lk.title} for lk in t.links],
+        "links": [_link_to_dict(lk) for lk in t.links],
         "segments": [{"text": g.text, "start": g.start, "end": g.end} for g in t.segments],
     }
 
@@ -160,6 +181,10 @@ def _gold_to_dict(g: Gold) -> dict[str, Any]:
             "choices": list(g.dissatisfaction.choices),
             "additional": g.dissatisfaction.additional,
         }
+    if g.citation_support is not None:
+        out["citation_support"] = [
+            [{str(k): v for k, v in stmt.items()} for stmt in turn] for turn in g.citation_support
+        ]
     return out
 
 
@@ -192,6 +217,7 @@ def _gold_from_dict(d: Mapping[str, Any]) -> Gold:
     link_usefulness = d.get("link_usefulness")
     citation_usefulness = d.get("citation_usefulness")
     query_satisfaction = d.get("query_satisfaction")
+    citation_support = d.get("citation_support")
     return Gold(
         session_satisfaction=d.get("session_satisfaction"),
         query_satisfaction=None if query_satisfaction is None else tuple(query_satisfaction),
@@ -209,6 +235,12 @@ def _gold_from_dict(d: Mapping[str, Any]) -> Gold:
             choices=tuple(str(c) for c in dis.get("choices", ())),
             additional=str(dis.get("additional", "")),
         ),
+        citation_support=None
+        if citation_support is None
+        else tuple(
+            tuple({int(k): str(v) for k, v in stmt.items()} for stmt in turn)
+            for turn in citation_support
+        ),
     )
 
 
@@ -224,7 +256,7 @@ def session_from_dict(d: Mapping[str, Any]) -> Session:
                 for s in t.get("statements", ())
             ),
             links=tuple(
-                Link(id=int(lk["id"]), url=lk["url"], title=lk["title"])
+                Link(id=int(lk["id"]), url=lk["url"], title=lk["title"], text=lk.get("text"))
                 for lk in t.get("links", ())
             ),
             segments=tuple(

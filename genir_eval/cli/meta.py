@@ -39,6 +39,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--format", choices=FORMATS, default=None, help="input format")
     parser.add_argument(
+        "--sources",
+        metavar="FILE",
+        default=None,
+        help="JSONL or CSV file of source texts keyed by url (url, text), attached to the links",
+    )
+    parser.add_argument(
         "--link-judge",
         default=DEFAULT_LINK_BASELINE,
         help="offline link judge whose labels give sDCG for a satisfaction judge",
@@ -107,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         make_judge(args.judge, **options)
     except (TypeError, ValueError) as error:
         raise ConfigError(f"--option: {error}") from None
-    sessions = list(load_sessions(args.input, format=args.format).sessions)
+    sessions = list(load_sessions(args.input, format=args.format, sources=args.sources).sessions)
     result = asyncio.run(_run(args, sessions, options))
     if args.json:
         json.dump(result, sys.stdout, ensure_ascii=False)
@@ -157,6 +163,19 @@ def format_result(result: dict[str, Any]) -> str:
             lines.append(
                 f"satisfaction {name} + sdcg_urge (z-score): pearson {_num(b['pearson'])} "
                 f"spearman {_num(b['spearman'])} n {b['n']}"
+            )
+    support = result.get("citation_support")
+    if support:
+        lines.append(
+            f"citation support: accuracy {_num(support['accuracy'])} kappa "
+            f"{_num(support['cohen_kappa'])} kappa(full) "
+            f"{_num(support['cohen_kappa_binary'])} n {support['n']} missing {support['missing']}"
+        )
+        for name, block in (support.get("measures") or {}).items():
+            lines.append(
+                f"  {name}: judge {_num(block['judge'])} gold {_num(block['gold'])} "
+                f"(pooled over the pairs; per-turn MAE {_num(block['mae_per_turn'])} over "
+                f"{block['n_turns']} turns)"
             )
     orderings = result.get("orderings")
     if orderings:

@@ -40,6 +40,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="store_true",
         help="leave out invalid sessions (each is listed on stderr) instead of stopping",
     )
+    parser.add_argument(
+        "--sources",
+        metavar="FILE",
+        default=None,
+        help="JSONL or CSV file of source texts keyed by url (url, text), attached to the links",
+    )
     parser.set_defaults(func=run)
     return parser
 
@@ -49,14 +55,17 @@ def run(args: argparse.Namespace) -> int:
     from genir_eval.ingest import iter_sessions, write_jsonl
 
     output = Path(args.output)
-    stream = iter_sessions(args.input, format=args.format, skip_invalid=args.skip_invalid)
-    turns = links = 0
+    stream = iter_sessions(
+        args.input, format=args.format, skip_invalid=args.skip_invalid, sources=args.sources
+    )
+    turns = links = texts = 0
 
     def counted() -> Any:
-        nonlocal turns, links
+        nonlocal turns, links, texts
         for session in stream:
             turns += len(session.turns)
             links += sum(len(t.links) for t in session.turns)
+            texts += sum(1 for t in session.turns for lk in t.links if lk.text)
             yield session
 
     try:
@@ -89,4 +98,6 @@ def run(args: argparse.Namespace) -> int:
         f"{len(stream.skipped)} skipped -> {args.output}",
         file=sys.stderr,
     )
+    if texts or args.sources:
+        print(f"{texts} of {links} links have a source text", file=sys.stderr)
     return 0

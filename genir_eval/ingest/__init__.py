@@ -12,6 +12,7 @@ from genir_eval.ingest.markdown import iter_markdown, load_markdown, parse_markd
 from genir_eval.ingest.response import ParsedResponse
 from genir_eval.ingest.result import LoadResult
 from genir_eval.ingest.segments import split_segments
+from genir_eval.ingest.sources import attach_source_texts, read_source_texts
 from genir_eval.ingest.stream import SessionStream
 from genir_eval.ingest.urge import URGE_COLUMNS, iter_urge, load_urge
 from genir_eval.ingest.validate import validate_session
@@ -39,4 +40,6 @@ __all__ = [
     "ParsedResponse",
     "split_segments",
     "detect_language",
+    "read_source_texts",
+    "attach_source_texts",
 ]

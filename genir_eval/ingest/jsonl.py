@@ -23,7 +23,9 @@ Reading validates every line before building records, and names file, line and f
 * citations and link ids are integers; a segment's offsets lie within ``response_text``
   and its ``text`` is ``response_text[start:end]``;
 * gold: satisfactions are numbers from 1 to 5 (or null), link usefulness integers 0-3,
-  citation usefulness integers 0-3, and per-turn gold lists have one entry per turn.
+  citation usefulness integers 0-3, citation support ``"full"``, ``"partial"`` or ``"none"``
+  per statement and cited link, and per-turn gold lists have one entry per turn;
+* a link's ``text`` (its source passage) may be left out or null, else it is a string.
 
 Unknown keys, at the top level or in nested objects, are accepted and ignored, so files
 written by a newer minor version or carrying extra bookkeeping still load.
@@ -47,7 +49,13 @@ from genir_eval.ingest.result import LoadResult
 from genir_eval.ingest.segments import split_segments
 from genir_eval.ingest.stream import Lines, SeenIds, SessionStream, unexpected
 from genir_eval.ingest.validate import short_repr, validate_session
-from genir_eval.records import SCHEMA_VERSION, Session, session_from_dict, session_to_dict
+from genir_eval.records import (
+    SCHEMA_VERSION,
+    SUPPORT_LEVELS,
+    Session,
+    session_from_dict,
+    session_to_dict,
+)
 
 __all__ = ["iter_jsonl", "read_jsonl", "write_jsonl", "validate_session_dict"]
 
@@ -309,6 +317,8 @@ def _validate_turn(turn: Any, position: int, where: str) -> None:
             raise _FieldError(f"{at}.id", "required: an integer")
         _string(link.get("url"), f"{at}.url")
         _string(link.get("title"), f"{at}.title")
+        if link.get("text") is not None:
+            _string(link["text"], f"{at}.text")
     for i, segment in enumerate(_list(turn.get("segments", []), f"{where}.segments")):
         at = f"{where}.segments[{i}]"
         segment = _object(segment, at)
@@ -362,6 +372,19 @@ def _validate_gold(gold: Any, n_turns: int) -> None:
         for i, spans in enumerate(_per_turn(gold, key, n_turns) or ()):
             if not all(isinstance(s, str) for s in _list(spans, f"gold.{key}[{i}]")):
                 raise _FieldError(f"gold.{key}[{i}]", "spans are strings")
+    for i, statements in enumerate(_per_turn(gold, "citation_support", n_turns) or ()):
+        at = f"gold.citation_support[{i}]"
+        for j, verdicts in enumerate(_list(statements, at)):
+            for key, verdict in _object(verdicts, f"{at}[{j}]").items():
+                if not (key.isascii() and key.isdigit() and len(key) <= MAX_ID_DIGITS):
+                    raise _FieldError(
+                        f"{at}[{j}]", f"key {short_repr(key)} is not a citation number"
+                    )
+                if verdict not in SUPPORT_LEVELS:
+                    raise _FieldError(
+                        f"{at}[{j}].{key}",
+                        f"{short_repr(verdict)} is not one of {', '.join(SUPPORT_LEVELS)}",
+                    )
     dissatisfaction = gold.get("dissatisfaction")
     if dissatisfaction is not None:
         dissatisfaction = _object(dissatisfaction, "gold.dissatisfaction")

@@ -9,6 +9,7 @@ from genir_eval.errors import ConfigError, InputError
 from genir_eval.ingest.jsonl import iter_jsonl
 from genir_eval.ingest.markdown import iter_markdown
 from genir_eval.ingest.result import LoadResult
+from genir_eval.ingest.sources import read_source_texts, source_text_attacher
 from genir_eval.ingest.stream import SessionStream
 from genir_eval.ingest.urge import iter_urge
 
@@ -52,7 +53,11 @@ def detect_format(path: str | Path) -> Format:
 
 
 def iter_sessions(
-    path: str | Path, *, format: Format | None = None, skip_invalid: bool = False
+    path: str | Path,
+    *,
+    format: Format | None = None,
+    skip_invalid: bool = False,
+    sources: str | Path | None = None,
 ) -> SessionStream:
     """The sessions of ``path`` in ``format`` (detected when ``None``), read one at a time.
 
@@ -62,9 +67,16 @@ def iter_sessions(
     A bad session raises a located :class:`~genir_eval.errors.InputError` when it is
     reached; with ``skip_invalid`` it is left out and its error appended to
     :attr:`SessionStream.skipped`, while the other sessions load. A file with no session
-    at all is an error in every format.
+    at all is an error in every format. ``sources`` is a side file of source texts keyed by
+    url (:mod:`genir_eval.ingest.sources`), read first and attached to the links that have
+    none.
     """
-    path = Path(path)
+    texts = read_source_texts(sources) if sources is not None else None
+    stream = _open(Path(path), format, skip_invalid)
+    return stream.map(source_text_attacher(texts)) if texts is not None else stream
+
+
+def _open(path: Path, format: Format | None, skip_invalid: bool) -> SessionStream:
     if not path.is_file():
         raise InputError("no such file" if not path.exists() else "not a file", path=str(path))
     try:
@@ -86,8 +98,12 @@ def iter_sessions(
 
 
 def load_sessions(
-    path: str | Path, *, format: Format | None = None, skip_invalid: bool = False
+    path: str | Path,
+    *,
+    format: Format | None = None,
+    skip_invalid: bool = False,
+    sources: str | Path | None = None,
 ) -> LoadResult:
     """All sessions of ``path`` in a list: :func:`iter_sessions`, read to the end."""
-    stream = iter_sessions(path, format=format, skip_invalid=skip_invalid)
+    stream = iter_sessions(path, format=format, skip_invalid=skip_invalid, sources=sources)
     return LoadResult(sessions=list(stream), skipped=stream.skipped)

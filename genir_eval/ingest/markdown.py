@@ -18,6 +18,7 @@ numbered citations) and the answer's numbered source list::
 
     Sources:
     [3] [Title three](https://c.example/z)
+        Plans start at 5 dollars a month. (an indented block: the source's text)
 
 Grammar, line by line (headers must start their line):
 
@@ -39,6 +40,11 @@ Grammar, line by line (headers must start their line):
 * Each source line is ``[n] <title> - <url>``, ``[n] <url> "<title>"``,
   ``[n] [<title>](<url>)`` or ``[n] <url>`` (empty title), optionally bulleted with ``-``.
   The turn's links are its source list in order; a cited number must be in that list.
+* Under a source line, the passage the engine retrieved for that source (its ``text``, what
+  citation support is judged against) may follow as an indented block (every line indented
+  by four spaces or a tab; blank lines inside it are kept) or as a fenced block (a line
+  opening with three or more backticks or tildes, closed by the same fence; everything in
+  between is the text, header-like lines included). A fence left open is an error.
 
 Every turn needs a non-empty query and answer, and the session the rules every format
 shares (:mod:`genir_eval.ingest.validate`). Errors name the file and the line; a bad line
@@ -52,7 +58,7 @@ import io
 import re
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from genir_eval.errors import InputError
@@ -91,6 +97,12 @@ class _TurnDraft:
     sources: dict[int, tuple[int, Link]] = field(default_factory=dict)  # id -> (line, link)
     in_sources: bool = False
     fence: str | None = None  # the opening fence while the answer is inside a code block
+    texts: dict[int, list[str]] = field(default_factory=dict)  # source id -> its text lines
+    source_fence: tuple[int, str] | None = None  # (line, marker) of an open fenced text
+
+    @property
+    def last_source(self) -> int | None:
+        return next(reversed(self.sources), None)
 
 
 @dataclass
@@ -149,7 +161,8 @@ def _items(
     number = 0
     for number, raw in enumerate(lines, start=1):
         line = raw.rstrip("\r\n")
-        if match := _SESSION.match(line):
+        open_text = bool(draft.turns) and draft.turns[-1].source_fence is not None
+        if not open_text and (match := _SESSION.match(line)):
             if not draft.empty or draft.session_id is not None:
                 position += 1
                 yield _finish(draft, f"{name}-{position}", path, decoded, seen, number - 1)
@@ -171,6 +184,14 @@ def _items(
 def _scan_line(draft: _SessionDraft, line: str, number: int, path: str | None) -> None:
     stripped = line.strip()
     turn = draft.turns[-1] if draft.turns else None
+    if turn is not None and turn.source_fence is not None:
+        # inside a fenced source text everything is text, header-like lines included
+        marker = turn.source_fence[1]
+        if stripped.startswith(marker) and not stripped.strip(marker[0]):
+            turn.source_fence = None
+        else:
+            turn.texts[turn.last_source or 0].append(line)
+        return
     if match := _QUERY.match(line):
         draft.turns.append(_TurnDraft(line=number, query=match.group(1).strip()))
     elif turn is None:
@@ -184,8 +205,7 @@ def _scan_line(draft: _SessionDraft, line: str, number: int, path: str | None) -
             )
         draft.fields[field_match.group(1).lower()] = field_match.group(2).strip()
     elif turn.in_sources:
-        if stripped:
-            _add_source(turn, stripped, number, path)
+        _source_line(turn, line, number, path)
     elif turn.fence is not None:
         turn.answer.append((number, line))
         if (
@@ -220,6 +240,14 @@ def _finish(
             return InputError(bad[1], path=path, line=bad[0])
     if draft.error is not None:
         return draft.error
+    for drafted in draft.turns:
+        if drafted.source_fence is not None:
+            line, marker = drafted.source_fence
+            return InputError(
+                f"the fenced source text opened here is not closed with {marker}",
+                path=path,
+                line=line,
+            )
     try:
         session = _build(draft, default_id, path)
         try:
@@ -237,6 +265,35 @@ def _finish(
         return error
     except Exception as error:  # noqa: BLE001 - every problem of a session is located
         return InputError(unexpected(error), path=path, line=draft.line)
+
+
+_TEXT_FENCE = re.compile(r"(`{3,}|~{3,})")
+
+
+def _source_line(turn: _TurnDraft, line: str, number: int, path: str | None) -> None:
+    """One line of a Sources list: a source, or the text block under the last source."""
+    stripped = line.strip()
+    source = turn.last_source
+    if source is not None:
+        if line.startswith(("    ", "\t")):
+            turn.texts.setdefault(source, []).append(line[4:] if line[0] == " " else line[1:])
+            return
+        if not stripped:
+            if source in turn.texts:
+                turn.texts[source].append("")
+            return
+        fence = _TEXT_FENCE.match(stripped)
+        if fence is not None and source not in turn.texts:
+            turn.source_fence = (number, fence.group(1))
+            turn.texts[source] = []
+            return
+    if stripped:
+        _add_source(turn, stripped, number, path)
+
+
+def _with_text(link: Link, lines: list[str] | None) -> Link:
+    text = "\n".join(lines or ()).strip()
+    return replace(link, text=text) if text else link
 
 
 def _add_source(turn: _TurnDraft, line: str, number: int, path: str | None) -> None:
@@ -310,7 +367,9 @@ def _build(draft: _SessionDraft, default_id: str, path: str | None) -> Session:
                 query=turn.query,
                 response_text=parsed.response_text,
                 statements=parsed.statements,
-                links=tuple(link for _, link in turn.sources.values()),
+                links=tuple(
+                    _with_text(link, turn.texts.get(link.id)) for _, link in turn.sources.values()
+                ),
                 segments=parsed.segments,
             )
         )

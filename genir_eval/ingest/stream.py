@@ -13,7 +13,7 @@ of its line (and only of the session that line belongs to), never of the whole f
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -127,6 +127,23 @@ class SessionStream(Iterator[Session]):
         self._done = False
 
     def __iter__(self) -> SessionStream:
+        return self
+
+    def map(self, change: Callable[[Session], Session]) -> SessionStream:
+        """Apply ``change`` to every session as it is read (errors pass through); returns
+        this stream."""
+        items = self._items
+
+        def changed() -> Iterator[Session | InputError]:
+            try:
+                for item in items:
+                    yield item if isinstance(item, InputError) else change(item)
+            finally:
+                close = getattr(items, "close", None)
+                if close is not None:
+                    close()
+
+        self._items = changed()
         return self
 
     def __next__(self) -> Session:

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from genir_eval.errors import InputError
-from genir_eval.records import Gold, Session, Turn
+from genir_eval.records import SUPPORT_LEVELS, Gold, Session, Turn
 
 __all__ = ["MAX_LINK_ID", "validate_session", "field_turn", "short_repr"]
 
@@ -108,6 +108,8 @@ def _check_turn(turn: Turn, position: int, where: str) -> None:
             )
         url = _text(link.url, f"{field}.url", f"{at}: the url of link [{link.id}]")
         _text(link.title, f"{field}.title", f"{at}: the title of link [{link.id}]")
+        if link.text is not None:
+            _text(link.text, f"{field}.text", f"{at}: the source text of link [{link.id}]")
         if not url.strip():
             raise _Problem(f"{field}.url", f"{at}: link [{link.id}] has no url")
         if link.id in links:
@@ -172,6 +174,30 @@ def _check_gold(gold: Gold, turns: tuple[Turn, ...]) -> None:
         for labels in statements:
             for label in labels:
                 _label(label, field, f"turn {i + 1}: citation usefulness")
+    for i, statements in enumerate(_per_turn(gold.citation_support, "citation_support", n)):
+        field = f"gold.citation_support[{i}]"
+        expected = len(turns[i].statements)
+        if len(statements) != expected:
+            raise _Problem(
+                field,
+                f"turn {i + 1}: gold citation support has {len(statements)} entries "
+                f"for {expected} statement(s)",
+            )
+        for j, verdicts in enumerate(statements):
+            cited = turns[i].statements[j].citations
+            for link_id, verdict in verdicts.items():
+                if link_id not in cited:
+                    raise _Problem(
+                        f"{field}[{j}]",
+                        f"turn {i + 1}: gold citation support for [{short_repr(link_id)}], "
+                        f"which statement {j + 1} does not cite",
+                    )
+                if verdict not in SUPPORT_LEVELS:
+                    raise _Problem(
+                        f"{field}[{j}]",
+                        f"turn {i + 1}: citation support {short_repr(verdict)} is not one of "
+                        f"{', '.join(SUPPORT_LEVELS)}",
+                    )
     for key in ("useful_spans_user", "useful_spans_external"):
         for i, spans in enumerate(_per_turn(getattr(gold, key), key, n)):
             for span in spans:

@@ -6,10 +6,11 @@ The judges come in families, one folder each, with the shared pieces beside them
   repair), ``prompting`` (templates, fences, language) and ``common`` (built-in judge plumbing);
 - ``links/``: link usefulness (``dna``, ``true``, ``listwise``);
 - ``satisfaction/``: session satisfaction (``geval``, ``urs``, ``gah``, shared ``common``);
-- ``spans``: which response spans are grounded;
+- ``spans``: which response spans are useful;
+- ``citations/``: whether each cited source supports its statement (``support``);
 - ``item/``: ITEM iterative utility judgments (candidates, replies, loop, judge);
 - ``rubric/``: RUBRIC question banks (``bank``) and grading (``grading``);
-- ``offline/``: the offline twins (``twins``, ``item``, ``rubric``) and their features
+- ``offline/``: the offline twins (``twins``, ``item``, ``rubric``, ``citations``) and their features
   (``features``, ``lexical``).
 
 Importing this package registers the built-in judges (one module each) and their offline
@@ -29,8 +30,10 @@ from genir_eval.judges.base import (
     make_judge,
     register_judge,
 )
+from genir_eval.judges.citations import support  # noqa: F401
 from genir_eval.judges.item import judge as _item_judge  # noqa: F401
 from genir_eval.judges.links import dna, listwise, true  # noqa: F401
+from genir_eval.judges.offline import citations as _citation_twin  # noqa: F401
 from genir_eval.judges.offline import item as _item_twin  # noqa: F401
 from genir_eval.judges.offline import rubric as _rubric_twin  # noqa: F401
 from genir_eval.judges.offline import twins  # noqa: F401

@@ -1,4 +1,5 @@
-"""genir-eval metrics stage: statement usefulness -> query and session scores.
+"""genir-eval metrics stage: statement usefulness -> query and session scores; citation
+support -> citation precision, recall and the unsupported-claim rate.
 
 Measures are value objects (``SDCG_URGE(br=1.35, bq=1.05)`` prints as
 ``sDCG-URGE(br=1.35,bq=1.05)`` and :func:`parse_measure` reads it back); ``MEASURES`` holds
@@ -6,6 +7,18 @@ them by short name.
 """
 
 from genir_eval.metrics.aggregate import AGGREGATIONS, aggregate, zscore_combine
+from genir_eval.metrics.citations import (
+    CITATION_MEASURES,
+    DEFAULT_CITATION_MEASURES,
+    CitationMeasure,
+    CitationPrecision,
+    CitationRecall,
+    CitedStatement,
+    UnsupportedClaims,
+    cited_statements,
+    gold_cited_statements,
+    needs_support,
+)
 from genir_eval.metrics.measures import (
     MEASURES,
     RSDCG_URGE,
@@ -30,6 +43,16 @@ from genir_eval.metrics.usefulness import gold_statement_usefulness, statement_u
 
 __all__ = [
     "AGGREGATIONS",
+    "CITATION_MEASURES",
+    "DEFAULT_CITATION_MEASURES",
+    "CitationMeasure",
+    "CitationPrecision",
+    "CitationRecall",
+    "CitedStatement",
+    "UnsupportedClaims",
+    "cited_statements",
+    "gold_cited_statements",
+    "needs_support",
     "MEASURES",
     "WEIGHTINGS",
     "Measure",

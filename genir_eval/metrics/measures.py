@@ -60,13 +60,15 @@ def _format_number(value: float) -> str:
 class Measure:
     """Base of all measures: a frozen dataclass whose fields are its parameters.
 
-    ``NAME`` is the printed name, ``SHORT`` the registry key, ``LEVEL`` ``"query"`` or
-    ``"session"``.
+    ``NAME`` is the printed name, ``SHORT`` the registry key, ``LEVEL`` ``"query"``,
+    ``"session"`` or ``"citation"``; ``HIGHER_IS_BETTER`` says which way is an improvement
+    (a regression gate reads it).
     """
 
     NAME: ClassVar[str]
     SHORT: ClassVar[str]
     LEVEL: ClassVar[str]
+    HIGHER_IS_BETTER: ClassVar[bool] = True
 
     def params(self) -> dict[str, float]:
         """Parameters by printed name, in declaration order."""
@@ -396,7 +398,15 @@ MEASURES: dict[str, type[Measure]] = {
 }
 """Measure classes by short name; ``MEASURES["sdcg_urge"]()`` has the published defaults."""
 
-_BY_NAME: dict[str, type[Measure]] = {cls.NAME: cls for cls in MEASURES.values()}
+
+def _registry() -> dict[str, type[Measure]]:
+    """Every measure class by printed and by short name: the statement-usefulness measures
+    above and the citation measures (:mod:`genir_eval.metrics.citations`)."""
+    from genir_eval.metrics.citations import CITATION_MEASURES
+
+    every = {**MEASURES, **CITATION_MEASURES}
+    return {**{cls.NAME: cls for cls in every.values()}, **every}
+
 
 _SYNTAX = re.compile(r"^\s*([A-Za-z][\w-]*)\s*(?:\((.*)\))?\s*$")
 
@@ -412,9 +422,10 @@ def parse_measure(text: str) -> Measure:
     if match is None:
         raise ConfigError(f"cannot parse measure {text!r}")
     name, inner = match.group(1), match.group(2)
-    cls = _BY_NAME.get(name) or MEASURES.get(name)
+    registry = _registry()
+    cls = registry.get(name)
     if cls is None:
-        known = ", ".join(sorted(_BY_NAME))
+        known = ", ".join(sorted({c.NAME for c in registry.values()}))
         raise ConfigError(f"unknown measure {name!r}; known: {known}")
     allowed = {f.name for f in fields(cls)}  # type: ignore[arg-type]
     kwargs: dict[str, float] = {}

@@ -3,6 +3,7 @@
 from genir_eval.report.html import headline_score, render_report, write_report
 from genir_eval.report.outputs import (
     OUTPUT_VERSION,
+    CitationRow,
     LinkRow,
     Run,
     SessionRow,
@@ -16,6 +17,7 @@ __all__ = [
     "LinkRow",
     "TurnRow",
     "SessionRow",
+    "CitationRow",
     "Run",
     "write_run",
     "load_run",

@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from genir_eval.report.citations import CITATIONS_CSS, citations_section
 from genir_eval.report.outputs import REPORT_FILE, Run, SessionRow, TurnRow, load_run
 from genir_eval.report.plots import scatter_svg, task_bars_svg
 
@@ -623,18 +624,20 @@ def render_report(run: Run) -> str:
         ("task-types", "Per task type", _task_bars(run, score)),
         ("confusion", "Judges vs expert labels", _agreement(run) + _confusion(run)),
         ("worst", "Worst sessions", worst_table),
+        ("citations", "Citation support", citations_section(run)),
         ("all-scores", "All scores vs user satisfaction", _all_scores(run)),
         ("failures-section", "Failures", _failures(run)),
         ("run", "Run", _header(run)),
         ("details", "Turns of the worst sessions", _session_details(run, chosen)),
     ]
+    sections = [s for s in sections if s[0] != "citations" or s[2]]
     toc = " · ".join(f"<a href='#{sid}'>{_e(t)}</a>" for sid, t, _ in sections)
     body = "".join(f"<section id='{sid}'><h2>{_e(t)}</h2>{c}</section>" for sid, t, c in sections)
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
+        f"<title>{_e(title)}</title><style>{CSS}{CITATIONS_CSS}</style></head><body>"
         f"<h1>{_e(title)}</h1><p class='sub'>generated {generated} · {toc}</p>"
         f"{body}</body></html>\n"
     )

@@ -9,6 +9,10 @@ A run directory holds three tables, each as JSONL and as CSV, plus two JSON docu
     one row per turn: query, response, every judge and metric score, gold satisfaction;
 ``sessions.jsonl`` / ``sessions.csv``
     one row per session likewise;
+``citations.jsonl`` / ``citations.csv``
+    present when a citation judge ran: one row per (statement, cited link) pair and judge,
+    with the support verdict, the evidence quoted from the source, the basis judged on and
+    why a verdict is missing;
 ``meta.json``
     the meta-evaluation (scores against gold), present when gold labels exist;
 ``run.json``
@@ -41,6 +45,7 @@ __all__ = [
     "LinkRow",
     "TurnRow",
     "SessionRow",
+    "CitationRow",
     "Run",
     "Level",
     "write_run",
@@ -53,6 +58,7 @@ __all__ = [
     "link_row_to_dict",
     "turn_row_to_dict",
     "session_row_to_dict",
+    "citation_row_to_dict",
 ]
 
 OUTPUT_VERSION = 1
@@ -62,6 +68,7 @@ Level = Literal["turn", "session"]
 LINKS_FILE = "links.jsonl"
 TURNS_FILE = "turns.jsonl"
 SESSIONS_FILE = "sessions.jsonl"
+CITATIONS_FILE = "citations.jsonl"
 META_FILE = "meta.json"
 RUN_FILE = "run.json"
 REPORT_FILE = "report.html"
@@ -104,6 +111,63 @@ class SessionRow:
     n_turns: int = 0
     scores: Mapping[str, float | None] = field(default_factory=dict)
     gold_satisfaction: float | None = None
+
+
+@dataclass(frozen=True)
+class CitationRow:
+    """One (statement, cited link) pair as one citation judge saw it; ``statement`` is the
+    1-based position in the turn's statements, ``value`` 2/1/0 (full/partial/none)."""
+
+    session_id: str
+    turn: int
+    statement: int
+    statement_text: str
+    link_id: int
+    judge: str
+    url: str = ""
+    title: str = ""
+    support: str | None = None
+    value: float | None = None
+    evidence: str = ""
+    basis: str | None = None
+    missing_reason: str | None = None
+
+
+def citation_row_to_dict(row: CitationRow) -> dict[str, Any]:
+    return {
+        "version": OUTPUT_VERSION,
+        "session_id": row.session_id,
+        "turn": row.turn,
+        "statement": row.statement,
+        "statement_text": row.statement_text,
+        "link_id": row.link_id,
+        "url": row.url,
+        "title": row.title,
+        "judge": row.judge,
+        "support": row.support,
+        "value": _clean_number(row.value),
+        "evidence": row.evidence,
+        "basis": row.basis,
+        "missing_reason": row.missing_reason,
+    }
+
+
+def _citation_row_from_dict(d: Mapping[str, Any]) -> CitationRow:
+    return CitationRow(
+        session_id=str(d["session_id"]),
+        turn=int(d["turn"]),
+        statement=int(d["statement"]),
+        statement_text=str(d.get("statement_text") or ""),
+        link_id=int(d["link_id"]),
+        judge=str(d["judge"]),
+        url=str(d.get("url") or ""),
+        title=str(d.get("title") or ""),
+        support=d.get("support"),
+        value=_number_or_none(d.get("value")),
+        evidence=str(d.get("evidence") or ""),
+        basis=d.get("basis"),
+        missing_reason=d.get("missing_reason"),
+    )
 
 
 def _clean_number(value: Any) -> float | None:
@@ -205,6 +269,7 @@ class Run:
     sessions: tuple[SessionRow, ...]
     meta: Mapping[str, Any] | None
     info: Mapping[str, Any]
+    citations: tuple[CitationRow, ...] = ()
 
     @property
     def report_path(self) -> Path:
@@ -343,9 +408,11 @@ def write_run(
     info: Mapping[str, Any],
     csv: bool = True,
     report: Callable[[Run], str] | None = None,
+    citations: Sequence[CitationRow] = (),
 ) -> Path:
     """Write the tables (JSONL and, unless ``csv=False``, CSV), ``meta.json`` (when given),
-    ``report.html`` (rendered by ``report`` from the run as written) and ``run.json``.
+    ``report.html`` (rendered by ``report`` from the run as written) and ``run.json``;
+    ``citations.jsonl`` only when there are citation rows.
 
     ``run.json`` is the completion marker: it is removed before anything else is written and
     written last, listing the SHA-256 of every file of the run (``files``), so a folder is
@@ -374,7 +441,14 @@ def write_run(
             ["version", "session_id", "task_type", "n_turns", "gold_satisfaction"],
         ),
     ]
+    citation_base = ["version", "session_id", "turn", "statement", "link_id", "judge"]
+    tables.append((CITATIONS_FILE, [citation_row_to_dict(r) for r in citations], citation_base))
     for name, rows, base in tables:
+        if name == CITATIONS_FILE and not rows:
+            for stale in (name, name.replace(".jsonl", ".csv")):
+                with contextlib.suppress(FileNotFoundError):
+                    (out / stale).unlink()
+            continue
         _write_jsonl(out / name, rows)
         written.append(name)
         csv_name = name.replace(".jsonl", ".csv")
@@ -400,6 +474,7 @@ def write_run(
             sessions=tuple(_session_row_from_dict(r) for r in tables[2][1]),
             meta=json.loads(json.dumps(meta)) if meta is not None else None,
             info=dict(info),
+            citations=tuple(_citation_row_from_dict(r) for r in tables[3][1]),
         )
         write_text_atomic(out / REPORT_FILE, report(run))
         written.append(REPORT_FILE)
@@ -473,6 +548,10 @@ def load_run(directory: str | os.PathLike[str]) -> Run:
         links = tuple(_link_row_from_dict(d) for d in _read_jsonl(out / LINKS_FILE))
         turns = tuple(_turn_row_from_dict(d) for d in _read_jsonl(out / TURNS_FILE))
         sessions = tuple(_session_row_from_dict(d) for d in _read_jsonl(out / SESSIONS_FILE))
+        citations = tuple(
+            _citation_row_from_dict(d)
+            for d in (_read_jsonl(out / CITATIONS_FILE) if (out / CITATIONS_FILE).is_file() else [])
+        )
     except (KeyError, TypeError, ValueError) as error:
         raise InputError(f"malformed row: {error}", path=str(out)) from None
     return Run(
@@ -482,6 +561,7 @@ def load_run(directory: str | os.PathLike[str]) -> Run:
         sessions=sessions,
         meta=_read_json(meta_path) if meta_path.is_file() else None,
         info=info,
+        citations=citations,
     )
 
 

@@ -247,6 +247,22 @@ def _judges(run: Run, baselines: set[str]) -> list[str]:
                 ]
             )
         _section(lines, "RUBRIC judges: passage grades vs gold link labels", rows)
+    support = _judge_blocks(meta, "citation_support")
+    if support:
+        rows = [["", "pairs", "missing", "accuracy", "kappa", "kappa w", "kappa full"]]
+        for judge, m in support.items():
+            rows.append(
+                [
+                    _marked(judge, baselines),
+                    _num(m.get("n")),
+                    _num(m.get("missing")),
+                    _num(m.get("accuracy")),
+                    _num(m.get("cohen_kappa")),
+                    _num(m.get("cohen_kappa_weighted")),
+                    _num(m.get("cohen_kappa_binary")),
+                ]
+            )
+        _section(lines, "Citation support judges vs gold labels (full / partial / none)", rows)
     return lines
 
 

@@ -13,6 +13,11 @@ Scores, by name:
   (named by the judge's id); when it gives no session label, the session score aggregates
   its turn scores the same way. A spans judge's turn score is the share of the response's
   text units it marked useful. Repeats are averaged; a missing label stays missing.
+- a citation judge's pair labels (``cite:<statement>:<link>``, support 2/1/0) feed the
+  citation measures (:mod:`genir_eval.metrics.citations`): named as written in the scenario
+  for the first citation judge, ``<measure>@<judge id>`` for the others, ``gold:<measure>``
+  from ``gold.citation_support``; scored per turn and per session (pooled over the session's
+  statements). Each pair also becomes a row of the citations table.
 - z-score combinations (:func:`genir_eval.metrics.zscore_combine`) pair two scores over all
   sessions (and all turns, when both exist per turn).
 
@@ -33,16 +38,19 @@ from genir_eval.meta.evaluate import score_labels
 from genir_eval.meta.item_eval import evaluate_item, evaluate_rubric
 from genir_eval.meta.stats import correlations
 from genir_eval.metrics import (
+    CitationMeasure,
     QueryMeasure,
     aggregate,
+    cited_statements,
+    gold_cited_statements,
     gold_statement_usefulness,
     parse_measure,
     statement_usefulness,
     zscore_combine,
 )
 from genir_eval.records import Session, Turn
-from genir_eval.report.outputs import OUTPUT_VERSION, LinkRow, SessionRow, TurnRow
-from genir_eval.runner.scenario import AggregateSpec, MetaSpec
+from genir_eval.report.outputs import OUTPUT_VERSION, CitationRow, LinkRow, SessionRow, TurnRow
+from genir_eval.runner.scenario import AggregateSpec, MetaSpec, measure_groups
 
 __all__ = [
     "Tables",
@@ -58,6 +66,7 @@ LINK_KIND = "link_usefulness"
 SPANS_KIND = "spans"
 ITEM_KIND = "item"
 RUBRIC_KIND = "rubric"
+CITATION_KIND = "citation_support"
 # Items whose numeric value is the judge's own score for the turn (or the session).
 _OWN_ITEMS = {"turn", "session", "satisfaction", "spans", "item", "rubric"}
 _PASSAGE_ITEMS = ("stmt:",)
@@ -78,6 +87,7 @@ class Tables:
     sessions: list[SessionRow] = field(default_factory=list)
     failures: list[dict[str, Any]] = field(default_factory=list)
     label_counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    citations: list[CitationRow] = field(default_factory=list)
 
 
 def _number(value: Any) -> float | None:
@@ -94,11 +104,24 @@ def _mean(values: Sequence[float]) -> float | None:
 
 def link_score_names(spec: AggregateSpec, link_judges: Sequence[str]) -> dict[str, list[str]]:
     """The score names each link judge's metrics get (see the module docstring)."""
+    usefulness, _ = measure_groups(spec.measures)
     names: dict[str, list[str]] = {}
     for position, judge_id in enumerate(link_judges):
         suffix = "" if position == 0 else f"@{judge_id}"
-        names[judge_id] = [f"{m}{suffix}" for m in spec.measures]
+        names[judge_id] = [f"{m}{suffix}" for m in usefulness]
     return names
+
+
+def _citation_scores(
+    statements: Sequence[Sequence[Any]], measures: Sequence[Any], names: Sequence[str]
+) -> tuple[list[dict[str, float | None]], dict[str, float | None]]:
+    per_turn: list[dict[str, float | None]] = [{} for _ in statements]
+    per_session: dict[str, float | None] = {}
+    for measure, name in zip(measures, names, strict=True):
+        for position, turn_statements in enumerate(statements):
+            per_turn[position][name] = measure.compute([turn_statements])
+        per_session[name] = measure.compute(statements)
+    return per_turn, per_session
 
 
 def link_judge_ids(spec: AggregateSpec, judges: Sequence[JudgeInfo]) -> list[str]:
@@ -141,7 +164,18 @@ def build_tables(
     tables = Tables()
     link_judges = link_judge_ids(spec, judges)
     score_names = link_score_names(spec, link_judges)
-    measures = [parse_measure(text) for text in spec.measures]
+    citation_judges = [j.id for j in judges if j.kind == CITATION_KIND]
+    usefulness_names, citation_names = measure_groups(
+        spec.measures, citation_judge=bool(citation_judges)
+    )
+    measures = [parse_measure(text) for text in usefulness_names]
+    citation_measures = [parse_measure(text) for text in citation_names]
+    assert all(isinstance(m, CitationMeasure) for m in citation_measures)
+    # (session, turn) -> judge -> (statement, link) -> support; the labels themselves
+    support: dict[tuple[str, int], dict[str, dict[tuple[int, int], int | None]]] = defaultdict(
+        lambda: defaultdict(dict)
+    )
+    pair_labels: dict[tuple[str, int, int, int], dict[str, Label]] = defaultdict(dict)
 
     # (session, turn, link) -> judge -> values; (session, turn) / session -> name -> values
     link_values: dict[tuple[str, int, int], dict[str, list[float]]] = defaultdict(
@@ -159,6 +193,14 @@ def build_tables(
         for label in labels.get(judge.id, ()):
             key = label.key
             counts["labels"] += 1
+            if judge.kind == CITATION_KIND and key.item.startswith("cite:") and key.turn:
+                _, s_pos, l_id = key.item.split(":")
+                pair = (int(s_pos), int(l_id))
+                value = _number(label.value)
+                support[(key.session_id, key.turn)][judge.id][pair] = (
+                    None if value is None else int(value)
+                )
+                pair_labels[(key.session_id, key.turn, pair[0], pair[1])][judge.id] = label
             if label.value is None:
                 counts["missing"] += 1
                 tables.failures.append(
@@ -180,6 +222,8 @@ def build_tables(
             if key.item.startswith(_PASSAGE_ITEMS):
                 # a RUBRIC judge's grade of one response statement: evidence, not a score
                 continue
+            if judge.kind == CITATION_KIND and key.item.startswith("cite:"):
+                continue  # scored through the citation measures below
             if key.item.startswith("link:") and key.turn is not None:
                 value = _number(label.value)
                 if value is not None:
@@ -238,6 +282,31 @@ def build_tables(
             session_scores[name] = aggregate([s.get(name) for s in turn_scores], spec.session)
         for name, values in own.items():
             session_scores[name] = _mean(values)
+        # citation measures from each citation judge's support labels, and from gold
+        for position_j, judge_id in enumerate(citation_judges):
+            suffix = "" if position_j == 0 else f"@{judge_id}"
+            statements = [
+                cited_statements(
+                    turn, support.get((session.session_id, turn.index), {}).get(judge_id, {})
+                )
+                for turn in session.turns
+            ]
+            per_turn, per_session = _citation_scores(
+                statements, citation_measures, [f"{m}{suffix}" for m in citation_names]
+            )
+            for scores, extra in zip(turn_scores, per_turn, strict=True):
+                scores.update(extra)
+            session_scores.update(per_session)
+        gold_statements = gold_cited_statements(session) if spec.gold else None
+        if gold_statements is not None and citation_measures:
+            per_turn, per_session = _citation_scores(
+                gold_statements, citation_measures, [f"gold:{m}" for m in citation_names]
+            )
+            for scores, extra in zip(turn_scores, per_turn, strict=True):
+                scores.update(extra)
+            session_scores.update(per_session)
+        if citation_judges:
+            tables.citations.extend(_citation_rows(session, citation_judges, pair_labels))
         # link metrics from each link judge's labels, and from the gold labels
         for judge_id in link_judges:
             u_per_turn = [
@@ -282,6 +351,47 @@ def build_tables(
         )
     _combine(tables, spec)
     return tables
+
+
+def _citation_rows(
+    session: Session,
+    judge_ids: Sequence[str],
+    pair_labels: Mapping[tuple[str, int, int, int], Mapping[str, Label]],
+) -> list[CitationRow]:
+    """One row per (statement, cited link) pair and citation judge, in reading order."""
+    rows = []
+    for turn in session.turns:
+        for position, statement in enumerate(turn.statements, start=1):
+            for link_id in dict.fromkeys(statement.citations):
+                link = turn.link(link_id)
+                judged = pair_labels.get((session.session_id, turn.index, position, link_id), {})
+                for judge_id in judge_ids:
+                    label = judged.get(judge_id)
+                    extra = label.extra if label is not None else {}
+                    present = label is not None and label.value is not None
+                    missing = None
+                    if label is None:
+                        missing = "not judged"
+                    elif label.value is None:
+                        missing = label.missing_reason or "missing"
+                    rows.append(
+                        CitationRow(
+                            session_id=session.session_id,
+                            turn=turn.index,
+                            statement=position,
+                            statement_text=statement.text,
+                            link_id=link_id,
+                            judge=judge_id,
+                            url=link.url if link else "",
+                            title=link.title if link else "",
+                            support=extra.get("support") if present else None,
+                            value=_number(label.value) if label is not None else None,
+                            evidence=str(extra.get("evidence") or ""),
+                            basis=extra.get("basis"),
+                            missing_reason=missing,
+                        )
+                    )
+    return rows
 
 
 def _turn_link_labels(

@@ -4,10 +4,12 @@ For each chosen score, the paired deltas ``b - a`` per session (or per turn), th
 a paired-bootstrap 95% interval, a paired randomisation (sign-flip) test of "no difference"
 (exact when there are few pairs, otherwise Monte Carlo; both seeded), the effect size
 Cohen's d_z (mean delta over the deltas' standard deviation; Cohen 1988, Lakens 2013), and
-the sessions that got worse. Higher scores are better.
+the sessions that got worse. Higher scores are better, except for a measure that declares
+otherwise (``unsupported_claims``: a rise is the regression; :func:`higher_is_better`).
 
-:func:`gate` turns a comparison into pass/fail: fail when the mean drops by more than
-``max_drop``, drops significantly at ``alpha``, or the new mean falls below ``fail_below``.
+:func:`gate` turns a comparison into pass/fail: fail when the mean drops (for a
+lower-is-better measure, rises) by more than ``max_drop``, does so significantly at
+``alpha``, or the new mean falls below ``fail_below``.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ __all__ = [
     "randomization_test",
     "paired_bootstrap",
     "cohen_dz",
+    "higher_is_better",
 ]
 
 COMPARE_VERSION = 1
@@ -69,14 +72,19 @@ class Comparison:
     p_exact: bool
     cohen_dz: float | None
     missing: tuple[str, ...] = ()
+    higher_is_better: bool = True
 
     @property
     def n(self) -> int:
         return len(self.deltas)
 
     def worse(self) -> list[Delta]:
-        """The pairs whose score went down, the largest drop first."""
-        return sorted((d for d in self.deltas if d.delta < 0), key=lambda d: (d.delta, d.key))
+        """The pairs whose score got worse (went down; up for a lower-is-better measure),
+        the largest change first."""
+        sign = 1.0 if self.higher_is_better else -1.0
+        return sorted(
+            (d for d in self.deltas if sign * d.delta < 0), key=lambda d: (sign * d.delta, d.key)
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -91,6 +99,7 @@ class Comparison:
             "p_value": self.p_value,
             "p_exact": self.p_exact,
             "cohen_dz": self.cohen_dz,
+            "higher_is_better": self.higher_is_better,
             "missing": list(self.missing),
             "worse": [{"key": d.key, "a": d.a, "b": d.b, "delta": d.delta} for d in self.worse()],
         }
@@ -165,6 +174,19 @@ def _mean(values: Sequence[float]) -> float | None:
     return float(np.mean(values)) if len(values) else None
 
 
+def higher_is_better(metric: str) -> bool:
+    """Whether a higher ``metric`` is an improvement: what its measure declares (a score
+    name may carry a ``gold:`` prefix or an ``@judge`` suffix), ``True`` for any other score."""
+    from genir_eval.errors import ConfigError
+    from genir_eval.metrics import parse_measure
+
+    base = metric.removeprefix("gold:").split("@", 1)[0]
+    try:
+        return parse_measure(base).HIGHER_IS_BETTER
+    except ConfigError:
+        return True
+
+
 def compare_scores(
     a: Mapping[str, float | None],
     b: Mapping[str, float | None],
@@ -208,6 +230,7 @@ def compare_scores(
         p_exact=exact,
         cohen_dz=cohen_dz(deltas),
         missing=tuple(missing),
+        higher_is_better=higher_is_better(metric),
     )
 
 
@@ -254,17 +277,20 @@ def gate(
         reasons.append(f"{name}: no pair has a score in both runs")
         return GateResult(False, tuple(reasons))
     assert delta is not None and comparison.mean_b is not None
-    if max_drop is not None and -delta > max_drop:
-        reasons.append(f"{name}: mean dropped by {-delta:.4f}, more than --max-drop {max_drop:g}")
+    # how much worse B is: a drop, or for a lower-is-better measure a rise
+    loss = -delta if comparison.higher_is_better else delta
+    moved = "dropped" if comparison.higher_is_better else "rose (lower is better)"
+    if max_drop is not None and loss > max_drop:
+        reasons.append(f"{name}: mean {moved} by {loss:.4f}, more than --max-drop {max_drop:g}")
     if (
         alpha is not None
         and alpha > 0
-        and delta < 0
+        and loss > 0
         and comparison.p_value is not None
         and comparison.p_value < alpha
     ):
         reasons.append(
-            f"{name}: mean dropped significantly (randomisation p = {comparison.p_value:.4g} "
+            f"{name}: mean {moved} significantly (randomisation p = {comparison.p_value:.4g} "
             f"< alpha {alpha:g})"
         )
     if fail_below is not None and comparison.mean_b < fail_below:
@@ -281,8 +307,9 @@ def describe(comparison: Comparison, *, worst: int = 5) -> str:
     ci = f" [95% CI {c.ci95[0]:+.4f}, {c.ci95[1]:+.4f}]" if c.ci95 else ""
     dz = "n/a" if c.cohen_dz is None else f"{c.cohen_dz:+.3f}"
     p = "n/a" if c.p_value is None else f"{c.p_value:.4g}{' (exact)' if c.p_exact else ''}"
+    direction = "" if c.higher_is_better else ", lower is better"
     lines = [
-        f"{c.metric} ({c.level} level, n={c.n}): mean {c.mean_a:.4f} -> {c.mean_b:.4f}, "
+        f"{c.metric} ({c.level} level{direction}, n={c.n}): mean {c.mean_a:.4f} -> {c.mean_b:.4f}, "
         f"delta {c.mean_delta:+.4f}{ci}; Cohen's d_z {dz}; randomisation p {p}"
     ]
     if c.missing:

@@ -54,6 +54,7 @@ from genir_eval.runner.scenario import (
     Scenario,
     check_credentials,
     load_scenario,
+    measure_groups,
 )
 from genir_eval.runner.status import run_status
 from genir_eval.settings import public_url
@@ -268,8 +269,14 @@ def _default_headline(scenario: Scenario, infos: Sequence[JudgeInfo]) -> str | N
     has_link_judge = scenario.aggregate.link_judges or any(
         j.kind == "link_usefulness" for j in infos
     )
-    if has_link_judge and scenario.aggregate.measures:
-        return scenario.aggregate.measures[0]
+    has_citation_judge = any(j.kind == "citation_support" for j in infos)
+    usefulness, citation = measure_groups(
+        scenario.aggregate.measures, citation_judge=has_citation_judge
+    )
+    if has_link_judge and usefulness:
+        return usefulness[0]
+    if has_citation_judge and citation:
+        return citation[0]
     return infos[0].id if infos else None
 
 
@@ -334,6 +341,7 @@ async def arun_scenario(
             loaded.input.path,
             format=cast(Format | None, loaded.input.format),
             skip_invalid=loaded.input.skip_invalid,
+            sources=loaded.input.sources,
         )
         sessions = result.sessions
         skipped = [str(error) for error in result.skipped]
@@ -472,6 +480,7 @@ async def arun_scenario(
         "input": {
             "path": str(loaded.input.path),
             "format": loaded.input.format,
+            "sources": str(loaded.input.sources) if loaded.input.sources else None,
             "sessions": len(sessions),
             "turns": len(tables.turns),
             "links": len(tables.links),
@@ -515,6 +524,7 @@ async def arun_scenario(
             info=info_doc,
             csv=loaded.output.csv,
             report=render_report if loaded.output.report else None,
+            citations=tables.citations,
         )
     except OSError as error:
         kept = ", ".join(str(p) for p in journal_paths)

@@ -15,6 +15,7 @@ kind raises :class:`~genir_eval.errors.ConfigError` naming the key and what was 
     format = "urge"                   # urge | jsonl | markdown; detected when left out
     skip_invalid = false              # leave out (and report) sessions that fail to parse
     limit = 100                       # only the first N sessions (optional)
+    sources = "sources.jsonl"         # source texts keyed by url (url, text; JSONL or CSV)
 
     [llm]                             # defaults for every judge (optional)
     provider = "offline"              # offline | openai | anthropic | auto
@@ -48,7 +49,9 @@ kind raises :class:`~genir_eval.errors.ConfigError` naming the key and what was 
 
     [aggregate]
     link_judges = ["dna"]             # judge ids whose link labels feed the link metrics
-    measures = ["sdcg_urge", "srbp_urge", "decreasing"]   # parse_measure syntax
+    measures = ["sdcg_urge", "srbp_urge", "decreasing"]   # parse_measure syntax; citation
+                                      # measures ("citation_precision(partial=0.5)") score
+                                      # the citation judges' labels
     session = "decreasing"            # query -> session aggregation of per-turn scores
     gold = true                       # also compute the measures from gold link labels
     [[aggregate.combine]]             # z-score combinations (mean of two z-scores)
@@ -104,6 +107,7 @@ __all__ = [
     "parse_scenario",
     "check_credentials",
     "score_names",
+    "measure_groups",
 ]
 
 SCENARIO_VERSION = 1
@@ -118,6 +122,7 @@ class InputSpec:
     format: str | None = None
     skip_invalid: bool = False
     limit: int | None = None
+    sources: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -350,8 +355,11 @@ def _input(t: _Table, base: Path) -> InputSpec:
         format=t.string("format", None, choices=_formats()),
         skip_invalid=t.boolean("skip_invalid", False),
         limit=t.setting("limit", None),
+        sources=None if not t.has("sources") else _resolve(base, t.string("sources")),
     )
     t.finish()
+    if spec.sources is not None and not spec.sources.is_file():
+        raise ConfigError(f"{t.key('sources')}: no such file {spec.sources}")
     return spec
 
 
@@ -578,6 +586,24 @@ def _check_link_judges(aggregate: AggregateSpec, kinds: Mapping[str, str]) -> No
             )
 
 
+def measure_groups(
+    measures: Sequence[str], *, citation_judge: bool = False
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The scenario's measures split into those scoring statement usefulness (from link
+    labels) and the citation measures (from citation support labels). With a citation judge
+    and no citation measure listed, the citation measures are precision, recall and the
+    unsupported-claim rate at their defaults."""
+    from genir_eval.metrics import DEFAULT_CITATION_MEASURES, CitationMeasure, parse_measure
+
+    usefulness: list[str] = []
+    citation: list[str] = []
+    for text in measures:
+        (citation if isinstance(parse_measure(text), CitationMeasure) else usefulness).append(text)
+    if citation_judge and not citation:
+        citation = list(DEFAULT_CITATION_MEASURES)
+    return tuple(usefulness), tuple(citation)
+
+
 def score_names(
     judges: Sequence[JudgeSpec], aggregate: AggregateSpec, kinds: Mapping[str, str]
 ) -> list[str]:
@@ -586,12 +612,18 @@ def score_names(
     link_judges = aggregate.link_judges
     if link_judges is None:
         link_judges = tuple(j.id for j in judges if kinds.get(j.id) == "link_usefulness")
-    names = [j.id for j in judges if kinds.get(j.id) != "link_usefulness"]
+    citation_judges = [j.id for j in judges if kinds.get(j.id) == "citation_support"]
+    usefulness, citation = measure_groups(aggregate.measures, citation_judge=bool(citation_judges))
+    names = [j.id for j in judges if kinds.get(j.id) not in {"link_usefulness", "citation_support"}]
     for position, judge_id in enumerate(link_judges):
         suffix = "" if position == 0 else f"@{judge_id}"
-        names.extend(f"{m}{suffix}" for m in aggregate.measures)
+        names.extend(f"{m}{suffix}" for m in usefulness)
+    for position, judge_id in enumerate(citation_judges):
+        suffix = "" if position == 0 else f"@{judge_id}"
+        names.extend(f"{m}{suffix}" for m in citation)
     if aggregate.gold:
-        names.extend(f"gold:{m}" for m in aggregate.measures)
+        names.extend(f"gold:{m}" for m in usefulness)
+        names.extend(f"gold:{m}" for m in citation)
     names.extend(c.name for c in aggregate.combine)
     return names
 

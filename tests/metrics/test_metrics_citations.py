@@ -1,0 +1,125 @@
+"""Citation precision, recall and the unsupported-claim rate (values computed by hand)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from genir_eval.errors import ConfigError
+from genir_eval.ingest import read_jsonl
+from genir_eval.metrics import (
+    CitationPrecision,
+    CitationRecall,
+    CitedStatement,
+    UnsupportedClaims,
+    cited_statements,
+    gold_cited_statements,
+    needs_support,
+    parse_measure,
+)
+from genir_eval.records import Statement, Turn
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+S = CitedStatement
+
+# One turn: a statement cited by a full and a none; one by a partial; an uncited claim;
+# a lead-in that needs no support; a statement whose only citation was not judged.
+TURN = [
+    S(True, (2, 0)),
+    S(True, (1,)),
+    S(True, ()),
+    S(False, ()),
+    S(True, (None,)),
+]
+
+# (measure, expected, how it was computed by hand)
+CASES = [
+    (CitationPrecision(), 0.5, "(1 + 0 + 0.5) / 3 judged citations"),
+    (CitationPrecision(partial=0), 1 / 3, "(1 + 0 + 0) / 3"),
+    (CitationPrecision(partial=1), 2 / 3, "(1 + 0 + 1) / 3"),
+    (CitationRecall(), 0.5, "(max(1, 0) + 0.5 + 0) / 3 claims with a judged citation or none"),
+    (CitationRecall(partial=0), 1 / 3, "(1 + 0 + 0) / 3"),
+    (UnsupportedClaims(), 1 / 3, "only the uncited claim: 1 of 3"),
+]
+
+
+@pytest.mark.parametrize(("measure", "expected", "_how"), CASES)
+def test_turn_values_by_hand(measure, expected: float, _how: str) -> None:
+    assert measure.compute([TURN]) == pytest.approx(expected, abs=1e-12)
+
+
+def test_unsupported_is_one_minus_recall_at_partial_one() -> None:
+    turns = [TURN, [S(True, (0, 0)), S(True, (1,))]]
+    recall = CitationRecall(partial=1).compute(turns)
+    assert UnsupportedClaims().compute(turns) == pytest.approx(1 - recall, abs=1e-12)
+
+
+def test_session_pools_statements_not_turn_means() -> None:
+    turns = [[S(True, (2,))], [S(True, (0,)), S(True, (0,)), S(True, (0,))]]
+    # pooled: 1 of 4 citations support; the mean of the turn values would be 0.5
+    assert CitationPrecision().compute(turns) == pytest.approx(0.25, abs=1e-12)
+
+
+def test_nothing_to_count_is_none_not_zero() -> None:
+    assert CitationPrecision().compute([[S(True, (None,)), S(False, ())]]) is None
+    assert CitationRecall().compute([[S(False, ())]]) is None
+    assert UnsupportedClaims().compute([]) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "citation-precision(partial=0.5)",
+        "citation-recall(partial=0)",
+        "unsupported-claims",
+    ],
+)
+def test_names_print_and_parse_back(text: str) -> None:
+    measure = parse_measure(text)
+    assert str(measure) == text and parse_measure(str(measure)) == measure
+
+
+def test_short_names_defaults_and_bad_parameters() -> None:
+    assert parse_measure("citation_precision") == CitationPrecision(partial=0.5)
+    assert parse_measure("citation_recall(partial=0.25)") == CitationRecall(partial=0.25)
+    assert UnsupportedClaims.HIGHER_IS_BETTER is False and CitationPrecision.HIGHER_IS_BETTER
+    with pytest.raises(ConfigError, match="partial must be in"):
+        parse_measure("citation_precision(partial=2)")
+    with pytest.raises(ConfigError, match="unknown parameter"):
+        parse_measure("unsupported_claims(partial=1)")
+
+
+@pytest.mark.parametrize(
+    ("statement", "expected"),
+    [
+        (Statement("Short.", (1,)), True),  # cited: always
+        (Statement("Prices start at 5 dollars."), True),  # a number
+        (Statement("Decaf espresso still contains a small amount of caffeine."), True),
+        (Statement("Here is what happens on cloudy days:"), False),  # lead-in
+        (Statement("Do you want to know more about panels?"), False),  # question back
+        (Statement("Hope this helps."), False),  # short
+        (Statement("太阳能板在阴天仍然可以发电但功率下降"), True),  # ten CJK characters or more
+    ],
+)
+def test_needs_support(statement: Statement, expected: bool) -> None:
+    assert needs_support(statement) is expected
+
+
+def test_cited_statements_keys_by_position_and_link() -> None:
+    turn = Turn(1, "q", "r", statements=(Statement("A b c.", (1, 2)), Statement("D.", (2,))))
+    got = cited_statements(turn, {(1, 2): 2, (2, 2): 0})
+    assert got == [S(True, (None, 2)), S(True, (0,))]
+
+
+def test_gold_from_the_fixture() -> None:
+    sessions = read_jsonl(FIXTURES / "citation_sessions.jsonl").sessions
+    python = next(s for s in sessions if s.session_id == "cite-python")
+    (turn,) = gold_cited_statements(python)  # type: ignore[misc]
+    # hand labels: full; none (number); none (negation); partial; full + none (irrelevant)
+    assert [s.support for s in turn] == [(2,), (0,), (0,), (1,), (2, 0)]
+    # precision (1 + 0 + 0 + .5 + 1 + 0) / 6; recall (1 + 0 + 0 + .5 + 1) / 5
+    assert CitationPrecision().compute([turn]) == pytest.approx(2.5 / 6, abs=1e-12)
+    assert CitationRecall().compute([turn]) == pytest.approx(2.5 / 5, abs=1e-12)
+    assert UnsupportedClaims().compute([turn]) == pytest.approx(2 / 5, abs=1e-12)
+    assert gold_cited_statements(python.__class__(python.session_id, python.turns)) is None
