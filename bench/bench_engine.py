@@ -51,7 +51,7 @@ def _request(i: int) -> Request:
 
 
 async def _run(
-    args: argparse.Namespace, server: FakeLLMServerProcess, storage: Path | None
+    args: argparse.Namespace, server: FakeLLMServerProcess, storage: Path | None, rpm: float | None
 ) -> dict[str, Any]:
     provider = OpenAIProvider(
         model="bench-model",
@@ -62,7 +62,7 @@ async def _run(
     engine = Engine(
         provider,
         concurrency=args.concurrency,
-        rpm=args.rpm,
+        rpm=rpm,
         max_attempts=8,
         attempt_timeout=10,
         cache=Cache(storage / "cache.sqlite") if storage else None,
@@ -89,6 +89,16 @@ async def _run(
     return {"wall": wall, "cpu": cpu, "ok": sum(ok), "stats": stats, "lost": lost}
 
 
+_CASES = {
+    # name: (the engine knows the rate, the server enforces it, rate-limit headers, faults)
+    "configured": (True, False, False, False),
+    "faults": (True, False, False, True),
+    "learned": (False, True, False, False),
+    "learned-headers": (False, True, True, False),
+    "learned-faults": (False, True, False, True),
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -100,7 +110,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fault-rate", type=float, default=0.05)
     parser.add_argument("--retry-after", type=float, default=0.25, help="seconds in the 429s")
     parser.add_argument(
-        "--fault-kinds", default="rate_limit,server_error,drop", help="comma-separated fault kinds"
+        "--fault-kinds",
+        default="server_error,unavailable,drop",
+        help="comma-separated fault kinds (default: 500, 503, dropped connections)",
+    )
+    parser.add_argument(
+        "--cases",
+        default=",".join(_CASES),
+        help=f"comma-separated cases among {', '.join(_CASES)}",
     )
     parser.add_argument("--no-storage", action="store_true", help="run without cache and journal")
     args = parser.parse_args(argv)
@@ -110,43 +127,58 @@ def main(argv: list[str] | None = None) -> int:
         f"N={args.n} L={args.latency}s C={args.concurrency} R={args.rpm:g} rpm "
         f"-> bound min(R/60, C/L) = {bound:.1f} judgments/s"
     )
-    for rate in (0.0, args.fault_rate) if args.fault_rate else (0.0,):
+    for case in args.cases.split(","):
+        knows, enforces, headers, faulty = _CASES[case]
         plan = FaultPlan(
-            rate=rate,
+            rate=args.fault_rate if faulty else 0.0,
             kinds=tuple(args.fault_kinds.split(",")),
             retry_after=args.retry_after,
             seed=1,
         )
         with FakeLLMServerProcess(
-            latency=args.latency, faults=plan, record_prompts=False
+            latency=args.latency,
+            faults=plan,
+            record_prompts=False,
+            rate_limit_rpm=args.rpm if enforces else None,
+            rate_limit_headers=headers,
         ) as server:
             with tempfile.TemporaryDirectory() as tmp:
-                out = _run_sync(args, server, None if args.no_storage else Path(tmp))
+                out = _run_sync(
+                    args,
+                    server,
+                    None if args.no_storage else Path(tmp),
+                    args.rpm if knows else None,
+                )
             served = server.stats()
         throughput = args.n / out["wall"]
         stats = out["stats"]
-        # Every attempt is a request the provider meters, retries included, so with faults the
-        # judgments' bound is the request bound shared by all calls made.
-        adjusted = bound * args.n / max(args.n, served.total)
+        rate = stats["request_rate"]
+        learned = (
+            f"; learned rate {rate['rpm']} rpm (stated {rate['stated_rpm']}, "
+            f"{rate['decreases']} decreases)"
+            if rate["source"] == "learned"
+            else ""
+        )
         print(
-            f"faults {rate:.0%}: {throughput:.1f} judgments/s, ratio {throughput / bound:.3f} "
-            f"(to the bound with {served.total} calls, {adjusted:.1f}/s: "
-            f"{throughput / adjusted:.3f}); "
-            f"wall {out['wall']:.2f}s; provider calls {served.total} (retries {stats['retries']}, "
-            f"faults injected {sum(served.by_fault.values())}); ok {out['ok']}/{args.n}, "
+            f"{case} (engine {'given' if knows else 'not given'} the rate, faults "
+            f"{plan.rate:.0%}): {throughput:.1f} judgments/s, ratio {throughput / bound:.3f}; "
+            f"wall {out['wall']:.2f}s; provider calls {served.total} (429s from the server's "
+            f"limit {served.rate_limited}, faults injected {sum(served.by_fault.values())}, "
+            f"retries {stats['retries']}); ok {out['ok']}/{args.n}, "
             f"failures {stats['failures'] or 0}, lost {out['lost']}; "
             f"client CPU {out['cpu']:.2f}s = {1000 * out['cpu'] / args.n:.2f} ms/judgment; "
-            f"max in flight at server {served.max_in_flight}, max requests in 1 s "
-            f"{served.max_in_window(1.0)} (R/60 = {args.rpm / 60:g}); lowest AIMD limit "
-            f"{stats['concurrency']['lowest']}"
+            f"max in flight at server {served.max_in_flight}; max requests in any 1 s: "
+            f"{served.max_in_window(1.0)} arrived, {served.max_in_window(1.0, admitted=True)} "
+            f"admitted (R/60 = {args.rpm / 60:g}); lowest AIMD limit "
+            f"{stats['concurrency']['lowest']}{learned}"
         )
     return 0
 
 
 def _run_sync(
-    args: argparse.Namespace, server: FakeLLMServerProcess, storage: Path | None
+    args: argparse.Namespace, server: FakeLLMServerProcess, storage: Path | None, rpm: float | None
 ) -> dict[str, Any]:
-    return asyncio.run(_run(args, server, storage))
+    return asyncio.run(_run(args, server, storage, rpm))
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ differs from 1, since recent Claude models refuse temperature and top_p together
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -21,6 +22,7 @@ from genir_eval.llm.base import (
     Request,
     Usage,
 )
+from genir_eval.llm.classify import parse_rate_limit
 
 __all__ = ["AnthropicProvider", "ANTHROPIC_DEFAULT_BASE_URL", "ANTHROPIC_VERSION"]
 
@@ -78,7 +80,16 @@ class AnthropicProvider(SDKProvider):
             body["top_p"] = config.top_p
         body.update(config.extra)
         kwargs["extra_body"] = body
-        response = await self._send(lambda client: client.messages.create(**kwargs))
+        # ``with_raw_response``: the SDK's documented way to the reply's (rate-limit) headers.
+        raw = await self._send(lambda client: client.messages.with_raw_response.create(**kwargs))
+        try:
+            response = raw.parse()
+            if inspect.isawaitable(response):  # the SDK's async raw response parses async
+                response = await response
+        except Exception as error:  # noqa: BLE001 - a body the SDK cannot read
+            raise ProviderError(
+                f"malformed response body ({type(error).__name__})", error_class="transient"
+            ) from None
         blocks = getattr(response, "content", None)
         if blocks is None:
             raise ProviderError("malformed response: no content", error_class="transient")
@@ -92,4 +103,5 @@ class AnthropicProvider(SDKProvider):
             ),
             model=str(getattr(response, "model", "") or ""),
             finish_reason=getattr(response, "stop_reason", None),
+            rate_limit=parse_rate_limit(raw.headers),
         )

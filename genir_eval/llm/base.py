@@ -22,6 +22,7 @@ __all__ = [
     "Completion",
     "ErrorClass",
     "Failure",
+    "RateLimitInfo",
     "JudgmentKey",
     "Request",
     "Provider",
@@ -79,6 +80,18 @@ class TokenLogprob:
 
 
 @dataclass(frozen=True)
+class RateLimitInfo:
+    """What a reply's headers say of the provider's request-rate limit (OpenAI's
+    ``x-ratelimit-*-requests``, Anthropic's ``anthropic-ratelimit-requests-*``): the requests
+    allowed per minute, those left, and the seconds until the allowance is full again.
+    ``None`` where the header is absent or unreadable."""
+
+    limit: float | None = None
+    remaining: float | None = None
+    reset_s: float | None = None
+
+
+@dataclass(frozen=True)
 class Completion:
     text: str
     usage: Usage = Usage()
@@ -87,6 +100,8 @@ class Completion:
     logprobs: tuple[TokenLogprob, ...] | None = None
     finish_reason: str | None = None
     cached: bool = False
+    #: The reply's rate-limit headers, read by the engine to pace itself (never stored).
+    rate_limit: RateLimitInfo | None = None
 
 
 @dataclass(frozen=True)
@@ -146,11 +161,13 @@ class ProviderError(Exception):
         error_class: ErrorClass,
         retry_after: float | None = None,
         status: int | None = None,
+        rate_limit: RateLimitInfo | None = None,
     ) -> None:
         super().__init__(message)
         self.error_class: ErrorClass = error_class
         self.retry_after = retry_after
         self.status = status
+        self.rate_limit = rate_limit
 
 
 def redactor(secrets: Iterable[str]) -> re.Pattern[str] | None:
@@ -216,6 +233,7 @@ class Provider(abc.ABC):
             error_class=error.error_class,
             retry_after=error.retry_after,
             status=error.status,
+            rate_limit=error.rate_limit,
         )
 
     @abc.abstractmethod

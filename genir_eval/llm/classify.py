@@ -15,13 +15,19 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import re
 import time
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
-from genir_eval.llm.base import ProviderError
+from genir_eval.llm.base import ProviderError, RateLimitInfo
 
-__all__ = ["classify_exception", "parse_retry_after"]
+__all__ = ["classify_exception", "parse_rate_limit", "parse_retry_after"]
+
+# OpenAI writes durations as Go does: "12ms", "1.5s", "6m0s", "1h2m3s".
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 _QUOTA_MARKERS = ("insufficient_quota", "billing_hard_limit", "quota")
 _CONTEXT_MARKERS = ("context_length", "context length", "prompt is too long", "too many tokens")
@@ -64,6 +70,67 @@ def parse_retry_after(headers: Mapping[str, str] | Any) -> float | None:
     return max(0.0, email.utils.mktime_tz(parsed) - time.time())
 
 
+def _number(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number >= 0 and number == number and number != float("inf") else None
+
+
+def _duration_s(value: str) -> float | None:
+    """Seconds in an OpenAI reset duration (``6m0s``) or a bare number of seconds."""
+    text = value.strip()
+    plain = _number(text)
+    if plain is not None:
+        return plain
+    parts = _DURATION_PART.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        return None
+    return sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
+
+
+def _until_s(value: str) -> float | None:
+    """Seconds from now until an RFC 3339 time (Anthropic's reset headers)."""
+    try:
+        when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def parse_rate_limit(headers: Mapping[str, str] | Any) -> RateLimitInfo | None:
+    """The request-rate limit a reply's headers state: OpenAI's
+    ``x-ratelimit-{limit,remaining,reset}-requests`` or Anthropic's
+    ``anthropic-ratelimit-requests-{limit,remaining,reset}``; ``None`` when neither is there."""
+    if headers is None:
+        return None
+    try:
+        limit = headers.get("x-ratelimit-limit-requests")
+        if limit is not None:
+            remaining = headers.get("x-ratelimit-remaining-requests")
+            reset = headers.get("x-ratelimit-reset-requests")
+            return RateLimitInfo(
+                limit=_number(limit),
+                remaining=_number(remaining),
+                reset_s=_duration_s(reset) if reset is not None else None,
+            )
+        limit = headers.get("anthropic-ratelimit-requests-limit")
+        if limit is not None:
+            remaining = headers.get("anthropic-ratelimit-requests-remaining")
+            reset = headers.get("anthropic-ratelimit-requests-reset")
+            return RateLimitInfo(
+                limit=_number(limit),
+                remaining=_number(remaining),
+                reset_s=_until_s(reset) if reset is not None else None,
+            )
+    except (AttributeError, TypeError):
+        return None
+    return None
+
+
 def _body_text(body: Any) -> str:
     if isinstance(body, Mapping):
         inner = body.get("error", body)
@@ -95,7 +162,11 @@ def classify_exception(error: BaseException) -> ProviderError:
                     f"quota exhausted: {message}", error_class="permanent", status=status
                 )
             return ProviderError(
-                message, error_class="rate_limit", retry_after=retry_after, status=status
+                message,
+                error_class="rate_limit",
+                retry_after=retry_after,
+                status=status,
+                rate_limit=parse_rate_limit(headers),
             )
         if status >= 500 or status in (408, 409):
             return ProviderError(

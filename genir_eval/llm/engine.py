@@ -38,7 +38,13 @@ from genir_eval.llm.cache import Cache, CacheMode, cache_key
 from genir_eval.llm.classify import classify_exception
 from genir_eval.llm.health import EndpointHealth
 from genir_eval.llm.journal import Journal, JournalEntry
-from genir_eval.llm.limits import AdaptiveLimit, LookupWindow, RequestRate, TokenBudget
+from genir_eval.llm.limits import (
+    AdaptiveLimit,
+    LearnedRate,
+    LookupWindow,
+    RequestRate,
+    TokenBudget,
+)
 from genir_eval.llm.offline import approx_tokens
 from genir_eval.llm.prices import PriceTable, load_prices
 from genir_eval.llm.progress import Progress
@@ -142,6 +148,7 @@ class Engine:
         self.in_flight = 0
         self.backing_off = 0
         self._rate: RequestRate | None = None
+        self._learned: LearnedRate | None = None
         self._budget: TokenBudget | None = None
         self._progress = Progress(quiet=quiet or not progress) if progress else None
         self._started = time.time()
@@ -303,6 +310,7 @@ class Engine:
         self._lookups = LookupWindow(_LOOKUP_WINDOW)
         self.health.rebind()
         self._rate = RequestRate(self.rpm) if self.rpm else None
+        self._learned = None if self.rpm else LearnedRate()
         self._budget = TokenBudget(self.tpm) if self.tpm else None
 
     def _estimate_tokens(self, request: Request) -> int:
@@ -331,13 +339,17 @@ class Engine:
             try:
                 if self.health.reason is not None:
                     return self._stopped(attempt - 1)
-                if self._rate is not None:
-                    await self._rate.acquire(first=attempt > 1)
+                # Tokens first, the request rate last: a send admitted by the rate and then
+                # kept waiting for tokens would go out late, bunched with later ones.
                 reservation = (
                     await self._budget.acquire(self._estimate_tokens(request))
                     if self._budget is not None
                     else None
                 )
+                if self._rate is not None:
+                    await self._rate.acquire(first=attempt > 1)
+                elif self._learned is not None:
+                    await self._learned.acquire(first=attempt > 1)
                 remaining = deadline - loop_time()
                 if remaining <= 0:
                     return Failure(
@@ -379,6 +391,8 @@ class Engine:
                 self._limit.release()
             if completion is not None:
                 self.health.on_reply()
+                if self._learned is not None:
+                    self._learned.on_answer(completion.rate_limit)
                 self._limit.on_success(latency)
                 completion = replace(
                     completion,
@@ -394,8 +408,14 @@ class Engine:
             message = self.provider.redact(str(error))
             self.errors_seen[error.error_class] += 1
             self.health.on_error(error, message)
+            # Only a rate limit lowers the in-flight limit and the pace: an isolated 5xx or a
+            # dropped connection says nothing about how much the provider accepts.
             if error.error_class == "rate_limit":
                 self._limit.on_rate_limit(sent_at=sent_at)
+                if self._learned is not None:
+                    self._learned.on_rate_limit(sent_at=sent_at, info=error.rate_limit)
+            elif error.status is not None and self._learned is not None:
+                self._learned.on_answer()  # an HTTP error still took a place in the rate
             if error.error_class not in _RETRIABLE or attempt >= self.max_attempts:
                 return Failure(error.error_class, message, attempts=attempt)
             delay = self._backoff(attempt, error.retry_after)
@@ -485,10 +505,30 @@ class Engine:
                 "lowest": self._limit.min_seen,
                 "decreases": self._limit.decreases,
             },
+            "request_rate": self._rate_stats(),
             "cache_by_task": {task: dict(c) for task, c in self._cache_by_task.items()},
             "elapsed_s": time.monotonic() - self._t0,
             # From the engine's creation to its first provider call (None: no call yet).
             "first_send_s": None if self._first_send is None else self._first_send - self._t0,
+        }
+
+    def _rate_stats(self) -> dict[str, Any]:
+        """The request rate the engine kept to: configured (``rpm``) or learned."""
+        if self._rate is not None:
+            return {
+                "source": "configured",
+                "rpm": self.rpm,
+                "max_loop_lag_s": round(self._rate.max_lag, 4),
+            }
+        learned = self._learned
+        if learned is None:
+            return {"source": "none"}
+        rate = learned.rate()
+        return {
+            "source": "learned",
+            "rpm": None if rate is None else round(rate * 60.0, 1),
+            "stated_rpm": None if learned.stated is None else round(learned.stated * 60.0, 1),
+            "decreases": learned.decreases,
         }
 
     def summary(self) -> str:

@@ -17,6 +17,8 @@
   allowance at once (providers also meter over sub-minute windows); the first window is paced
   so the stream stays evenly spaced, and a retry of a judgment already begun goes before new
   work.
+- :class:`LearnedRate`: without a configured request rate, the rate the provider accepts,
+  learned from its replies and paced to (see the class).
 - :class:`TokenBudget`: tokens per minute over a sliding 60 s window; a call reserves its
   estimated input plus ``max_tokens`` and is reconciled with the real usage afterwards.
 """
@@ -29,7 +31,16 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-__all__ = ["AdaptiveLimit", "LookupWindow", "RequestRate", "TokenBudget", "Reservation"]
+from genir_eval.llm.base import RateLimitInfo
+
+__all__ = [
+    "AdaptiveLimit",
+    "LearnedRate",
+    "LookupWindow",
+    "RequestRate",
+    "TokenBudget",
+    "Reservation",
+]
 
 
 async def _wait_in_line(
@@ -204,10 +215,17 @@ class RequestRate:
       the first ``warmup_s`` seconds, by a further ``warmup_guard`` decaying to zero (22.5% at
       the start over 1 s: ~110 ms of slack over the first second, where the late first
       arrivals fall, and none after it, where they no longer share a 1 s window with the
-      stream). Costs about 1% of throughput and ~0.11 s per run. The fake server counts at most ``rpm / 60`` in every
-      1 s window in ``tests/llm/test_limits.py``; under ``bench/bench_engine.py``'s heavier
-      client load (2000 judgments at once, cache and journal on) it counted 200-203 for a
-      limit of 200 (client event-loop lag beyond the guard), against 204-213 unguarded.
+      stream). Costs about 1% of throughput and ~0.11 s per run.
+    - A request admitted just before the client stalls (a busy event loop, or a process the
+      OS does not schedule on a loaded machine) is sent when the stall ends, together with
+      those admitted after it: its arrival moves by the stall into the next requests' 1 s
+      window. So the margin grows with the stalls this client has seen: while requests wait
+      here a watcher sleeps ``lag_tick_s`` at a time and measures how late it wakes, and the
+      period is lengthened by ``lag_factor`` times the largest lateness of the last seconds
+      (decaying with ``lag_horizon_s``), on top of ``guard``. A calm client pays nothing
+      more; one stalling 20 ms paces ~4% slower, which a client that slow could not use
+      anyway. Before this the fake server counted 201-207 requests in some 1 s windows against
+      a limit of 200 under ``bench/bench_engine.py``'s client load.
     - The first window is paced: its requests go ``period / per_period`` apart rather than in
       one burst at time zero. A throttler replays its first window's pattern in every later one
       (request ``k + per_period`` goes when request ``k`` leaves the window), so paced from the
@@ -230,6 +248,10 @@ class RequestRate:
         guard: float = 0.01,
         warmup_guard: float = 0.225,
         warmup_s: float = 1.0,
+        lag_factor: float = 2.0,
+        lag_horizon_s: float = 5.0,
+        lag_tick_s: float = 0.005,
+        max_margin: float = 0.5,
     ) -> None:
         if rpm <= 0:
             raise ValueError("rpm must be > 0")
@@ -246,15 +268,49 @@ class RequestRate:
             period=self.period * (1.0 + guard + warmup_guard),
             retry_interval=retry_interval,
         )
+        self.lag_factor = lag_factor
+        self.lag_horizon_s = lag_horizon_s
+        self.max_margin = max_margin
+        self.lag_tick_s = lag_tick_s
+        self.lag = 0.0  # the client's recent largest stall, decaying (seconds)
+        self.max_lag = 0.0
+        self._lag_at = 0.0
+        self._watcher: asyncio.Task[None] | None = None
         self.sent = 0
         self._spacing = self.throttler.period / self.per_period
         self._start: float | None = None
         self._busy = False
         self._waiters: deque[asyncio.Future[None]] = deque()
 
+    def margin(self, now: float) -> float:
+        """How much the period is lengthened beyond the warm-up: ``guard`` plus the lag's."""
+        decayed = self.lag * math.exp(-(now - self._lag_at) / self.lag_horizon_s)
+        return min(self.max_margin, self.guard + self.lag_factor * decayed)
+
+    def _note_lag(self, lag: float, now: float) -> None:
+        decayed = self.lag * math.exp(-(now - self._lag_at) / self.lag_horizon_s)
+        self.lag = max(lag, decayed)
+        self._lag_at = now
+        self.max_lag = max(self.max_lag, lag)
+
+    async def _watch(self) -> None:
+        """Measure how late this client wakes while requests wait; stop when none does."""
+        loop = asyncio.get_running_loop()
+        while self._busy or self._waiters:
+            due = loop.time() + self.lag_tick_s
+            await asyncio.sleep(self.lag_tick_s)
+            now = loop.time()
+            self._note_lag(max(0.0, now - due), time.monotonic())
+        self._watcher = None
+
+    def _ensure_watcher(self) -> None:
+        if self._watcher is None or self._watcher.done():
+            self._watcher = asyncio.get_running_loop().create_task(self._watch())
+
     async def acquire(self, *, first: bool = False) -> None:
         """Wait until a request may be sent; ``first`` jumps the queue (a retry)."""
         await self._enter(first)
+        self._ensure_watcher()
         try:
             loop = asyncio.get_running_loop()
             if self._start is None:
@@ -264,11 +320,12 @@ class RequestRate:
                 delay = self._start + self.sent * self._spacing - loop.time()
                 if delay > 0:
                     await asyncio.sleep(delay)
-            elif elapsed < self.warmup_s:
-                warm = self.warmup_guard * (1.0 - elapsed / self.warmup_s)
-                self.throttler.period = self.period * (1.0 + self.guard + warm)
             else:
-                self.throttler.period = self.period * (1.0 + self.guard)
+                now = time.monotonic()
+                warm = 0.0
+                if elapsed < self.warmup_s:
+                    warm = self.warmup_guard * (1.0 - elapsed / self.warmup_s)
+                self.throttler.period = self.period * (1.0 + self.margin(now) + warm)
             await self.throttler.acquire()
             self.sent += 1
         finally:
@@ -287,6 +344,147 @@ class RequestRate:
                 future.set_result(None)  # the gate passes straight to the next in line
                 return
         self._busy = False
+
+
+class LearnedRate:
+    """Requests paced to the rate the provider accepts, when the user gave none.
+
+    An in-flight limit alone cannot keep to a provider's request rate: after a 429 it climbs
+    back by latency-sized steps while the rate allows none (against a server limiting to R
+    requests a second it had 60-80% of its calls rejected and reached 0.60 of R). This paces
+    the sends instead, evenly ``1 / rate`` apart, with the rate learned from two signals:
+
+    - **stated**: a reply's ``x-ratelimit-limit-requests`` (OpenAI) or
+      ``anthropic-ratelimit-requests-limit`` (Anthropic) header gives the requests allowed per
+      minute; the pace never goes above ``limit / 60 * (1 - guard)``.
+    - **observed**: a 429 means the pace is too fast. Once per congestion event (a 429 for a
+      request sent before the last decrease, or within ``cooldown_s`` of it, is the same
+      event, as in :class:`AdaptiveLimit`) the pace drops to the lower of ``backoff`` times the
+      current pace and the rate of the provider's answers (every reply but a 429) over the
+      last ``window_s``: what the provider actually accepted while it was rejecting the rest.
+      The first 429 of a run sets the first pace the same way. Between 429s the pace climbs
+      by ``increase`` of itself per second (a probe for more: providers raise limits, and
+      the estimate may be low), so a 429 comes back now and then, as the price of finding
+      the limit without being told it.
+
+    Before any signal, requests are not paced (only the in-flight limit applies). Retries of
+    judgments already begun (``first=True``) go before new work, as with :class:`RequestRate`.
+    """
+
+    def __init__(
+        self,
+        *,
+        window_s: float = 1.0,
+        backoff: float = 0.95,
+        increase: float = 0.01,
+        cooldown_s: float = 1.0,
+        guard: float = 0.02,
+    ) -> None:
+        self.window_s = window_s
+        self.backoff = backoff
+        self.increase = increase
+        self.cooldown_s = cooldown_s
+        self.guard = guard
+        self.stated: float | None = None  # requests per second the headers allow
+        self.learned: float | None = None  # requests per second set at the last decrease
+        self.decreases = 0
+        self._learned_at = 0.0
+        self._last_decrease = -math.inf
+        self._answers: deque[float] = deque()  # when the provider's non-429 replies came
+        self._first_answer: float | None = None
+        self._next_at = -math.inf
+        self._busy = False
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    def rate(self, now: float | None = None) -> float | None:
+        """The pace in requests per second (``None``: not paced)."""
+        ceiling = None if self.stated is None else self.stated * (1.0 - self.guard)
+        if self.learned is None:
+            return ceiling
+        now = time.monotonic() if now is None else now
+        learned = self.learned * (1.0 + self.increase * max(0.0, now - self._learned_at))
+        return learned if ceiling is None else min(learned, ceiling)
+
+    async def acquire(self, *, first: bool = False) -> None:
+        """Wait for this request's turn at the current pace."""
+        if self.stated is None and self.learned is None and not self._waiters:
+            return
+        if not self._busy and not self._waiters:
+            self._busy = True
+        else:
+            await _wait_in_line(self._waiters, first, give_back=self._leave)
+        try:
+            while True:
+                now = time.monotonic()
+                rate = self.rate(now)
+                if rate is None:
+                    return
+                if self._next_at <= now:
+                    # No credit for idle time: the next request goes one spacing after this.
+                    self._next_at = now + 1.0 / rate
+                    return
+                # The pace may change while waiting (a 429): re-read it after a short sleep.
+                await asyncio.sleep(min(self._next_at - now, 0.05))
+        finally:
+            self._leave()
+
+    def _leave(self) -> None:
+        while self._waiters:
+            future = self._waiters.popleft()
+            if not future.done():
+                future.set_result(None)
+                return
+        self._busy = False
+
+    def on_answer(self, info: RateLimitInfo | None = None) -> None:
+        """The provider answered (anything but a 429): count it; read its rate-limit headers."""
+        now = time.monotonic()
+        if self._first_answer is None:
+            self._first_answer = now
+        self._answers.append(now)
+        self._expire(now)
+        self._read(info)
+
+    def _read(self, info: RateLimitInfo | None) -> None:
+        if info is not None and info.limit:
+            self.stated = info.limit / 60.0
+
+    def _expire(self, now: float) -> None:
+        while self._answers and self._answers[0] < now - self.window_s:
+            self._answers.popleft()
+
+    def answered(self, now: float | None = None) -> float | None:
+        """The provider's answers per second over the last ``window_s`` (``None``: none)."""
+        now = time.monotonic() if now is None else now
+        self._expire(now)
+        if not self._answers or self._first_answer is None:
+            return None
+        span = min(self.window_s, now - self._first_answer)
+        if span < 0.1 * self.window_s or len(self._answers) < 4:
+            return None  # too few answers to measure a rate
+        return len(self._answers) / span
+
+    def on_rate_limit(
+        self, *, sent_at: float | None = None, info: RateLimitInfo | None = None
+    ) -> None:
+        """A request sent at ``sent_at`` (``time.monotonic()``) got a 429."""
+        self._read(info)
+        now = time.monotonic()
+        if sent_at is not None and sent_at < self._last_decrease:
+            return  # sent before the last decrease: part of the congestion already acted on
+        if now - self._last_decrease < self.cooldown_s:
+            return
+        current = self.rate(now)
+        answered = self.answered(now)
+        candidates = [
+            r for r in (answered, None if current is None else current * self.backoff) if r
+        ]
+        if not candidates:
+            return  # nothing to go by yet: the in-flight limit and the backoff act alone
+        self._last_decrease = now
+        self.learned = max(min(candidates), 1.0 / 60.0)
+        self._learned_at = now
+        self.decreases += 1
 
 
 class Reservation:

@@ -6,8 +6,10 @@ The SDK's own retries are off (``max_retries=0``): the engine retries, with its 
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from genir_eval.errors import ConfigError
@@ -21,6 +23,7 @@ from genir_eval.llm.base import (
     TokenLogprob,
     Usage,
 )
+from genir_eval.llm.classify import parse_rate_limit
 
 __all__ = ["OpenAIProvider", "OPENAI_DEFAULT_BASE_URL"]
 
@@ -84,14 +87,25 @@ class OpenAIProvider(SDKProvider):
             body["logprobs"] = True
             if config.top_logprobs is not None:
                 body["top_logprobs"] = config.top_logprobs
-        body.update(config.extra)
-        # The SDK's documented low-level call (its route to undocumented endpoints): the body
-        # is built here already, and skipping ``chat.completions.create``'s per-call TypedDict
-        # transform and model construction saves ~1 ms of CPU per call.
-        response = await self._send(
-            lambda client: client.post("/chat/completions", cast_to=object, body=body)
+        if config.extra:
+            body["extra_body"] = dict(config.extra)
+        # ``with_raw_response`` is the SDK's documented way to the reply's headers (the
+        # rate-limit ones pace the engine); the JSON body is read here, without building the
+        # SDK's response model.
+        raw = await self._send(
+            lambda client: client.chat.completions.with_raw_response.create(**body)
         )
-        return _completion(response)
+        completion = _completion(_json_body(raw))
+        return replace(completion, rate_limit=parse_rate_limit(raw.headers))
+
+
+def _json_body(raw: Any) -> Any:
+    try:
+        return json.loads(raw.content)
+    except ValueError as error:
+        raise ProviderError(
+            f"malformed response body ({type(error).__name__}: {error})", error_class="transient"
+        ) from None
 
 
 def _completion(response: Any) -> Completion:

@@ -11,8 +11,17 @@ OpenAI; ``x-api-key`` or a bearer token plus ``anthropic-version`` for Anthropic
 callable ``reply(FakeRequest) -> str | ScriptedReply | Fault`` (default: a fixed text; a
 :class:`ScriptedReply` also scripts the OpenAI token logprobs), and faults are
 injected by probability (:class:`FaultPlan`) or by a script (a queue consumed one per
-request): latency, 429 with ``Retry-After``, 429 ``insufficient_quota``, 500, 529, 400,
+request): latency, 429 with ``Retry-After``, 429 ``insufficient_quota``, 500, 503, 529, 400,
 dropped connections, malformed bodies, hangs.
+
+``rate_limit_rpm`` makes it enforce a request rate as the hosted APIs do: a token bucket
+refilled at ``rpm / 60`` per second holding at most ``rate_limit_burst_s`` seconds of it
+(a request arriving at an empty bucket gets a 429 with ``retry-after-ms`` and
+``retry-after``, and uses no token). With ``rate_limit_headers`` every reply carries the
+provider's rate-limit headers: OpenAI's ``x-ratelimit-limit-requests`` (per minute),
+``x-ratelimit-remaining-requests`` and ``x-ratelimit-reset-requests`` (a duration such as
+``1s`` or ``6m0s`` until the bucket is full), Anthropic's ``anthropic-ratelimit-requests-limit``,
+``-remaining`` and ``-reset`` (an RFC 3339 time).
 
 The server is a minimal HTTP/1.1 implementation on asyncio streams with keep-alive: one
 event loop in a background thread carries thousands of connections at low CPU, so it can
@@ -55,6 +64,7 @@ FaultKind = Literal[
     "rate_limit",  # 429 with Retry-After
     "quota",  # 429 insufficient_quota (permanent)
     "server_error",  # 500
+    "unavailable",  # 503
     "overloaded",  # 529 (Anthropic's overloaded_error)
     "bad_request",  # 400
     "context_length",  # 400 context_length_exceeded
@@ -68,6 +78,7 @@ ALL_FAULTS: tuple[str, ...] = (
     "rate_limit",
     "quota",
     "server_error",
+    "unavailable",
     "overloaded",
     "bad_request",
     "context_length",
@@ -143,11 +154,15 @@ class ServerStats:
     by_prompt: Counter[str] = field(default_factory=Counter)
     shape_errors: list[str] = field(default_factory=list)
     arrivals: list[float] = field(default_factory=list)
+    #: arrival times of the requests the rate limit let through (all of them without one)
+    admitted: list[float] = field(default_factory=list)
+    rate_limited: int = 0
     auth_values: set[str] = field(default_factory=set)
 
-    def max_in_window(self, window_s: float) -> int:
-        """Largest number of requests that arrived within any window of ``window_s``."""
-        times = sorted(self.arrivals)
+    def max_in_window(self, window_s: float, *, admitted: bool = False) -> int:
+        """Largest number of requests that arrived within any window of ``window_s``
+        (``admitted``: only those the server's rate limit let through)."""
+        times = sorted(self.admitted if admitted else self.arrivals)
         best = 0
         start = 0
         for end, t in enumerate(times):
@@ -167,6 +182,8 @@ class ServerStats:
             "by_prompt": dict(self.by_prompt),
             "shape_errors": list(self.shape_errors),
             "arrivals": list(self.arrivals),
+            "admitted": list(self.admitted),
+            "rate_limited": self.rate_limited,
         }
 
     @classmethod
@@ -181,7 +198,62 @@ class ServerStats:
             by_prompt=Counter(data["by_prompt"]),
             shape_errors=list(data["shape_errors"]),
             arrivals=list(data["arrivals"]),
+            admitted=list(data.get("admitted", ())),
+            rate_limited=int(data.get("rate_limited", 0)),
         )
+
+
+class _Bucket:
+    """A token bucket of requests: ``rpm / 60`` tokens a second, at most ``burst_s`` seconds
+    of them; starts full."""
+
+    def __init__(self, rpm: float, burst_s: float) -> None:
+        if rpm <= 0 or burst_s <= 0:
+            raise ValueError("rate_limit_rpm and rate_limit_burst_s must be > 0")
+        self.rpm = rpm
+        self.rate = rpm / 60.0
+        self.capacity = max(1.0, self.rate * burst_s)
+        self.tokens = self.capacity
+        self.updated = time.monotonic()
+
+    def _refill(self, now: float) -> None:
+        self.tokens = min(self.capacity, self.tokens + (now - self.updated) * self.rate)
+        self.updated = now
+
+    def take(self, now: float) -> float | None:
+        """Take a token: ``None`` when there was one, else the seconds until there is."""
+        self._refill(now)
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return None
+        return (1.0 - self.tokens) / self.rate
+
+    def headers(self, protocol: str, now: float) -> dict[str, str]:
+        self._refill(now)
+        remaining = int(self.tokens)
+        to_full = (self.capacity - self.tokens) / self.rate
+        if protocol == "anthropic":
+            reset = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() + to_full))
+            return {
+                "anthropic-ratelimit-requests-limit": f"{self.rpm:g}",
+                "anthropic-ratelimit-requests-remaining": str(remaining),
+                "anthropic-ratelimit-requests-reset": reset + "Z",
+            }
+        return {
+            "x-ratelimit-limit-requests": f"{self.rpm:g}",
+            "x-ratelimit-remaining-requests": str(remaining),
+            "x-ratelimit-reset-requests": _duration(to_full),
+        }
+
+
+def _duration(seconds: float) -> str:
+    """A duration as OpenAI's rate-limit headers write it: ``12ms``, ``1.5s``, ``6m0s``."""
+    if seconds < 1.0:
+        return f"{round(seconds * 1000)}ms"
+    minutes, rest = divmod(seconds, 60.0)
+    if minutes:
+        return f"{int(minutes)}m{rest:g}s"
+    return f"{rest:.3g}s"
 
 
 def _content_text(content: Any) -> str:
@@ -204,6 +276,7 @@ _REASONS = {
     405: "Method Not Allowed",
     429: "Too Many Requests",
     500: "Internal Server Error",
+    503: "Service Unavailable",
     529: "Overloaded",
 }
 
@@ -241,6 +314,9 @@ class FakeLLMServer(_Address):
         host: str = "127.0.0.1",
         port: int = 0,
         record_prompts: bool = True,
+        rate_limit_rpm: float | None = None,
+        rate_limit_burst_s: float = 1.0,
+        rate_limit_headers: bool = True,
     ) -> None:
         self.reply = reply
         self.latency = latency
@@ -253,6 +329,10 @@ class FakeLLMServer(_Address):
         self.port = port
         self.record_prompts = record_prompts
         self.stats = ServerStats()
+        self.bucket = (
+            _Bucket(rate_limit_rpm, rate_limit_burst_s) if rate_limit_rpm is not None else None
+        )
+        self.rate_limit_headers = rate_limit_headers
         self._rng = random.Random(self.faults.seed)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.base_events.Server | None = None
@@ -450,6 +530,27 @@ class FakeLLMServer(_Address):
         assert request is not None
         if self.record_prompts:
             stats.by_prompt[request.last_user_text] += 1
+        limit_headers: dict[str, str] = {}
+        now = time.monotonic()
+        if self.bucket is not None:
+            wait = self.bucket.take(now)
+            if self.rate_limit_headers:
+                limit_headers = self.bucket.headers(protocol, now)
+            if wait is not None:
+                stats.rate_limited += 1
+                stats.by_status[429] += 1
+                limit_headers["retry-after-ms"] = str(max(1, round(wait * 1000)))
+                limit_headers["retry-after"] = str(max(1, int(wait + 0.999)))
+                message = "Rate limit reached for requests (fake)"
+                self._send(
+                    writer,
+                    429,
+                    _error_body(protocol, "rate_limit_exceeded", message),
+                    extra=limit_headers,
+                )
+                await writer.drain()
+                return True
+        stats.admitted.append(now)
         fault = self._next_fault()
         text: str | None = None
         scripted: ScriptedReply | None = None
@@ -471,7 +572,7 @@ class FakeLLMServer(_Address):
         payload = self._success(protocol, request, text, scripted)
         stats.by_status[200] += 1
         stats.answered_ok += 1
-        self._send(writer, 200, payload)
+        self._send(writer, 200, payload, extra=limit_headers)
         await writer.drain()
         return True
 
@@ -504,6 +605,8 @@ class FakeLLMServer(_Address):
             message = "You exceeded your current quota (fake)"
         elif kind == "server_error":
             status, err, message = 500, "server_error", "internal error (fake)"
+        elif kind == "unavailable":
+            status, err, message = 503, "service_unavailable", "service unavailable (fake)"
         elif kind == "overloaded":
             status, err, message = 529, "overloaded_error", "Overloaded (fake)"
         elif kind == "bad_request":

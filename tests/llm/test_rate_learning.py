@@ -1,0 +1,194 @@
+"""The engine without a configured request rate: it learns the provider's from 429s and
+rate-limit headers, and only rate-limit signals slow it down (the fake server enforces a
+rate with a token bucket and counts)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from llm_helpers import make_request, openai_engine
+
+from genir_eval.llm import Completion, limits
+from genir_eval.llm.anthropic_provider import AnthropicProvider
+from genir_eval.llm.base import GenerateConfig, Message, ProviderError, RateLimitInfo
+from genir_eval.llm.classify import parse_rate_limit
+from genir_eval.llm.limits import LearnedRate
+from genir_eval.llm.openai_provider import OpenAIProvider
+from genir_eval.testing import FakeLLMServer, FaultPlan
+
+# Header values as the providers document them (OpenAI: a per-minute limit and a Go-style
+# duration until the allowance is full; Anthropic: an RFC 3339 time); expected values
+# computed by hand.
+HEADER_CASES = [
+    (
+        {
+            "x-ratelimit-limit-requests": "5000",
+            "x-ratelimit-remaining-requests": "4999",
+            "x-ratelimit-reset-requests": "12ms",
+        },
+        RateLimitInfo(limit=5000.0, remaining=4999.0, reset_s=0.012),
+    ),
+    (
+        {
+            "x-ratelimit-limit-requests": "60",
+            "x-ratelimit-remaining-requests": "0",
+            "x-ratelimit-reset-requests": "6m0s",
+        },
+        RateLimitInfo(limit=60.0, remaining=0.0, reset_s=360.0),
+    ),
+    (
+        {"x-ratelimit-limit-requests": "60", "x-ratelimit-reset-requests": "1h2m3.5s"},
+        RateLimitInfo(limit=60.0, remaining=None, reset_s=3723.5),
+    ),
+    (
+        {"x-ratelimit-limit-requests": "lots", "x-ratelimit-reset-requests": "soon"},
+        RateLimitInfo(limit=None, remaining=None, reset_s=None),
+    ),
+    (
+        {
+            "anthropic-ratelimit-requests-limit": "50",
+            "anthropic-ratelimit-requests-remaining": "49",
+            "anthropic-ratelimit-requests-reset": "2000-01-01T00:00:00Z",
+        },
+        RateLimitInfo(limit=50.0, remaining=49.0, reset_s=0.0),  # in the past: now
+    ),
+    ({"content-type": "application/json"}, None),
+]
+
+
+@pytest.mark.parametrize(("headers", "expected"), HEADER_CASES)
+def test_rate_limit_headers_are_read(headers: dict[str, str], expected: Any) -> None:
+    assert parse_rate_limit(headers) == expected
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_learned_rate_from_headers_from_429s_and_climbing(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = _Clock()
+    monkeypatch.setattr(limits.time, "monotonic", clock)
+    rate = LearnedRate(window_s=1.0, backoff=0.95, increase=0.01, cooldown_s=1.0, guard=0.02)
+    assert rate.rate() is None  # no signal yet: not paced
+    # 30 answers a second for 1.5 s, then a 429: the pace is what was accepted over the last
+    # second, 30/s (31 answers fall in a closed 1 s window: one count of tolerance).
+    for _ in range(45):
+        clock.now += 1 / 30
+        rate.on_answer()
+    rate.on_rate_limit(sent_at=clock.now - 0.1)
+    first = rate.rate()
+    assert first == pytest.approx(30.0, abs=1.0)
+    # Another 429 within the cooldown, or for a request sent before the decrease: same event.
+    clock.now += 0.5
+    rate.on_rate_limit(sent_at=clock.now - 0.1)
+    rate.on_rate_limit(sent_at=clock.now - 0.9)
+    assert rate.decreases == 1
+    # Between 429s the pace climbs by 1% of itself per second (by hand: x 1.10 at +10 s).
+    clock.now += 9.5
+    assert rate.rate() == pytest.approx(first * 1.10, rel=1e-6)
+    # A stated limit caps it: 1200 per minute = 20/s, less the 2% guard.
+    rate.on_answer(RateLimitInfo(limit=1200.0))
+    assert rate.rate() == pytest.approx(19.6, rel=1e-6)
+    # The next 429 (after the cooldown): the lower of 0.95 x the pace and what was answered
+    # (one answer in the last second: too few to measure, so 0.95 x 19.6).
+    clock.now += 2.0
+    rate.on_rate_limit(sent_at=clock.now - 0.1)
+    assert rate.rate() == pytest.approx(19.6 * 0.95, rel=1e-6)
+
+
+def test_fake_server_enforces_a_rate_with_429_retry_after_and_headers() -> None:
+    # 600 rpm = 10/s with 1 s of burst: of 25 requests sent at once, 10 are admitted.
+    with FakeLLMServer(rate_limit_rpm=600) as server:
+
+        async def run() -> list[Completion | BaseException]:
+            openai = OpenAIProvider(
+                model="m", base_url=server.openai_base_url, api_key=server.api_key
+            )
+            anthropic = AnthropicProvider(
+                model="m", base_url=server.anthropic_base_url, api_key=server.api_key
+            )
+            messages = (Message("user", "hi"),)
+            config = GenerateConfig(model="m", max_tokens=8)
+            try:
+                calls = [openai.generate(messages, config) for _ in range(20)]
+                calls += [anthropic.generate(messages, config) for _ in range(5)]
+                return await asyncio.gather(*calls, return_exceptions=True)
+            finally:
+                await openai.aclose()
+                await anthropic.aclose()
+
+        results = asyncio.run(run())
+    ok = [r for r in results if isinstance(r, Completion)]
+    limited = [r for r in results if isinstance(r, ProviderError)]
+    assert len(ok) + len(limited) == 25
+    assert 10 <= len(ok) <= 11  # one more token may have dripped in while they arrived
+    assert server.stats.rate_limited == len(limited)
+    for error in limited:
+        assert error.error_class == "rate_limit" and error.status == 429
+        assert error.retry_after is not None and 0 < error.retry_after <= 1.0
+        assert error.rate_limit is not None and error.rate_limit.limit == 600.0
+        assert error.rate_limit.remaining == 0.0
+    for completion in ok:
+        assert completion.rate_limit is not None and completion.rate_limit.limit == 600.0
+        assert completion.rate_limit.remaining is not None
+        assert 0.0 <= completion.rate_limit.remaining < 10.0
+
+
+@pytest.mark.parametrize("headers", [False, True])
+def test_engine_learns_the_rate_and_keeps_429s_few(headers: bool) -> None:
+    # 1200 rpm = 20/s. Unpaced, 32 in flight at 50 ms would send up to 640/s: without
+    # learning nearly every request after the first second is a 429.
+    n = 160
+    with FakeLLMServer(latency=0.05, rate_limit_rpm=1200, rate_limit_headers=headers) as server:
+
+        async def run() -> dict[str, Any]:
+            async with openai_engine(server, concurrency=32, max_attempts=20) as engine:
+                results = await asyncio.gather(
+                    *(engine.complete(make_request(i)) for i in range(n))
+                )
+                assert all(isinstance(r, Completion) for r in results)
+                return engine.stats()
+
+        stats = asyncio.run(run())
+    assert server.stats.answered_ok == n
+    rate = stats["request_rate"]
+    assert rate["source"] == "learned"
+    if headers:
+        assert rate["stated_rpm"] == 1200.0
+        # Only the opening burst (before the first reply told the limit) meets 429s: 32
+        # requests sent at once against 20 tokens, and the retries of those.
+        assert server.stats.rate_limited <= 32
+    else:
+        assert rate["stated_rpm"] is None
+        assert rate["decreases"] >= 1
+        assert server.stats.rate_limited <= n // 2
+
+
+def test_transient_errors_lower_neither_concurrency_nor_pace() -> None:
+    plan = FaultPlan(rate=0.2, kinds=("server_error", "unavailable", "drop"), seed=3)
+    with FakeLLMServer(latency=0.01, faults=plan) as server:
+
+        async def run() -> dict[str, Any]:
+            async with openai_engine(server, concurrency=16, max_attempts=10) as engine:
+                results = await asyncio.gather(
+                    *(engine.complete(make_request(i)) for i in range(120))
+                )
+                assert all(isinstance(r, Completion) for r in results)
+                return engine.stats()
+
+        stats = asyncio.run(run())
+    assert sum(server.stats.by_fault.values()) >= 10  # faults happened (seeded draw)
+    assert stats["concurrency"]["decreases"] == 0
+    assert stats["concurrency"]["lowest"] == 16
+    assert stats["request_rate"] == {
+        "source": "learned",
+        "rpm": None,
+        "stated_rpm": None,
+        "decreases": 0,
+    }
