@@ -362,7 +362,8 @@ class LearnedRate:
       event, as in :class:`AdaptiveLimit`) the pace drops to the lower of ``backoff`` times the
       current pace and the rate of the provider's answers (every reply but a 429) over the
       last ``window_s``: what the provider actually accepted while it was rejecting the rest.
-      The first 429 of a run sets the first pace the same way. Between 429s the pace climbs
+      The first 429 of a run sets the first pace the same way, the unpaced sending rate
+      standing for the current pace. Between 429s the pace climbs
       by ``increase`` of itself per second (a probe for more: providers raise limits, and
       the estimate may be low), so a 429 comes back now and then, as the price of finding
       the limit without being told it.
@@ -391,6 +392,7 @@ class LearnedRate:
         self._learned_at = 0.0
         self._last_decrease = -math.inf
         self._answers: deque[float] = deque()  # when the provider's non-429 replies came
+        self._sends: deque[float] = deque()  # sends before any pace was set
         self._first_answer: float | None = None
         self._next_at = -math.inf
         self._busy = False
@@ -408,6 +410,10 @@ class LearnedRate:
     async def acquire(self, *, first: bool = False) -> None:
         """Wait for this request's turn at the current pace."""
         if self.stated is None and self.learned is None and not self._waiters:
+            now = time.monotonic()
+            self._sends.append(now)  # unpaced: what was sent is the only measure at a 429
+            while self._sends[0] < now - self.window_s:
+                self._sends.popleft()
             return
         if not self._busy and not self._waiters:
             self._busy = True
@@ -475,6 +481,9 @@ class LearnedRate:
         if now - self._last_decrease < self.cooldown_s:
             return
         current = self.rate(now)
+        if current is None and len(self._sends) >= 4:
+            # The first 429, maybe before any reply: the unpaced sending rate was too much.
+            current = len(self._sends) / max(now - self._sends[0], 0.1 * self.window_s)
         answered = self.answered(now)
         candidates = [
             r for r in (answered, None if current is None else current * self.backoff) if r

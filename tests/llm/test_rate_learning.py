@@ -148,7 +148,11 @@ def test_engine_learns_the_rate_and_keeps_429s_few(headers: bool) -> None:
     with FakeLLMServer(latency=0.05, rate_limit_rpm=1200, rate_limit_headers=headers) as server:
 
         async def run() -> dict[str, Any]:
-            async with openai_engine(server, concurrency=32, max_attempts=20) as engine:
+            # The default backoff (0.5 s doubling) rather than the tests' short one: a 429's
+            # retry must not race through its attempts before the pace is learned.
+            async with openai_engine(
+                server, concurrency=32, max_attempts=20, backoff_base=0.5, backoff_max=4.0
+            ) as engine:
                 results = await asyncio.gather(
                     *(engine.complete(make_request(i)) for i in range(n))
                 )
