@@ -251,7 +251,7 @@ def _finish(
     try:
         session = _build(draft, default_id, path)
         try:
-            validate_session(session)
+            validate_session(session, derived=True)
         except InputError as error:
             turn = field_turn(error.column)
             line = draft.turns[turn - 1].line if turn is not None else draft.line

@@ -21,13 +21,14 @@ __all__ = ["split_segments"]
 
 _BOUNDARY = re.compile(
     r"""
-    (?:
+    (?=[，。：；？！;!?,:.\n])  # every boundary starts with one of these: lets re skip ahead
+    (?:(?:
         [，。：；？！;!?]                # always delimiters
       | ,(?!\d) | (?<!\d),             # not a thousands separator
       | :(?![\d/]) | (?<!\d):(?!/)     # not a time, not a url scheme
       | (?<!^\d)(?<!^\d\d)\.(?=\s+[A-Z"“'‘(\[])   # a sentence end, not "3. Title"
     )+
-    | \n
+    | \n)
     """,
     re.VERBOSE | re.MULTILINE,
 )

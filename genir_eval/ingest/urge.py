@@ -168,7 +168,7 @@ def _items(path: Path) -> Iterator[Session | InputError]:
                         f"the row has {len(cells)} cells for {len(header)} columns",
                     )
                 session = _session(session_id, {name: cells[i] for name, i in positions.items()})
-                validate_session(session)
+                validate_session(session, derived=True)
             except _CellError as problem:
                 yield located(problem.message, problem.column)
             except InputError as problem:

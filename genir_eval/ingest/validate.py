@@ -53,15 +53,17 @@ class _Problem(Exception):
         self.message = message
 
 
-def validate_session(session: Session) -> None:
+def validate_session(session: Session, *, derived: bool = False) -> None:
     """Check ``session`` against the rules above.
 
-    Raises :class:`~genir_eval.errors.InputError` whose ``column`` is the offending field
+    ``derived=True`` says the reader cut every turn's statements and segments out of its
+    response text itself (:func:`~genir_eval.ingest.response.build_response`), so they are
+    whole and in place by construction and only their citations are checked. Raises :class:`~genir_eval.errors.InputError` whose ``column`` is the offending field
     and whose message names the turn (``turn 2: statement 1 cites [5], which is not among
     the turn's links``); callers add the file and the row or line.
     """
     try:
-        _check_session(session)
+        _check_session(session, derived)
     except _Problem as problem:
         raise InputError(problem.message, column=problem.field) from None
 
@@ -74,7 +76,7 @@ def _text(value: Any, field: str, what: str) -> str:
     return value
 
 
-def _check_session(session: Session) -> None:
+def _check_session(session: Session, derived: bool) -> None:
     session_id = _text(session.session_id, "session_id", "the session id")
     if not session_id.strip():
         raise _Problem("session_id", "the session id is empty")
@@ -85,12 +87,12 @@ def _check_session(session: Session) -> None:
     if not session.turns:
         raise _Problem("turns", "the session has no turns")
     for position, turn in enumerate(session.turns, start=1):
-        _check_turn(turn, position, f"turns[{position - 1}]")
+        _check_turn(turn, position, f"turns[{position - 1}]", derived)
     if session.gold is not None:
         _check_gold(session.gold, session.turns)
 
 
-def _check_turn(turn: Turn, position: int, where: str) -> None:
+def _check_turn(turn: Turn, position: int, where: str, derived: bool) -> None:
     at = f"turn {position}"
     if turn.index != position:
         raise _Problem(f"{where}.index", f"{at}: turns are numbered 1, 2, ... (found {turn.index})")
@@ -120,15 +122,17 @@ def _check_turn(turn: Turn, position: int, where: str) -> None:
     if not turn.statements:
         raise _Problem(f"{where}.statements", f"{at}: the response has no statements")
     for j, statement in enumerate(turn.statements):
-        field = f"{where}.statements[{j}]"
-        _text(statement.text, f"{field}.text", f"{at}: statement {j + 1}")
+        if not derived:
+            _text(statement.text, f"{where}.statements[{j}].text", f"{at}: statement {j + 1}")
         for cid in statement.citations:
             if cid not in links:
                 raise _Problem(
-                    f"{field}.citations",
+                    f"{where}.statements[{j}].citations",
                     f"{at}: statement {j + 1} cites [{short_repr(cid)}], "
                     "which is not among the turn's links",
                 )
+    if derived:
+        return
     for k, segment in enumerate(turn.segments):
         field = f"{where}.segments[{k}]"
         start, end = segment.start, segment.end

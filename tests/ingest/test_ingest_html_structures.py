@@ -314,7 +314,7 @@ def _squeeze(text: str) -> str:
 
 
 @settings(
-    max_examples=200,
+    max_examples=80,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow],
