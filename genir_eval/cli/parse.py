@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(temporary, 0o666 & ~umask)  # as a plainly created file, not mkstemp's 0600
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
+        with os.fdopen(handle, "wb") as out:
             count = write_jsonl(counted(), out)
         os.replace(temporary, output)
     except OSError as error:

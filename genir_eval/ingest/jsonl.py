@@ -17,7 +17,8 @@ Reading validates every line before building records, and names file, line and f
   cite the turn's ``links`` and leave the text. Such a turn is refused, with a message
   saying why, when it has no ``links``, a marker cites an id ``links`` lacks, or it gives
   ``segments`` (their offsets would point into the text with the markers);
-* an object may not repeat a key; ``meta`` nests at most 64 levels;
+* strict JSON: an object may not repeat a key, ``NaN`` and ``Infinity`` are not numbers;
+  ``meta`` nests at most 64 levels and holds valid Unicode text;
 * then the rules every format shares (:mod:`genir_eval.ingest.validate`): no phantom citations,
   each link id once, gold only for the turn's links and statements, a non-empty response.
 * citations and link ids are integers; a segment's offsets lie within ``response_text``
@@ -36,10 +37,14 @@ it, is an error of that line, and with ``skip_invalid`` exactly that line is lef
 
 from __future__ import annotations
 
+import io
 import json
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
+
+import orjson
 
 from genir_eval.errors import InputError
 from genir_eval.ingest.language import detect_language
@@ -60,6 +65,8 @@ from genir_eval.records import (
 __all__ = ["iter_jsonl", "read_jsonl", "write_jsonl", "validate_session_dict"]
 
 _MAX_META_DEPTH = 64
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
 
 
 class _FieldError(Exception):
@@ -69,23 +76,46 @@ class _FieldError(Exception):
         self.message = message
 
 
-def write_jsonl(sessions: Iterable[Session], path_or_file: str | Path | IO[str]) -> int:
+def write_jsonl(sessions: Iterable[Session], path_or_file: str | Path | IO[str] | IO[bytes]) -> int:
     """Write one canonical JSON object per session (UTF-8, not ASCII-escaped); returns count.
 
     Sessions are written as they come, so an iterator of sessions is never held in memory.
+    A path is written in binary; a file object may be text or binary.
     """
     if isinstance(path_or_file, (str, Path)):
-        with Path(path_or_file).open("w", encoding="utf-8", newline="\n") as stream:
+        with Path(path_or_file).open("wb") as stream:
             return _write(sessions, stream)
-    return _write(sessions, path_or_file)
+    if isinstance(path_or_file, io.TextIOBase):
+        return _write_text(sessions, path_or_file)
+    return _write(sessions, path_or_file)  # type: ignore[arg-type]
 
 
-def _write(sessions: Iterable[Session], stream: IO[str]) -> int:
+def session_line(session: Session) -> bytes:
+    """One session's canonical JSONL line, UTF-8 bytes ending in a newline.
+
+    orjson writes it; an object it refuses (an integer beyond 64 bits in ``meta``) goes
+    through the json module instead, which writes the same JSON.
+    """
+    data = session_to_dict(session)
+    try:
+        return orjson.dumps(data, option=orjson.OPT_APPEND_NEWLINE)
+    except TypeError:
+        return (_ENCODE(data) + "\n").encode("utf-8")
+
+
+def _write(sessions: Iterable[Session], stream: IO[bytes]) -> int:
     count = 0
-    encode = json.JSONEncoder(ensure_ascii=False).encode
     write = stream.write
     for session in sessions:
-        write(encode(session_to_dict(session)) + "\n")
+        write(session_line(session))
+        count += 1
+    return count
+
+
+def _write_text(sessions: Iterable[Session], stream: IO[str]) -> int:
+    count = 0
+    for session in sessions:
+        stream.write(session_line(session).decode("utf-8"))
         count += 1
     return count
 
@@ -141,7 +171,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _read_line(line: str) -> Session:
     try:
-        data = json.loads(line, object_pairs_hook=_unique_keys)
+        data = json.loads(line, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
     except RecursionError:
         raise _FieldError("(line)", "the JSON is nested too deeply to read") from None
     except ValueError as error:
@@ -149,8 +179,8 @@ def _read_line(line: str) -> Session:
         raise _FieldError("(line)", f"not valid JSON: {detail}") from None
     _validate(data)
     data = dict(data)
-    if data.get("meta") is not None and _depth(data["meta"]) > _MAX_META_DEPTH:
-        raise _FieldError("meta", f"nests deeper than {_MAX_META_DEPTH} levels")
+    if data.get("meta") is not None:
+        _check_meta(data["meta"])
     turns = []
     for position, turn in enumerate(data["turns"], start=1):
         turn = dict(turn)
@@ -217,20 +247,28 @@ def _derive_statements(turn: dict[str, Any], position: int) -> None:
     turn["segments"] = [{"text": s.text, "start": s.start, "end": s.end} for s in parsed.segments]
 
 
-def _depth(value: Any) -> int:
-    """How deeply lists and objects nest in ``value`` (iteratively: depth is untrusted)."""
-    deepest = 0
+def _check_meta(value: Any) -> None:
+    """``meta`` nests at most 64 levels and holds only text that can be written as UTF-8.
+
+    Walked iteratively: its depth is untrusted.
+    """
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, dict):
-            item = list(item.values())
-        if isinstance(item, list):
-            deepest = max(deepest, depth)
+        if isinstance(item, str):
+            if not item.isascii() and _SURROGATE.search(item):
+                raise _FieldError(
+                    "meta", "holds an unpaired surrogate; it is not valid Unicode text"
+                )
+        elif isinstance(item, (dict, list)):
             if depth > _MAX_META_DEPTH:
-                return depth
-            stack.extend((child, depth + 1) for child in item)
-    return deepest
+                raise _FieldError("meta", f"nests deeper than {_MAX_META_DEPTH} levels")
+            children = [*item.keys(), *item.values()] if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+
+
+def _no_constant(name: str) -> Any:
+    raise _FieldError("(line)", f"not valid JSON: {name} is not a JSON number")
 
 
 def validate_session_dict(data: Any) -> None:

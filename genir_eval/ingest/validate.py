@@ -204,8 +204,9 @@ def _check_gold(gold: Gold, turns: tuple[Turn, ...]) -> None:
                     )
     for key in ("useful_spans_user", "useful_spans_external"):
         for i, spans in enumerate(_per_turn(getattr(gold, key), key, n)):
-            for span in spans:
-                _text(span, f"gold.{key}[{i}]", f"turn {i + 1}: a useful span")
+            if not all(isinstance(span, str) for span in spans):
+                raise _Problem(f"gold.{key}[{i}]", f"turn {i + 1}: a useful span is not a string")
+            _text("".join(spans), f"gold.{key}[{i}]", f"turn {i + 1}: a useful span")
     if gold.dissatisfaction is not None:
         for choice in gold.dissatisfaction.choices:
             _text(choice, "gold.dissatisfaction.choices", "a dissatisfaction choice")

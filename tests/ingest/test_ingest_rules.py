@@ -441,6 +441,19 @@ def test_unpaired_surrogate_is_refused(tmp_path):
     line = _jsonl(_full_jsonl()).replace("q one", "q \\ud800 one")
     error = error_of(write(tmp_path, "jsonl", line))
     assert error.column == "turns[0].query" and "surrogate" in error.message
+    line = json.dumps(_full_jsonl(meta={"note": "\ud800"}))  # ASCII: the escape \\ud800
+    error = error_of(write(tmp_path, "jsonl", line))
+    assert error.column == "meta" and "surrogate" in error.message
+
+
+def test_strict_json_numbers_and_wide_integers_in_meta(tmp_path, capsys):
+    line = _jsonl(_full_jsonl()).replace('"session_satisfaction": 4', '"session_satisfaction": NaN')
+    assert "NaN is not a JSON number" in error_of(write(tmp_path, "jsonl", line)).message
+    wide = _full_jsonl(meta={"trace": 2**80, "nested": [[{"a": 1.5}]]})
+    path = write(tmp_path, "jsonl", _jsonl(wide))
+    code, err, written = run_parse(capsys, path, tmp_path / "out.jsonl")
+    assert code == 0, err
+    assert json.loads(written[0])["meta"] == {"trace": 2**80, "nested": [[{"a": 1.5}]]}
 
 
 # -- skip-invalid skips exactly the bad session --------------------------------------------
