@@ -1,7 +1,9 @@
 """The ``genir-eval`` command line.
 
 Each subcommand lives in a module of this package exposing ``add_parser(subparsers)``,
-which registers the subcommand and sets ``func(args) -> int`` as its default.
+which registers the subcommand and sets ``func(args) -> int`` as its default. Only the
+command being run is imported (``--help`` and ``--version`` import none): a command pays for
+what it uses, so ``genir-eval parse`` does not load the judges, the engine or the plots.
 """
 
 from __future__ import annotations
@@ -16,12 +18,28 @@ from genir_eval.errors import GenirError
 
 __all__ = ["main", "COMMANDS"]
 
-# Module names under genir_eval.cli, in the order `--help` lists them.
-COMMANDS: tuple[str, ...] = ("parse", "correlate", "cache", "run", "compare", "meta")
+# Module names under genir_eval.cli and their one-line help, in the order `--help` lists them.
+COMMANDS: dict[str, str] = {
+    "parse": "read sessions (URGE CSV, JSONL or Markdown) and write canonical JSONL",
+    "correlate": "correlate usefulness measures with user satisfaction (URGE's table)",
+    "cache": "inspect the LLM response cache",
+    "run": "run a scenario: judge the sessions, score them, write the run directory",
+    "compare": "compare two runs over the same sessions; exit 1 on a regression",
+    "meta": "meta-evaluate a judge against gold labels",
+}
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The command line's parser; with ``only``, just that subcommand's (imports it alone)."""
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names: its first argument that is not an option."""
+    for arg in argv:
+        if not arg.startswith("-"):
+            return arg if arg in COMMANDS else None
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser for ``argv``: every command is listed, only the one ``argv`` names (all of
+    them when ``argv`` is ``None``) is imported and given its arguments."""
     parser = argparse.ArgumentParser(
         prog="genir-eval",
         description="Evaluate generative search sessions: logs in, judged scores out.",
@@ -29,17 +47,18 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"genir-eval {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in COMMANDS if only is None else (only,):
-        importlib.import_module(f"genir_eval.cli.{name}").add_parser(sub)
+    chosen = _command_in(argv) if argv is not None else None
+    for name, summary in COMMANDS.items():
+        if argv is None or name == chosen:
+            importlib.import_module(f"genir_eval.cli.{name}").add_parser(sub)
+        else:
+            sub.add_parser(name, help=summary)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    # A command imports only its own module: `genir-eval parse` never loads the judges,
-    # the engine or the plotting code. Help without a command lists them all.
-    words = list(sys.argv[1:] if argv is None else argv)
-    named = next((w for w in words if not w.startswith("-")), None)
-    parser = build_parser(named if named in COMMANDS else None)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

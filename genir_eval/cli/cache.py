@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from genir_eval.cli import COMMANDS
 from genir_eval.errors import InputError
 from genir_eval.llm.cache import Cache
 from genir_eval.llm.options import DEFAULT_CACHE_PATH
@@ -22,7 +23,7 @@ __all__ = ["add_parser"]
 
 
 def add_parser(subparsers: Any) -> None:
-    parser = subparsers.add_parser("cache", help="inspect the LLM response cache")
+    parser = subparsers.add_parser("cache", help=COMMANDS["cache"])
     actions = parser.add_subparsers(dest="cache_command", metavar="ACTION")
     actions.required = True
     stats = actions.add_parser("stats", help="rows, size, hits and misses per run")

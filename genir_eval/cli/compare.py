@@ -6,10 +6,8 @@ import argparse
 import json
 import sys
 
+from genir_eval.cli import COMMANDS
 from genir_eval.errors import ConfigError
-from genir_eval.report.html import headline_score
-from genir_eval.report.outputs import load_run
-from genir_eval.runner.compare import compare_runs, describe, gate
 
 __all__ = ["add_parser", "run"]
 
@@ -17,7 +15,7 @@ __all__ = ["add_parser", "run"]
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = subparsers.add_parser(
         "compare",
-        help="compare two runs over the same sessions; exit 1 on a regression",
+        help=COMMANDS["compare"],
         description=(
             "Paired comparison of run B against run A (per-session or per-turn deltas, "
             "paired bootstrap interval, randomisation test, Cohen's d_z). Exits 1 when a "
@@ -62,6 +60,10 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--max-drop: expected a number >= 0, got {args.max_drop}")
     if args.resamples < 1:
         raise ConfigError(f"--resamples: expected an integer >= 1, got {args.resamples}")
+    from genir_eval.report.html import headline_score
+    from genir_eval.report.outputs import load_run
+    from genir_eval.runner.compare import compare_runs, describe, gate
+
     run_a, run_b = load_run(args.run_a), load_run(args.run_b)
     metrics = args.metric or [headline_score(run_b)]
     if metrics == [None]:

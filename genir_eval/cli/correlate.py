@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any
 
+from genir_eval.cli import COMMANDS
 from genir_eval.errors import ConfigError
 from genir_eval.ingest import FORMATS, load_sessions
 from genir_eval.meta.urge_table import urge_table
@@ -19,7 +20,7 @@ LABEL_SOURCES: tuple[str, ...] = ("gold",)
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "correlate",
-        help="correlate usefulness measures with user satisfaction (URGE's table)",
+        help=COMMANDS["correlate"],
         description=(
             "Compute URGE's query- and session-level usefulness measures from link labels and "
             "correlate them with the users' satisfaction (Pearson with a bootstrap interval, "

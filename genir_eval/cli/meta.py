@@ -8,6 +8,7 @@ import json
 import sys
 from typing import Any
 
+from genir_eval.cli import COMMANDS
 from genir_eval.errors import ConfigError
 from genir_eval.ingest import FORMATS, load_sessions
 from genir_eval.judges import judge_names, make_judge
@@ -21,7 +22,7 @@ __all__ = ["add_parser", "run", "parse_option", "format_result"]
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "meta",
-        help="meta-evaluate a judge against gold labels",
+        help=COMMANDS["meta"],
         description=(
             "Run a judge on sessions that carry gold labels and report how well it agrees: "
             "link usefulness (Spearman, Kendall, kappa, MAE, AUC), useful spans (P/R/F1) and "

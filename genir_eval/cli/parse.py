@@ -15,6 +15,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from genir_eval.cli import COMMANDS
+
 __all__ = ["add_parser", "run"]
 
 _FORMATS = ("urge", "jsonl", "markdown")  # genir_eval.ingest.FORMATS, without importing it
@@ -23,7 +25,7 @@ _FORMATS = ("urge", "jsonl", "markdown")  # genir_eval.ingest.FORMATS, without i
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "parse",
-        help="read sessions (URGE CSV, JSONL or Markdown) and write canonical JSONL",
+        help=COMMANDS["parse"],
         description=(
             "Read search sessions and write them as canonical JSONL, one session a line. "
             "The input format is taken from the extension (.csv URGE, .jsonl, .md Markdown) "

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
+from genir_eval.cli import COMMANDS
 from genir_eval.llm.options import add_engine_arguments
-from genir_eval.report.summary import format_paths, format_summary
-from genir_eval.runner.run import Overrides, run_scenario
-from genir_eval.runner.status import failure_lines, raise_if_failed
+
+if TYPE_CHECKING:
+    from genir_eval.runner.run import Overrides
 
 __all__ = ["add_parser", "run"]
 
@@ -36,7 +38,7 @@ _SCENARIO_DECIDES = (
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = subparsers.add_parser(
         "run",
-        help="run a scenario: judge the sessions, score them, write the run directory",
+        help=COMMANDS["run"],
         description=(
             "Run SCENARIO (a scenarios/*.toml file): load its sessions, run its judges "
             "concurrently through the engine, aggregate the link metrics, meta-evaluate "
@@ -57,6 +59,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def overrides_from_args(args: argparse.Namespace) -> Overrides:
+    from genir_eval.runner.run import Overrides
+
     return Overrides(
         provider=args.provider,
         model=args.model,
@@ -79,6 +83,11 @@ def overrides_from_args(args: argparse.Namespace) -> Overrides:
 
 
 def run(args: argparse.Namespace) -> int:
+    # the runner and the report are imported when a run starts, not for `--help`
+    from genir_eval.report.summary import format_paths, format_summary
+    from genir_eval.runner.run import run_scenario
+    from genir_eval.runner.status import failure_lines, raise_if_failed
+
     result = run_scenario(
         args.scenario,
         out_dir=args.out,

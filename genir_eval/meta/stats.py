@@ -46,6 +46,21 @@ def _pairs(x: Sequence[Number | None], y: Sequence[Number | None]) -> tuple[list
     return [a for a, _ in kept], [b for _, b in kept]
 
 
+def _numeric_pairs(
+    x: Sequence[Number | None] | np.ndarray, y: Sequence[Number | None] | np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs of numbers of ``x`` and ``y`` as float arrays, dropping a pair where either
+    side is ``None`` or NaN (vectorised: score columns of a large run are numpy arrays)."""
+    if len(x) != len(y):
+        raise ValueError(f"paired inputs differ in length: {len(x)} and {len(y)}")
+    xa = np.asarray(x, dtype=float)  # None becomes NaN
+    ya = np.asarray(y, dtype=float)
+    keep = ~(np.isnan(xa) | np.isnan(ya))
+    if keep.all():
+        return xa, ya
+    return xa[keep], ya[keep]
+
+
 def _finite_or_none(value: float) -> float | None:
     value = float(value)
     return value if math.isfinite(value) else None
@@ -55,8 +70,8 @@ def _finite_or_none(value: float) -> float | None:
 
 
 def correlations(
-    x: Sequence[Number | None],
-    y: Sequence[Number | None],
+    x: Sequence[Number | None] | np.ndarray,
+    y: Sequence[Number | None] | np.ndarray,
     *,
     n_boot: int = 1000,
     seed: int = 0,
@@ -77,18 +92,17 @@ def correlations(
     without a warning (scipy is not called); a nearly constant side is computed as is, and
     scipy's ``NearConstantInputWarning`` is silenced for that call only, so a near-tie in
     one score neither stops a run whose warnings are errors nor floods its log. With
-    ``n_boot=0`` the intervals are ``None``. The bootstrap is vectorised: ranks,
-    ties and Kendall's S are derived from each resample's counts of the original pairs.
+    ``n_boot=0`` the intervals are ``None``. ``x`` and ``y`` may be numpy arrays (NaN
+    for missing). The bootstrap is vectorised and O(n log n) in time, linear in memory
+    (see :func:`_bootstrap`): no n x n matrix, so a run of a million pairs is measured.
     """
     if not 0.0 < ci < 1.0:
         raise ValueError(f"ci must be in (0, 1), got {ci}")
-    xs, ys = _pairs(x, y)
-    n = len(xs)
+    xa, ya = _numeric_pairs(x, y)
+    n = len(xa)
     out: dict[str, Any] = {name: None for name in _COEFFICIENTS}
     out["n"] = n
     out["ci95"] = {name: None for name in _COEFFICIENTS}
-    xa = np.asarray(xs, dtype=float)
-    ya = np.asarray(ys, dtype=float)
     if n < 3 or np.ptp(xa) == 0.0 or np.ptp(ya) == 0.0:
         return out
     # scipy.stats takes half a second to import: load it on first use, not with the CLI.
@@ -128,7 +142,10 @@ class _Groups:
 
     def sums(self, weights: np.ndarray) -> np.ndarray:
         """Per-group sums of ``weights`` (resamples x values) -> resamples x groups."""
-        return np.add.reduceat(weights[:, self.order], self.starts, axis=1)
+        ordered = weights[:, self.order]
+        if self.count == weights.shape[1]:  # no ties: each value is its own group
+            return ordered
+        return np.add.reduceat(ordered, self.starts, axis=1)
 
 
 def _average_ranks(group_counts: np.ndarray) -> np.ndarray:
@@ -136,25 +153,19 @@ def _average_ranks(group_counts: np.ndarray) -> np.ndarray:
     return np.cumsum(group_counts, axis=1) - (group_counts - 1.0) / 2.0
 
 
-def _kendall_s_by_levels(counts: np.ndarray, levels: _Groups, other: _Groups) -> np.ndarray:
-    """Kendall's S of each resample, summed over the levels of the side with few values.
+def _kendall_s_by_levels(dense: np.ndarray) -> np.ndarray:
+    """Kendall's S of each resample from its cell counts ``dense`` (resamples x levels of
+    the side with few values x groups of the other side, both in ascending order).
 
     For each level a, every drawn pair (j at a level above a, l at a) adds
-    sign(other_j - other_l): the count of level-a draws before j's group in the other side's
-    order minus the count after it, obtained for all resamples at once by a cumulative sum.
+    sign(other_j - other_l): the count of level-a draws before j's group in the other
+    side's order minus the count after it, obtained for all resamples at once by a
+    cumulative sum. Time and memory are linear in the number of cells.
     """
-    size = counts.shape[0]
-    key = levels.of * other.count + other.of
-    order = np.argsort(key, kind="stable")
-    sorted_key = key[order]
-    is_start = np.r_[True, sorted_key[1:] != sorted_key[:-1]]
-    starts = np.flatnonzero(is_start)
-    present = sorted_key[starts]
-    dense = np.zeros((size, levels.count, other.count), dtype=np.int64)
-    dense.reshape(size, -1)[:, present] = np.add.reduceat(counts[:, order], starts, axis=1)
+    size, n_levels, _ = dense.shape
     above = dense.sum(axis=1)
-    s = np.zeros(size, dtype=np.int64)
-    for a in range(levels.count - 1):
+    s = np.zeros(size, dtype=np.float64)
+    for a in range(n_levels - 1):
         at_a = dense[:, a, :]
         # below - beyond = (running - at_a) - (total - running)
         diff = np.cumsum(at_a, axis=1)
@@ -167,9 +178,16 @@ def _kendall_s_by_levels(counts: np.ndarray, levels: _Groups, other: _Groups) ->
     return s
 
 
-def _pair_signs(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """The n x n matrix of sign(x_j - x_l) sign(y_j - y_l): Kendall's S is c' A c / 2."""
-    return np.sign(x[:, None] - x[None, :]) * np.sign(y[:, None] - y[None, :])
+def _kendall_per_resample(x: np.ndarray, y: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """Kendall tau-b of each resample (rows of ``draws``) by scipy's O(n log n) count."""
+    from scipy import stats as scipy_stats
+
+    out = np.empty(draws.shape[0])
+    for row, drawn in enumerate(draws):
+        xs, ys = x[drawn], y[drawn]
+        undefined = xs.min() == xs.max() or ys.min() == ys.max()
+        out[row] = np.nan if undefined else scipy_stats.kendalltau(xs, ys, variant="b").statistic
+    return out
 
 
 def _ratio(num: np.ndarray, den: np.ndarray, undefined: np.ndarray) -> np.ndarray:
@@ -179,47 +197,102 @@ def _ratio(num: np.ndarray, den: np.ndarray, undefined: np.ndarray) -> np.ndarra
     return np.clip(r, -1.0, 1.0)
 
 
+def _draws(rng: np.random.Generator, n: int, n_boot: int, chunk: int):  # type: ignore[no-untyped-def]
+    """``n_boot`` resamples of ``n`` pair indices, ``chunk`` at a time: one stream of
+    ``rng.integers``, so the draws do not depend on the chunking."""
+    for start in range(0, n_boot, chunk):
+        yield rng.integers(0, n, size=(min(chunk, n_boot - start), n))
+
+
 def _bootstrap(x: np.ndarray, y: np.ndarray, n_boot: int, rng: np.random.Generator) -> dict:
-    n = len(x)
+    """The three coefficients of ``n_boot`` resamples of the pairs.
+
+    Resamples are processed in chunks of about :data:`_CHUNK_VALUES` drawn values, so
+    memory is flat in ``n_boot`` and linear in ``n``; no n x n matrix is ever built. When
+    one side has at most :data:`_MAX_LEVELS` distinct values (a score against a 1-5 or 0-3
+    scale) every coefficient is computed from the resample's counts of the (level, value)
+    cells; otherwise Pearson and Spearman from the counts of the pairs and Kendall by
+    scipy's merge sort, resample by resample (O(n log n) each).
+    """
     gx, gy = _Groups(x), _Groups(y)
-    by_levels = min(gx.count, gy.count) <= _MAX_LEVELS
-    levels, other = (gy, gx) if gy.count <= gx.count else (gx, gy)
-    # Without few levels, Kendall's S needs the n x n sign matrix (memory and time ~ n^2).
-    signs = None if by_levels else _pair_signs(x, y)
-    chunk = max(1, _CHUNK_VALUES // (n * (levels.count if by_levels else 1)))
+    if min(gx.count, gy.count) <= _MAX_LEVELS:
+        return _bootstrap_cells(x, y, gx, gy, n_boot, rng)
+    return _bootstrap_pairs(x, y, gx, gy, n_boot, rng)
+
+
+def _bootstrap_cells(
+    x: np.ndarray, y: np.ndarray, gx: _Groups, gy: _Groups, n_boot: int, rng: np.random.Generator
+) -> dict:
+    n = len(x)
+    # levels: the side with few values; other: the other side (its groups in value order)
+    (lv, lg), (ov, og) = ((y, gy), (x, gx)) if gy.count <= gx.count else ((x, gx), (y, gy))
+    n_cells = lg.count * og.count
+    cell_of = lg.of * og.count + og.of
+    # values of each group, centred once so that sums of products do not cancel
+    level_values = lv[lg.order][lg.starts] - lv.mean()
+    other_values = ov[og.order][og.starts] - ov.mean()
     pairs_total = n * (n - 1) / 2.0
     mid_rank = (n + 1) / 2.0
-    # Centred once, so that the resamples' sums of products do not cancel catastrophically.
+    chunk = max(1, _CHUNK_VALUES // max(n, n_cells))
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in _COEFFICIENTS}
+    for draws in _draws(rng, n, n_boot, chunk):
+        size = draws.shape[0]
+        flat = (cell_of[draws] + n_cells * np.arange(size)[:, None]).ravel()
+        dense = np.bincount(flat, minlength=size * n_cells).astype(np.float64)
+        dense = dense.reshape(size, lg.count, og.count)
+        del flat, draws
+        c_level, c_other = dense.sum(axis=2), dense.sum(axis=1)
+        undefined = ((c_level > 0).sum(axis=1) < 2) | ((c_other > 0).sum(axis=1) < 2)
+
+        s_l, s_o = c_level @ level_values / n, c_other @ other_values / n
+        s_ll, s_oo = c_level @ level_values**2 / n, c_other @ other_values**2 / n
+        s_lo = np.einsum("bag,g->ba", dense, other_values) @ level_values / n
+        parts["pearson"].append(
+            _ratio(s_lo - s_l * s_o, (s_ll - s_l * s_l) * (s_oo - s_o * s_o), undefined)
+        )
+
+        # Average ranks have mean (n + 1) / 2 in every resample, ties or not.
+        r_level, r_other = _average_ranks(c_level), _average_ranks(c_other)
+        var_l = np.einsum("bg,bg->b", c_level, (r_level - mid_rank) ** 2)
+        var_o = np.einsum("bg,bg->b", c_other, (r_other - mid_rank) ** 2)
+        cross = np.einsum("ba,ba->b", np.einsum("bag,bg->ba", dense, r_other), r_level)
+        parts["spearman"].append(_ratio(cross - n * mid_rank**2, var_l * var_o, undefined))
+
+        ties_l = (c_level * (c_level - 1.0) / 2.0).sum(axis=1)
+        ties_o = (c_other * (c_other - 1.0) / 2.0).sum(axis=1)
+        s = _kendall_s_by_levels(dense)
+        parts["kendall"].append(
+            _ratio(s, (pairs_total - ties_l) * (pairs_total - ties_o), undefined)
+        )
+    return {name: np.concatenate(chunks) for name, chunks in parts.items()}
+
+
+def _bootstrap_pairs(
+    x: np.ndarray, y: np.ndarray, gx: _Groups, gy: _Groups, n_boot: int, rng: np.random.Generator
+) -> dict:
+    n = len(x)
+    chunk = max(1, _CHUNK_VALUES // n)
+    mid_rank = (n + 1) / 2.0
     xc, yc = x - x.mean(), y - y.mean()
     moments = np.stack([xc, yc, xc * xc, yc * yc, xc * yc], axis=1)
     parts: dict[str, list[np.ndarray]] = {name: [] for name in _COEFFICIENTS}
-    for start in range(0, n_boot, chunk):
-        size = min(chunk, n_boot - start)
-        draws = rng.integers(0, n, size=(size, n))
+    for draws in _draws(rng, n, n_boot, chunk):
+        size = draws.shape[0]
         flat = (draws + n * np.arange(size)[:, None]).ravel()
         counts = np.bincount(flat, minlength=size * n).reshape(size, n).astype(np.float64)
+        del flat
         cx, cy = gx.sums(counts), gy.sums(counts)
         undefined = ((cx > 0).sum(axis=1) < 2) | ((cy > 0).sum(axis=1) < 2)
 
         sx, sy, sxx, syy, sxy = (counts @ moments).T / n
         parts["pearson"].append(_ratio(sxy - sx * sy, (sxx - sx * sx) * (syy - sy * sy), undefined))
 
-        # Average ranks have mean (n + 1) / 2 in every resample, ties or not.
         rx, ry = _average_ranks(cx), _average_ranks(cy)
         var_x = np.einsum("bg,bg->b", cx, (rx - mid_rank) ** 2)
         var_y = np.einsum("bg,bg->b", cy, (ry - mid_rank) ** 2)
         cross = np.einsum("bi,bi->b", counts * rx[:, gx.of], ry[:, gy.of]) - n * mid_rank**2
         parts["spearman"].append(_ratio(cross, var_x * var_y, undefined))
-
-        ties_x = (cx * (cx - 1.0) / 2.0).sum(axis=1)
-        ties_y = (cy * (cy - 1.0) / 2.0).sum(axis=1)
-        if signs is None:
-            s = _kendall_s_by_levels(counts.astype(np.int64), levels, other).astype(float)
-        else:
-            s = 0.5 * np.einsum("bi,bi->b", counts @ signs, counts)
-        parts["kendall"].append(
-            _ratio(s, (pairs_total - ties_x) * (pairs_total - ties_y), undefined)
-        )
+        parts["kendall"].append(_kendall_per_resample(x, y, draws))
     return {name: np.concatenate(chunks) for name, chunks in parts.items()}
 
 
@@ -409,6 +482,7 @@ def kendall_tau(a: Sequence[Hashable], b: Sequence[Hashable]) -> float | None:
     m = len(common)
     if m < 2:
         return None
-    order = np.asarray(common)
-    signs = np.sign(order[None, :] - order[:, None])[np.triu_indices(m, k=1)]
-    return float(signs.sum()) / (m * (m - 1) / 2.0)
+    from scipy import stats as scipy_stats
+
+    # no ties: tau-b is tau-a; scipy counts discordant pairs by merge sort (O(m log m))
+    return float(scipy_stats.kendalltau(np.arange(m), np.asarray(common)).statistic)
