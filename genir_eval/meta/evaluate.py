@@ -25,9 +25,12 @@ and the annotators' useful-text marks, the user's query and session satisfaction
 from __future__ import annotations
 
 import math
+from array import array
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from genir_eval.judges.base import Judge, Label, judge_sessions, make_judge
 from genir_eval.judges.offline.twins import BASELINE_NOTE
@@ -35,6 +38,7 @@ from genir_eval.llm.engine import Engine
 from genir_eval.llm.offline import OfflineProvider
 from genir_eval.meta.item_eval import evaluate_item, evaluate_rubric
 from genir_eval.meta.stats import (
+    PRF,
     binarize,
     cohen_kappa,
     confusion_matrix,
@@ -42,7 +46,6 @@ from genir_eval.meta.stats import (
     kendall_tau,
     mae,
     pairwise_auc,
-    precision_recall_f1,
     rbo,
 )
 from genir_eval.metrics import (
@@ -68,6 +71,7 @@ __all__ = [
     "sdcg_from_labels",
     "citation_support_scores",
     "DEFAULT_LINK_BASELINE",
+    "GoldComparison",
 ]
 
 META_VERSION = 1
@@ -114,142 +118,281 @@ def _rounded(value: float | None) -> int | None:
     return None if value is None else int(min(3, max(0, math.floor(value + 0.5))))
 
 
+class _LinkPairs:
+    """The judge's link labels paired with the experts', gathered window by window."""
+
+    def __init__(self) -> None:
+        self.pred: array[float] = array("d")  # NaN: no label (its reason is counted)
+        self.gold: array[int] = array("q")
+        self.reasons: dict[str, int] = defaultdict(int)
+
+    def add(self, sessions: Sequence[Session], labels: Sequence[Label]) -> None:
+        by = _by_key(labels)
+        for session in sessions:
+            if session.gold is None or session.gold.link_usefulness is None:
+                continue
+            for position, turn in enumerate(session.turns):
+                if position >= len(session.gold.link_usefulness):
+                    continue
+                for link_id, value in sorted(session.gold.link_usefulness[position].items()):
+                    label = by.get((session.session_id, turn.index, f"link:{link_id}"))
+                    if label is None or label.value is None:
+                        reason = (label.missing_reason if label else None) or "not judged"
+                        self.reasons[reason] += 1
+                        self.pred.append(math.nan)
+                    else:
+                        self.pred.append(float(label.value))
+                    self.gold.append(int(value))
+
+    def result(self, n_boot: int, seed: int) -> dict[str, Any] | None:
+        if not self.gold:
+            return None
+        pred: list[float | None] = [None if math.isnan(p) else p for p in self.pred]
+        gold = self.gold.tolist()
+        corr = correlations(np.asarray(self.pred), np.asarray(gold), n_boot=n_boot, seed=seed)
+        ints = [_rounded(p) for p in pred]
+        return {
+            "spearman": corr["spearman"],
+            "kendall": corr["kendall"],
+            "pearson": corr["pearson"],
+            "ci95": {k: corr["ci95"][k] for k in ("spearman", "kendall", "pearson")},
+            "cohen_kappa_binary": cohen_kappa(binarize(ints), binarize(gold), weights=None),
+            "cohen_kappa_weighted": cohen_kappa(ints, gold, weights="linear"),
+            "mae": mae(pred, gold),
+            "pairwise_auc": pairwise_auc(pred, gold),
+            "confusion_matrix": {
+                "labels": [0, 1, 2, 3],
+                "rows": "gold",
+                "columns": "judge (rounded)",
+                "matrix": confusion_matrix(ints, gold),
+            },
+            "n": corr["n"],
+            "missing": sum(1 for p in pred if p is None),
+            "missing_reasons": dict(self.reasons),
+        }
+
+
 def link_usefulness_scores(
     sessions: Sequence[Session], labels: Sequence[Label], *, n_boot: int = 1000, seed: int = 0
 ) -> dict[str, Any] | None:
     """The judge's link labels against the experts' (``None`` without gold link labels)."""
-    by = _by_key(labels)
-    pred: list[float | None] = []
-    gold: list[int] = []
-    reasons: dict[str, int] = defaultdict(int)
-    for session in sessions:
-        if session.gold is None or session.gold.link_usefulness is None:
-            continue
-        for position, turn in enumerate(session.turns):
-            if position >= len(session.gold.link_usefulness):
-                continue
-            for link_id, value in sorted(session.gold.link_usefulness[position].items()):
-                label = by.get((session.session_id, turn.index, f"link:{link_id}"))
-                if label is None or label.value is None:
-                    reasons[(label.missing_reason if label else None) or "not judged"] += 1
-                    pred.append(None)
-                else:
-                    pred.append(float(label.value))
-                gold.append(int(value))
-    if not gold:
-        return None
-    corr = correlations(pred, gold, n_boot=n_boot, seed=seed)
-    ints = [_rounded(p) for p in pred]
-    return {
-        "spearman": corr["spearman"],
-        "kendall": corr["kendall"],
-        "pearson": corr["pearson"],
-        "ci95": {k: corr["ci95"][k] for k in ("spearman", "kendall", "pearson")},
-        "cohen_kappa_binary": cohen_kappa(binarize(ints), binarize(gold), weights=None),
-        "cohen_kappa_weighted": cohen_kappa(ints, gold, weights="linear"),
-        "mae": mae(pred, gold),
-        "pairwise_auc": pairwise_auc(pred, gold),
-        "confusion_matrix": {
-            "labels": [0, 1, 2, 3],
-            "rows": "gold",
-            "columns": "judge (rounded)",
-            "matrix": confusion_matrix(ints, gold),
-        },
-        "n": corr["n"],
-        "missing": sum(1 for p in pred if p is None),
-        "missing_reasons": dict(reasons),
-    }
+    pairs = _LinkPairs()
+    pairs.add(sessions, labels)
+    return pairs.result(n_boot, seed)
 
 
-def _prf(pairs: Sequence[tuple[set[str], set[str]]]) -> dict[str, float | int | None]:
-    if not pairs:
-        return {"precision": None, "recall": None, "f1": None, "n_turns": 0}
-    micro_p: set[tuple[int, str]] = set()
-    micro_g: set[tuple[int, str]] = set()
-    macro = []
-    for i, (p, g) in enumerate(pairs):
-        micro_p |= {(i, x) for x in p}
-        micro_g |= {(i, x) for x in g}
-        macro.append(precision_recall_f1(p, g))
-    micro = precision_recall_f1(micro_p, micro_g)
-    return {
-        "precision": micro.precision,
-        "recall": micro.recall,
-        "f1": micro.f1,
-        "macro_precision": sum(m.precision for m in macro) / len(macro),
-        "macro_recall": sum(m.recall for m in macro) / len(macro),
-        "macro_f1": sum(m.f1 for m in macro) / len(macro),
-        "n_turns": len(pairs),
-    }
+def _prf_of(hit: int, n_pred: int, n_gold: int) -> PRF:
+    """:func:`~genir_eval.meta.stats.precision_recall_f1` from the set sizes alone."""
+    if not n_pred and not n_gold:
+        return PRF(1.0, 1.0, 1.0)
+    if not n_pred or not n_gold:
+        return PRF(0.0, 0.0, 0.0)
+    precision, recall = hit / n_pred, hit / n_gold
+    f1 = 0.0 if hit == 0 else 2 * precision * recall / (precision + recall)
+    return PRF(precision, recall, f1)
+
+
+class _SetCounts:
+    """Per turn: |picked & gold|, |picked|, |gold|; enough for micro and macro P/R/F1."""
+
+    def __init__(self) -> None:
+        self.hit: array[int] = array("q")
+        self.pred: array[int] = array("q")
+        self.gold: array[int] = array("q")
+
+    def add(self, picked: set[str], gold: set[str]) -> None:
+        self.hit.append(len(picked & gold))
+        self.pred.append(len(picked))
+        self.gold.append(len(gold))
+
+    def __len__(self) -> int:
+        return len(self.hit)
+
+    def result(self) -> dict[str, float | int | None]:
+        if not self.hit:
+            return {"precision": None, "recall": None, "f1": None, "n_turns": 0}
+        # turns never share a unit, so the pooled sets' sizes are the sums
+        micro = _prf_of(sum(self.hit), sum(self.pred), sum(self.gold))
+        macro = [_prf_of(*c) for c in zip(self.hit, self.pred, self.gold, strict=True)]
+        return {
+            "precision": micro.precision,
+            "recall": micro.recall,
+            "f1": micro.f1,
+            "macro_precision": sum(m.precision for m in macro) / len(macro),
+            "macro_recall": sum(m.recall for m in macro) / len(macro),
+            "macro_f1": sum(m.f1 for m in macro) / len(macro),
+            "n_turns": len(macro),
+        }
 
 
 def _marks(value: Sequence[str]) -> set[str]:
     return {m.strip() for m in value if m.strip()}
 
 
+class _SpanCounts:
+    """A spans judge's marks against the user's and the annotators', window by window."""
+
+    def __init__(self) -> None:
+        self.vs_user, self.vs_ext, self.human = _SetCounts(), _SetCounts(), _SetCounts()
+        self.missing = 0
+
+    def add(self, sessions: Sequence[Session], labels: Sequence[Label]) -> None:
+        by = _by_key(labels)
+        for session in sessions:
+            gold = session.gold
+            if gold is None or (
+                gold.useful_spans_user is None and gold.useful_spans_external is None
+            ):
+                continue
+            for position, turn in enumerate(session.turns):
+                user = gold.useful_spans_user
+                ext = gold.useful_spans_external
+                user_marks = _marks(user[position]) if user and position < len(user) else None
+                ext_marks = _marks(ext[position]) if ext and position < len(ext) else None
+                if user_marks is not None and ext_marks is not None:
+                    self.human.add(user_marks, ext_marks)
+                label = by.get((session.session_id, turn.index, "spans"))
+                if label is None or label.value is None:
+                    self.missing += 1
+                    continue
+                picked = {
+                    turn.segments[i].text.strip() for i in label.value if i < len(turn.segments)
+                }
+                if user_marks is not None:
+                    self.vs_user.add(picked, user_marks)
+                if ext_marks is not None:
+                    self.vs_ext.add(picked, ext_marks)
+
+    def result(self) -> dict[str, Any] | None:
+        if not (len(self.vs_user) or len(self.vs_ext) or len(self.human)):
+            return None
+        return {
+            "vs_user": self.vs_user.result(),
+            "vs_annotators": self.vs_ext.result(),
+            "human_reference_user_vs_annotators": self.human.result(),
+            "missing": self.missing,
+        }
+
+
 def spans_scores(sessions: Sequence[Session], labels: Sequence[Label]) -> dict[str, Any] | None:
     """Units the judge marks vs the user's and the annotators' marks (text units match by
     their stripped text); the user vs the annotators is the human reference."""
-    by = _by_key(labels)
-    vs_user: list[tuple[set[str], set[str]]] = []
-    vs_ext: list[tuple[set[str], set[str]]] = []
-    human: list[tuple[set[str], set[str]]] = []
-    missing = 0
-    for session in sessions:
-        gold = session.gold
-        if gold is None or (gold.useful_spans_user is None and gold.useful_spans_external is None):
-            continue
-        for position, turn in enumerate(session.turns):
-            user = gold.useful_spans_user
-            ext = gold.useful_spans_external
-            user_marks = _marks(user[position]) if user and position < len(user) else None
-            ext_marks = _marks(ext[position]) if ext and position < len(ext) else None
-            if user_marks is not None and ext_marks is not None:
-                human.append((user_marks, ext_marks))
-            label = by.get((session.session_id, turn.index, "spans"))
-            if label is None or label.value is None:
-                missing += 1
-                continue
-            picked = {turn.segments[i].text.strip() for i in label.value if i < len(turn.segments)}
-            if user_marks is not None:
-                vs_user.append((picked, user_marks))
-            if ext_marks is not None:
-                vs_ext.append((picked, ext_marks))
-    if not (vs_user or vs_ext or human):
-        return None
-    return {
-        "vs_user": _prf(vs_user),
-        "vs_annotators": _prf(vs_ext),
-        "human_reference_user_vs_annotators": _prf(human),
-        "missing": missing,
-    }
+    counts = _SpanCounts()
+    counts.add(sessions, labels)
+    return counts.result()
 
 
-def _satisfaction_values(
-    sessions: Sequence[Session], labels: Sequence[Label], read: Callable[[Label], float | None]
-) -> tuple[list[float | None], list[float | None], list[float | None], list[float | None]]:
-    """Judge/gold pairs at query level and at session level."""
-    by = _by_key(labels)
-    q_pred: list[float | None] = []
-    q_gold: list[float | None] = []
-    s_pred: list[float | None] = []
-    s_gold: list[float | None] = []
-    for session in sessions:
-        gold = session.gold
-        label = by.get((session.session_id, None, "session"))
-        s_pred.append(read(label) if label is not None and label.value is not None else None)
-        s_gold.append(gold.session_satisfaction if gold is not None else None)
-        for position, turn in enumerate(session.turns):
-            label = by.get((session.session_id, turn.index, "turn"))
-            q_pred.append(read(label) if label is not None and label.value is not None else None)
-            qs = gold.query_satisfaction if gold is not None else None
-            q_gold.append(qs[position] if qs is not None and position < len(qs) else None)
-    return q_pred, q_gold, s_pred, s_gold
+def _nan(value: Any) -> float:
+    return math.nan if value is None else float(value)
 
 
-def _corr(x: Sequence[float | None], y: Sequence[float | None], n_boot: int, seed: int) -> dict:
+def _optional(values: np.ndarray) -> list[float | None]:
+    return [None if math.isnan(v) else v for v in values.tolist()]
+
+
+def _corr(
+    x: Sequence[float | None] | np.ndarray,
+    y: Sequence[float | None] | np.ndarray,
+    n_boot: int,
+    seed: int,
+) -> dict:
     out = correlations(x, y, n_boot=n_boot, seed=seed)
     return {k: out[k] for k in ("pearson", "spearman", "kendall", "n", "ci95")}
+
+
+# How a satisfaction label is read: its overall rating, its dimensions' mean, and the
+# probability-weighted rating (when the provider gave token log-probabilities).
+_READERS: dict[str, Callable[[Label], float | None]] = {
+    "overall": lambda lb: float(lb.value) if lb.value is not None else None,
+    "dimension_mean": lambda lb: lb.extra.get("dimension_mean"),
+    "weighted": lambda lb: lb.extra.get("weighted"),
+}
+
+
+class _SatisfactionColumns:
+    """Judge and gold satisfaction per query and per session (and each session's
+    ``sdcg_urge`` from link labels), as columns of numbers gathered window by window."""
+
+    def __init__(self, with_sdcg: bool) -> None:
+        self.with_sdcg = with_sdcg
+        self.has_scores = False
+        self.types: dict[str, int] = {}
+        self.s_gold: array[float] = array("d")
+        self.s_type: array[int] = array("q")
+        self.sdcg: array[float] = array("d")
+        self.q_gold: array[float] = array("d")
+        self.q_type: array[int] = array("q")
+        self.s_pred: dict[str, array[float]] = {name: array("d") for name in _READERS}
+        self.q_pred: dict[str, array[float]] = {name: array("d") for name in _READERS}
+
+    def add(
+        self,
+        sessions: Sequence[Session],
+        labels: Sequence[Label],
+        link_labels: Sequence[Label] | None,
+    ) -> None:
+        self.has_scores = self.has_scores or any(
+            lb.key.item in {"turn", "session"} for lb in labels
+        )
+        if self.with_sdcg:
+            self.sdcg.extend(_nan(v) for v in sdcg_from_labels(sessions, link_labels or ()))
+        by = _by_key(labels)
+        for session in sessions:
+            code = self.types.setdefault(session.task_type or "unknown", len(self.types))
+            gold = session.gold
+            self.s_gold.append(_nan(gold.session_satisfaction if gold is not None else None))
+            self.s_type.append(code)
+            label = by.get((session.session_id, None, "session"))
+            for name, read in _READERS.items():
+                value = read(label) if label is not None and label.value is not None else None
+                self.s_pred[name].append(_nan(value))
+            qs = gold.query_satisfaction if gold is not None else None
+            for position, turn in enumerate(session.turns):
+                label = by.get((session.session_id, turn.index, "turn"))
+                for name, read in _READERS.items():
+                    value = read(label) if label is not None and label.value is not None else None
+                    self.q_pred[name].append(_nan(value))
+                self.q_gold.append(
+                    _nan(qs[position] if qs is not None and position < len(qs) else None)
+                )
+                self.q_type.append(code)
+
+    def result(self, link_source: str | None, n_boot: int, seed: int) -> dict[str, Any] | None:
+        out: dict[str, Any] = {}
+        s_gold, q_gold = np.asarray(self.s_gold), np.asarray(self.q_gold)
+        sdcg = np.asarray(self.sdcg)
+        if self.with_sdcg:
+            out["sdcg_urge"] = {
+                "link_labels": link_source,
+                "session_level": _corr(sdcg, s_gold, n_boot, seed),
+            }
+        if not self.has_scores:
+            return out or None
+        s_type, q_type = np.asarray(self.s_type), np.asarray(self.q_type)
+        for name in _READERS:
+            s_pred, q_pred = np.asarray(self.s_pred[name]), np.asarray(self.q_pred[name])
+            if np.isnan(s_pred).all() and np.isnan(q_pred).all():
+                continue
+            block: dict[str, Any] = {
+                "query_level": _corr(q_pred, q_gold, n_boot, seed),
+                "session_level": _corr(s_pred, s_gold, n_boot, seed),
+            }
+            if self.with_sdcg:
+                combined = zscore_combine(_optional(s_pred), _optional(sdcg))
+                block["combined_with_sdcg_urge"] = {
+                    "link_labels": link_source,
+                    "session_level": _corr(combined, s_gold, n_boot, seed),
+                }
+            per_type: dict[str, Any] = {}
+            for task_type in sorted(self.types):
+                in_s, in_q = s_type == self.types[task_type], q_type == self.types[task_type]
+                per_type[task_type] = {
+                    "query_level": _corr(q_pred[in_q], q_gold[in_q], n_boot, seed),
+                    "session_level": _corr(s_pred[in_s], s_gold[in_s], n_boot, seed),
+                }
+            block["per_task_type"] = per_type
+            out[name] = block
+        return out
 
 
 def satisfaction_scores(
@@ -263,48 +406,9 @@ def satisfaction_scores(
 ) -> dict[str, Any] | None:
     """Correlations of the judge's satisfaction scores with the users' (``None`` when the
     judge gives no satisfaction scores and there are no link labels)."""
-    has_scores = any(lb.key.item in {"turn", "session"} for lb in labels)
-    out: dict[str, Any] = {}
-    sdcg = sdcg_from_labels(sessions, link_labels) if link_labels is not None else None
-    s_gold = [s.gold.session_satisfaction if s.gold else None for s in sessions]
-    if sdcg is not None:
-        out["sdcg_urge"] = {
-            "link_labels": link_source,
-            "session_level": _corr(sdcg, s_gold, n_boot, seed),
-        }
-    if not has_scores:
-        return out or None
-    readers: dict[str, Callable[[Label], float | None]] = {
-        "overall": lambda lb: float(lb.value) if lb.value is not None else None,
-        "dimension_mean": lambda lb: lb.extra.get("dimension_mean"),
-        "weighted": lambda lb: lb.extra.get("weighted"),
-    }
-    for name, read in readers.items():
-        q_pred, q_gold, s_pred, _ = _satisfaction_values(sessions, labels, read)
-        if all(v is None for v in s_pred) and all(v is None for v in q_pred):
-            continue
-        block: dict[str, Any] = {
-            "query_level": _corr(q_pred, q_gold, n_boot, seed),
-            "session_level": _corr(s_pred, s_gold, n_boot, seed),
-        }
-        if sdcg is not None:
-            combined = zscore_combine(s_pred, sdcg)
-            block["combined_with_sdcg_urge"] = {
-                "link_labels": link_source,
-                "session_level": _corr(combined, s_gold, n_boot, seed),
-            }
-        per_type: dict[str, Any] = {}
-        for task_type in sorted({s.task_type or "unknown" for s in sessions}):
-            subset = [s for s in sessions if (s.task_type or "unknown") == task_type]
-            tq, tg, ts, _ = _satisfaction_values(subset, labels, read)
-            sg = [s.gold.session_satisfaction if s.gold else None for s in subset]
-            per_type[task_type] = {
-                "query_level": _corr(tq, tg, n_boot, seed),
-                "session_level": _corr(ts, sg, n_boot, seed),
-            }
-        block["per_task_type"] = per_type
-        out[name] = block
-    return out
+    columns = _SatisfactionColumns(with_sdcg=link_labels is not None)
+    columns.add(sessions, labels, link_labels)
+    return columns.result(link_source, n_boot, seed)
 
 
 def _turn_scores(sessions: Sequence[Session], labels: Sequence[Label]) -> dict[str, float]:
@@ -324,6 +428,50 @@ def _turn_scores(sessions: Sequence[Session], labels: Sequence[Label]) -> dict[s
     return out
 
 
+class _QueryOrder:
+    """The queries with both a judge score and a gold satisfaction, in log order."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.score: array[float] = array("d")
+        self.gold: array[float] = array("d")
+
+    def add(self, sessions: Sequence[Session], labels: Sequence[Label]) -> None:
+        scores = _turn_scores(sessions, labels)
+        for session in sessions:
+            qs = session.gold.query_satisfaction if session.gold else None
+            for position, turn in enumerate(session.turns):
+                ident = f"{session.session_id}#{turn.index}"
+                if qs is None or position >= len(qs) or qs[position] is None:
+                    continue
+                if ident in scores:
+                    self.ids.append(ident)
+                    self.score.append(scores[ident])
+                    self.gold.append(float(qs[position]))  # type: ignore[arg-type]
+
+    def result(self, fraction: float) -> dict[str, Any] | None:
+        n = len(self.ids)
+        if n < 2:
+            return None
+        depth = max(2, int(math.ceil(fraction * n)))
+        gold, score = np.asarray(self.gold), np.asarray(self.score)
+        # stable sorts: ties keep log order (session, then position)
+        gold_order = np.argsort(gold, kind="stable")
+        judge_order = np.argsort(score, kind="stable")
+        hardest = np.sort(gold_order[:depth])
+        judged_hardest = hardest[np.argsort(score[hardest], kind="stable")]
+        hardest = gold_order[:depth]
+        ids = self.ids
+        return {
+            "n_queries": n,
+            "depth": depth,
+            "rbo": rbo([ids[i] for i in judge_order[:depth]], [ids[i] for i in hardest], p=0.9),
+            "kendall_tau": kendall_tau([ids[i] for i in judged_hardest], [ids[i] for i in hardest]),
+            "hardest_gold": [ids[i] for i in hardest],
+            "hardest_judge": [ids[i] for i in judge_order[:depth]],
+        }
+
+
 def ordering_scores(
     sessions: Sequence[Session], labels: Sequence[Label], *, fraction: float = HARDEST_FRACTION
 ) -> dict[str, Any] | None:
@@ -331,32 +479,92 @@ def ordering_scores(
     ascending query satisfaction (ties by position), the judge's by its ascending per-query
     score; RBO (p = 0.9, extrapolated, in [0, 1]) compares the hardest ``fraction`` of both
     and Kendall tau the judge's and the gold ordering of those gold-hardest queries."""
-    scores = _turn_scores(sessions, labels)
-    gold: dict[str, float] = {}
-    order_key: dict[str, tuple[int, int]] = {}
-    for si, session in enumerate(sessions):
-        qs = session.gold.query_satisfaction if session.gold else None
-        for position, turn in enumerate(session.turns):
-            ident = f"{session.session_id}#{turn.index}"
-            order_key[ident] = (si, position)
-            if qs is not None and position < len(qs) and qs[position] is not None:
-                gold[ident] = float(qs[position])  # type: ignore[arg-type]
-    common = [i for i in gold if i in scores]
-    if len(common) < 2:
-        return None
-    depth = max(2, int(math.ceil(fraction * len(common))))
-    gold_order = sorted(common, key=lambda i: (gold[i], order_key[i]))
-    judge_order = sorted(common, key=lambda i: (scores[i], order_key[i]))
-    hardest = gold_order[:depth]
-    judged_hardest = sorted(hardest, key=lambda i: (scores[i], order_key[i]))
-    return {
-        "n_queries": len(common),
-        "depth": depth,
-        "rbo": rbo(judge_order[:depth], gold_order[:depth], p=0.9),
-        "kendall_tau": kendall_tau(judged_hardest, hardest),
-        "hardest_gold": hardest,
-        "hardest_judge": judge_order[:depth],
-    }
+    order = _QueryOrder()
+    order.add(sessions, labels)
+    return order.result(fraction)
+
+
+_SATISFACTION_KINDS = {"satisfaction", "link_usefulness"}
+
+
+class GoldComparison:
+    """One judge's labels against the gold ones, gathered window by window of sessions.
+
+    ``add(sessions, labels, link_labels)`` keeps only numbers (label/gold pairs, per-query
+    and per-session columns, span set sizes), never the sessions or labels, so a run of any
+    size keeps memory linear in its queries at 8 bytes a number; ``result()`` gives the
+    blocks :func:`score_labels` documents, the same figures as scoring all sessions at once.
+    A link judge is its own source of ``sdcg_urge``; any other kind is combined with
+    ``link_labels`` when ``with_link_labels`` is set (``link_source`` names them).
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        *,
+        with_link_labels: bool = False,
+        link_source: str | None = None,
+        n_boot: int = 1000,
+        seed: int = 0,
+        fraction: float = HARDEST_FRACTION,
+    ) -> None:
+        self.kind = kind
+        self.n_boot, self.seed, self.fraction = n_boot, seed, fraction
+        self.link_source = "judge" if kind == "link_usefulness" else link_source
+        self._links = _LinkPairs() if kind == "link_usefulness" else None
+        self._spans = _SpanCounts() if kind == "spans" else None
+        with_sdcg = kind == "link_usefulness" or with_link_labels
+        in_satisfaction = kind in _SATISFACTION_KINDS
+        self._satisfaction = _SatisfactionColumns(with_sdcg) if in_satisfaction else None
+        self._order = _QueryOrder() if in_satisfaction else None
+        # citation support figures need each turn's statements: its sessions and labels
+        # are kept (for a citation support judge only)
+        self._support: tuple[list[Session], list[Label]] | None = (
+            ([], []) if kind == "citation_support" else None
+        )
+
+    def add(
+        self,
+        sessions: Sequence[Session],
+        labels: Sequence[Label],
+        link_labels: Sequence[Label] | None = None,
+    ) -> None:
+        if self._links is not None:
+            self._links.add(sessions, labels)
+            link_labels = labels
+        if self._spans is not None:
+            self._spans.add(sessions, labels)
+        if self._satisfaction is not None:
+            self._satisfaction.add(sessions, labels, link_labels)
+        if self._support is not None:
+            self._support[0].extend(sessions)
+            self._support[1].extend(labels)
+        if self._order is not None:
+            self._order.add(sessions, labels)
+
+    def result(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self._links is not None:
+            block = self._links.result(self.n_boot, self.seed)
+            if block is not None:
+                out["link_usefulness"] = block
+        if self._spans is not None:
+            block = self._spans.result()
+            if block is not None:
+                out["spans"] = block
+        if self._satisfaction is not None:
+            block = self._satisfaction.result(self.link_source, self.n_boot, self.seed)
+            if block:
+                out["satisfaction"] = block
+        if self._support is not None:
+            block = citation_support_scores(*self._support)
+            if block is not None:
+                out["citation_support"] = block
+        if self._order is not None:
+            ordering = self._order.result(self.fraction)
+            if ordering is not None:
+                out["orderings"] = ordering
+        return out
 
 
 def citation_support_scores(
@@ -442,36 +650,15 @@ def score_labels(
     seed: int = 0,
 ) -> dict[str, Any]:
     """Every applicable block of the meta-evaluation for labels of a judge of ``kind``."""
-    out: dict[str, Any] = {}
-    if kind == "link_usefulness":
-        block = link_usefulness_scores(sessions, labels, n_boot=n_boot, seed=seed)
-        if block is not None:
-            out["link_usefulness"] = block
-        link_labels, link_source = labels, "judge"
-    if kind == "spans":
-        block = spans_scores(sessions, labels)
-        if block is not None:
-            out["spans"] = block
-    if kind in {"satisfaction", "link_usefulness"}:
-        block = satisfaction_scores(
-            sessions,
-            labels,
-            link_labels=link_labels,
-            link_source=link_source,
-            n_boot=n_boot,
-            seed=seed,
-        )
-        if block:
-            out["satisfaction"] = block
-    if kind == "citation_support":
-        block = citation_support_scores(sessions, labels)
-        if block is not None:
-            out["citation_support"] = block
-    if kind in {"satisfaction", "link_usefulness"}:
-        ordering = ordering_scores(sessions, labels)
-        if ordering is not None:
-            out["orderings"] = ordering
-    return out
+    comparison = GoldComparison(
+        kind,
+        with_link_labels=link_labels is not None,
+        link_source=link_source,
+        n_boot=n_boot,
+        seed=seed,
+    )
+    comparison.add(sessions, labels, link_labels)
+    return comparison.result()
 
 
 def _is_offline(engine: Any) -> bool:
