@@ -68,7 +68,10 @@ class Measure:
     NAME: ClassVar[str]
     SHORT: ClassVar[str]
     LEVEL: ClassVar[str]
+    # For readers of a report: the values it takes, and what it averages or sums.
+    RANGE: ClassVar[str] = ""
     HIGHER_IS_BETTER: ClassVar[bool] = True
+    SUMMARY: ClassVar[str] = ""
 
     def params(self) -> dict[str, float]:
         """Parameters by printed name, in declaration order."""
@@ -134,6 +137,7 @@ class QueryMeasure(Measure):
     """
 
     LEVEL = "query"
+    RANGE = "0-3 (the link label scale)"
 
     def compute(self, u: Sequence[float]) -> float | None:
         if not u:
@@ -147,6 +151,7 @@ class Decreasing(QueryMeasure):
     """Weights ``1/i``: early statements count most (URGE)."""
 
     NAME = SHORT = "decreasing"
+    SUMMARY = "the usefulness of a turn's statements, weighted 1/i by position (early statements count most)"
 
 
 @dataclass(frozen=True, repr=False)
@@ -154,6 +159,9 @@ class Increasing(QueryMeasure):
     """Weights ``i``: late statements count most (URGE)."""
 
     NAME = SHORT = "increasing"
+    SUMMARY = (
+        "the usefulness of a turn's statements, weighted i by position (late statements count most)"
+    )
 
 
 @dataclass(frozen=True, repr=False)
@@ -161,6 +169,7 @@ class Equal(QueryMeasure):
     """Equal weights: the mean of ``u`` (URGE)."""
 
     NAME = SHORT = "equal"
+    SUMMARY = "the plain mean usefulness of a turn's statements"
 
 
 @dataclass(frozen=True, repr=False)
@@ -168,6 +177,7 @@ class MiddleHigh(QueryMeasure):
     """Weights rising as ``i`` to the middle then falling as ``m + 1 - i`` (URGE)."""
 
     NAME = SHORT = "middle_high"
+    SUMMARY = "the usefulness of a turn's statements, the middle ones weighted most"
 
 
 @dataclass(frozen=True, repr=False)
@@ -175,6 +185,7 @@ class MiddleLow(QueryMeasure):
     """Weights ``1/i`` to the middle then ``1/(m + 1 - i)``: both ends count most (URGE)."""
 
     NAME = SHORT = "middle_low"
+    SUMMARY = "the usefulness of a turn's statements, the first and last ones weighted most"
 
 
 # --- session level ----------------------------------------------------------------------
@@ -232,6 +243,8 @@ class SDCG_URGE(SessionMeasure):  # noqa: N801 (the measure's published name)
 
     NAME: ClassVar[str] = "sDCG-URGE"
     SHORT: ClassVar[str] = "sdcg_urge"
+    RANGE = "0 and up: per turn 0-7 (2^u - 1), discounted by turn and summed, so longer sessions score higher"
+    SUMMARY = "the usefulness of each turn's statements (as 2^u - 1), summed over turns with a turn discount (URGE)"
     br: float = 1.35
     bq: float = 1.05
 
@@ -257,6 +270,10 @@ class SRBP_URGE(SessionMeasure):  # noqa: N801
 
     NAME: ClassVar[str] = "sRBP-URGE"
     SHORT: ClassVar[str] = "srbp_urge"
+    RANGE = (
+        "0 and up: per turn the first statement's usefulness 0-3 (default b=0), summed over turns"
+    )
+    SUMMARY = "statement usefulness discounted geometrically by position and turn (rank-biased), summed over turns (URGE)"
     b: float = 0.0
     p: float = 0.05
 
@@ -281,6 +298,8 @@ class RSDCG_URGE(SessionMeasure):  # noqa: N801
 
     NAME: ClassVar[str] = "RS-DCG-URGE"
     SHORT: ClassVar[str] = "rsdcg_urge"
+    RANGE = "0 and up: like sDCG-URGE, earlier turns damped by exp(-lambda) per turn"
+    SUMMARY = "sDCG-URGE with the last turns counting most (recency-sensitive, URGE)"
     br: float = 1.35
     bq: float = 1.05
     lam: float = 3.0
@@ -309,6 +328,8 @@ class RSRBP_URGE(SessionMeasure):  # noqa: N801
 
     NAME: ClassVar[str] = "RS-RBP-URGE"
     SHORT: ClassVar[str] = "rsrbp_urge"
+    RANGE = "0 and up: like sRBP-URGE, earlier turns damped by exp(-lambda) per turn"
+    SUMMARY = "sRBP-URGE with the last turns counting most (recency-sensitive, URGE)"
     b: float = 0.0
     p: float = 0.05
     lam: float = 0.05
@@ -339,6 +360,8 @@ class SDCG(SessionMeasure):
 
     NAME: ClassVar[str] = "sDCG"
     SHORT: ClassVar[str] = "sdcg"
+    RANGE = "0 and up (not normalised; grows with turns and statements)"
+    SUMMARY = "the DCG of each turn's statement usefulness, summed over turns with a turn discount (Jarvelin et al. 2008)"
     b: float = 2.0
     bq: float = 4.0
 
@@ -366,6 +389,10 @@ class SRBP(SessionMeasure):
 
     NAME: ClassVar[str] = "sRBP"
     SHORT: ClassVar[str] = "srbp"
+    RANGE = "0 and up (not normalised)"
+    SUMMARY = (
+        "statement usefulness under a user who stops, reads on or reformulates (Lipani et al. 2019)"
+    )
     p: float = 0.8
     b: float = 0.5
 

@@ -1,6 +1,14 @@
 """genir-eval report stage: the run directory (tables, meta.json, run.json) and report.html."""
 
-from genir_eval.report.html import headline_score, render_report, write_report
+from genir_eval.report.html import (
+    SECTIONS,
+    TURN_VIEWS,
+    ReportLimits,
+    headline_score,
+    render_report,
+    write_report,
+)
+from genir_eval.report.scores import ScoreSummary, score_summaries
 from genir_eval.report.outputs import (
     OUTPUT_VERSION,
     CitationRow,
@@ -24,4 +32,9 @@ __all__ = [
     "render_report",
     "write_report",
     "headline_score",
+    "ReportLimits",
+    "SECTIONS",
+    "TURN_VIEWS",
+    "ScoreSummary",
+    "score_summaries",
 ]

@@ -1,49 +1,85 @@
-"""``report.html``: one self-contained page summarising a run directory.
+"""``report.html``: one self-contained page explaining a run directory.
 
 The page needs nothing at view time (no network, no script): styles are inline, plots are
-inline SVG, and a Content-Security-Policy forbids scripts outright. Every string that comes
-from the logs or the run (queries, responses, urls, ids, task types, failure reasons) is
-escaped with :func:`html.escape`, so a logged ``<script>`` shows as text.
+inline SVG, and a Content-Security-Policy forbids scripts outright; long lists fold with
+``<details>``. Every string that comes from the logs or the run (queries, responses, urls,
+ids, task types, reasons, raw replies) is escaped, so a logged ``<script>`` shows as text.
 
-Sections: the headline correlations with their 95% intervals, a scatter of the headline
-score against user satisfaction at query and session level, bars per task type, the judges
-against the gold labels (``meta.json``'s ``judges`` blocks, named as ``genir-eval meta``
-names them: link agreement and confusion matrices, useful spans, ITEM and RUBRIC judges),
-the worst sessions with links to their turns further down the page, and the failures.
+For every run, gold or not: a banner when offline twins answered, every score per judge and
+measure (mean with its interval, median, distribution, what is missing and why), the same
+per task type, a glossary of the scores, how the judges agree with each other, the session
+index and the turns of the sessions shown (:mod:`genir_eval.report.turns`). When the logs
+carry satisfaction ratings or expert labels: the headline correlations with their 95%
+intervals, scatter plots, the judges against the gold labels (``meta.json``'s ``judges``
+blocks, named as ``genir-eval meta`` names them). Then the failures and the run's facts.
+
+Sections are listed in :data:`SECTIONS` (id, title, ``render(ctx) -> str | None``); views
+of a single turn in :data:`TURN_VIEWS`. Other report parts plug in there.
 """
 
 from __future__ import annotations
 
-import html
-import math
 import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
+from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+from genir_eval.meta.stats import cohen_kappa, correlations
 from genir_eval.report.citations import CITATIONS_CSS, citations_section
+from genir_eval.report.glossary import describe_score
 from genir_eval.report.outputs import REPORT_FILE, Run, SessionRow, TurnRow, load_run
-from genir_eval.report.plots import scatter_svg, task_bars_svg
+from genir_eval.report.plots import histogram_svg, scatter_svg, task_bars_svg
+from genir_eval.report.scores import BOOTSTRAP_MAX_N, SMALL_N, summarize
+from genir_eval.report.turns import TURN_VIEWS, TurnDetail, choose_sessions, session_details
+from genir_eval.report.turns import session_index as _session_index
+from genir_eval.report.views import (
+    ReportContext,
+    ReportLimits,
+    Section,
+    esc,
+    fmt,
+    fmt_ci,
+    headline_score,
+    mean_cell,
+    table,
+)
 
-__all__ = ["render_report", "write_report", "headline_score", "WORST_SESSIONS"]
+__all__ = [
+    "render_report",
+    "write_report",
+    "headline_score",
+    "ReportLimits",
+    "ReportContext",
+    "Section",
+    "SECTIONS",
+    "TURN_VIEWS",
+    "TurnDetail",
+]
 
-WORST_SESSIONS = 10
 MAX_FAILURES = 200
 CORRELATIONS = ("spearman", "pearson", "kendall")
 METHOD_TITLES = {"pearson": "Pearson r", "spearman": "Spearman &rho;", "kendall": "Kendall &tau;-b"}
 LEVEL_TITLES = {"turn": "query level", "session": "session level"}
 
 CSS = """
+*{box-sizing:border-box}
 body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans","Noto Sans CJK SC",sans-serif;
- margin:0 auto;max-width:1180px;padding:24px;color:#1d2430;line-height:1.45}
-h1{font-size:1.6em;margin:0 0 4px} h2{margin-top:36px;border-bottom:1px solid #d8dde6;
- padding-bottom:4px;font-size:1.25em} h3{font-size:1.05em;margin:18px 0 6px}
-.sub{color:#5b6576;margin:0 0 16px}
-table{border-collapse:collapse;margin:8px 0;font-size:.9em}
-th,td{border:1px solid #d8dde6;padding:4px 8px;text-align:left;vertical-align:top}
-th{background:#f2f4f8} td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+ margin:0 auto;max-width:1180px;padding:16px 20px;color:#1d2430;line-height:1.45}
+h1{font-size:1.5em;margin:0 0 4px} h2{margin-top:32px;border-bottom:1px solid #d8dde6;
+ padding-bottom:4px;font-size:1.2em} h3{font-size:1.05em;margin:18px 0 6px} h4{margin:4px 0}
+.sub{color:#5b6576;margin:0 0 12px} .toc a{white-space:nowrap}
+.banner{background:#fff4d6;border:1px solid #f0b429;border-radius:6px;padding:8px 12px;margin:8px 0}
+.scroll{max-width:100%;overflow-x:auto}
+table{border-collapse:collapse;margin:8px 0;font-size:.88em}
+th,td{border:1px solid #d8dde6;padding:3px 7px;text-align:left;vertical-align:top}
+th{background:#f2f4f8;overflow-wrap:break-word} td.num,th.num{text-align:right;
+ font-variant-numeric:tabular-nums} td.num{white-space:nowrap}
+td.sid{word-break:break-all;max-width:22em}
+table.scores td:first-child{overflow-wrap:anywhere;max-width:16em}
+tr.headline-row td{background:#f4f8ff}
 .cards{display:flex;flex-wrap:wrap;gap:12px;margin:12px 0;align-items:center}
 .level{width:110px;font-weight:600}
 .card{border:1px solid #d8dde6;border-radius:8px;padding:10px 14px;min-width:150px;
@@ -51,56 +87,33 @@ th{background:#f2f4f8} td.num,th.num{text-align:right;font-variant-numeric:tabul
 .card .label{font-size:.8em;color:#5b6576} .card .value{font-size:1.8em;font-weight:600;
  font-variant-numeric:tabular-nums} .card .ci{font-size:.8em;color:#5b6576}
 .facts td:first-child{color:#5b6576}
-.plot svg{max-width:100%;height:auto}
+.plot svg{max-width:100%;height:auto} svg.hist{display:block}
 .turn{border:1px solid #d8dde6;border-radius:6px;padding:8px 12px;margin:10px 0}
-.turn:target,.session:target{outline:3px solid #f0b429}
+.turn:target,.session:target,tr:target{outline:3px solid #f0b429}
 .response{white-space:pre-wrap;background:#f7f8fa;padding:8px;border-radius:4px;
- max-height:22em;overflow:auto;font-size:.9em}
-.muted{color:#5b6576} .bad{color:#a33}
+ max-height:24em;overflow:auto;font-size:.92em;overflow-wrap:anywhere}
+.pred{background:#fde68a} .g-user{border-bottom:2px solid #2f855a}
+.g-ann{text-decoration:underline dotted #6b46c1 2px}
+a.cite,span.cite{font-size:.8em;vertical-align:super;margin-left:1px;text-decoration:none}
+.legend{font-size:.85em;color:#5b6576}
+.jd{margin:2px 0} .reason{color:#36404f;font-style:italic}
+details.raw summary,details.page summary{cursor:pointer;color:#3566a8;font-size:.85em}
+details.raw pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f7f8fa;padding:6px;
+ max-height:16em;overflow:auto;font-size:.85em;margin:4px 0}
+.muted{color:#5b6576} .bad{color:#a33} .small{font-size:.8em;white-space:normal}
+.flag{background:#fde2e1;color:#8a1c1c;border-radius:4px;padding:0 4px;font-size:.8em}
+sup.twin{color:#a05a00}
 .url{word-break:break-all}
+dl.glossary dt{font-weight:600;margin-top:6px} dl.glossary dd{margin-left:16px}
+@media (max-width:860px){body{padding:10px}.level{width:auto}}
 """
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
-
-def _e(value: Any) -> str:
-    """Escape anything for HTML text or a quoted attribute."""
-    return html.escape("" if value is None else str(value), quote=True)
-
-
-def _fmt(value: Any, digits: int = 3) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "–"
-        return f"{value:.{digits}f}"
-    return _e(value)
-
-
-def _ci(interval: Any) -> str:
-    if isinstance(interval, (list, tuple)) and len(interval) == 2:
-        lo, hi = interval
-        if isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
-            return f"[{lo + 0.0:.3f}, {hi + 0.0:.3f}]".replace("-0.000", "0.000")
-    return ""
-
-
-def headline_score(run: Run) -> str | None:
-    """The score the report leads with: ``meta.json``'s headline, else the scenario's,
-    else the first session score."""
-    if run.meta and run.meta.get("headline"):
-        return str(run.meta["headline"])
-    scenario = run.info.get("scenario") or {}
-    headline = (scenario.get("meta") or {}).get("headline") if isinstance(scenario, dict) else None
-    if headline:
-        return str(headline)
-    names = run.score_names("session")
-    return names[0] if names else None
+# kept for code reading the report's former private helpers
+_e = esc
+_fmt = fmt
+_ci = fmt_ci
 
 
 def _header(run: Run) -> str:
@@ -139,13 +152,20 @@ def _header(run: Run) -> str:
         if isinstance(j, Mapping)
     )
     judges_table = (
-        "<h3>Judges</h3><table id='judges'><tr><th>judge</th><th>provider</th><th>model</th>"
+        "<h3>Judges</h3><div class='scroll'><table id='judges'><tr><th>judge</th><th>provider</th><th>model</th>"
         "<th>prompt</th><th class='num'>labels</th><th class='num'>missing</th></tr>"
-        f"{judge_rows}</table>"
+        f"{judge_rows}</table></div>"
         if judge_rows
         else ""
     )
-    return f"<table class='facts' id='run-facts'>{rows}</table>{judges_table}"
+    return f"<div class='scroll'><table class='facts' id='run-facts'>{rows}</table></div>{judges_table}"
+
+
+def _card_interval(entry: Mapping[str, Any], interval: Any) -> str:
+    n = entry.get("n") or 0
+    if isinstance(n, int) and n < SMALL_N:
+        return f"<span class='flag'>n&lt;{SMALL_N}: no interval</span>"
+    return f"95% CI {fmt_ci(interval) or '–'}"
 
 
 def _headline(run: Run, score: str | None) -> str:
@@ -172,7 +192,7 @@ def _headline(run: Run, score: str | None) -> str:
                 f"data-level='{level}' data-method='{method}' data-score='{_e(score)}'>"
                 f"<div class='label'>{METHOD_TITLES.get(method, _e(method))}</div>"
                 f"<div class='value'>{_fmt(value)}</div>"
-                f"<div class='ci'>95% CI {_ci(intervals.get(method)) or '–'}</div></div>"
+                f"<div class='ci'>{_card_interval(entry, intervals.get(method))}</div></div>"
             )
         rows.append(
             f"<div class='cards'><div class='level'>{LEVEL_TITLES[level]}<br>"
@@ -185,29 +205,39 @@ def _headline(run: Run, score: str | None) -> str:
     return "".join(parts)
 
 
+def _coefficient_cell(entry: Mapping[str, Any], method: str) -> str:
+    """A coefficient with its interval under it; with fewer than 10 pairs the interval is
+    replaced by a flag (a bootstrap of a handful of pairs says nothing)."""
+    value = fmt(entry.get(method))
+    n = entry.get("n") or 0
+    if isinstance(n, int) and n < SMALL_N:
+        note = f"<span class='flag' title='fewer than {SMALL_N} pairs'>n&lt;{SMALL_N}</span>"
+    else:
+        note = (
+            f"<span class='muted small'>{fmt_ci((entry.get('ci95') or {}).get(method), 2)}</span>"
+        )
+    return f"<td class='num'>{value}<br>{note}</td>"
+
+
 def _all_scores(run: Run) -> str:
     correlations = (run.meta or {}).get("correlations") or {}
     parts = []
     for level in ("turn", "session"):
-        table = correlations.get(level) or {}
-        if not table:
+        scores = correlations.get(level) or {}
+        if not scores:
             continue
         rows = []
-        for name, entry in table.items():
-            intervals = entry.get("ci95") or {}
-            cells = "".join(
-                f"<td class='num'>{_fmt(entry.get(m))}</td>"
-                f"<td class='num muted'>{_ci(intervals.get(m))}</td>"
-                for m in CORRELATIONS
-            )
+        for name, entry in scores.items():
+            cells = "".join(_coefficient_cell(entry, m) for m in CORRELATIONS)
             rows.append(
-                f"<tr><td>{_e(name)}</td><td class='num'>{_e(entry.get('n'))}</td>{cells}</tr>"
+                f"<tr><td>{esc(name).replace('@', '<wbr>@')}</td>"
+                f"<td class='num'>{esc(entry.get('n'))}</td>{cells}</tr>"
             )
-        head = "".join(f"<th class='num'>{m}</th><th class='num'>95% CI</th>" for m in CORRELATIONS)
+        head = "".join(f"<th class='num'>{METHOD_TITLES[m]} [95% CI]</th>" for m in CORRELATIONS)
         parts.append(
             f"<h3>All scores, {LEVEL_TITLES[level]}</h3>"
-            f"<table class='correlations' id='correlations-{level}'>"
-            f"<tr><th>score</th><th class='num'>n</th>{head}</tr>{''.join(rows)}</table>"
+            f"<div class='scroll'><table class='correlations' id='correlations-{level}'>"
+            f"<tr><th>score</th><th class='num'>n</th>{head}</tr>{''.join(rows)}</table></div>"
         )
     if not parts:
         return "<p class='muted'>No meta-evaluation.</p>"
@@ -280,8 +310,8 @@ def _confusion_table(judge: str, classes: Sequence[float], matrix: Sequence[Sequ
         f"<h3>{_e(judge)}</h3>"
         f"<p class='muted'>{total} links with both labels; exact agreement {agreement}. "
         "Rows: gold (expert) label; columns: judge label (rounded).</p>"
-        f"<table class='confusion' data-judge='{_e(judge)}'>"
-        f"<tr><th>gold \\ judge</th>{head}</tr>{''.join(body)}</table>"
+        f"<div class='scroll'><table class='confusion' data-judge='{_e(judge)}'>"
+        f"<tr><th>gold \\ judge</th>{head}</tr>{''.join(body)}</table></div>"
     )
 
 
@@ -341,7 +371,7 @@ def _table(table_id: str, head: Sequence[str], rows: Iterable[Sequence[Any]]) ->
         + "</tr>"
         for row in rows
     )
-    return f"<table id='{table_id}'><tr>{th}</tr>{body}</table>"
+    return f"<div class='scroll'><table id='{table_id}'><tr>{th}</tr>{body}</table></div>"
 
 
 SPAN_REFERENCES = {
@@ -497,97 +527,6 @@ def _fmt_label(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
 
 
-def _worst(run: Run, score: str | None) -> tuple[str, list[int]]:
-    if score is None:
-        return "<p class='muted'>No scores.</p>", []
-    indexed = [
-        (row.scores.get(score), i)
-        for i, row in enumerate(run.sessions)
-        if row.scores.get(score) is not None
-    ]
-    indexed.sort(key=lambda pair: (pair[0], pair[1]))
-    chosen = [i for _, i in indexed[:WORST_SESSIONS]]
-    if not chosen:
-        return "<p class='muted'>No session has a score.</p>", []
-    turns_by_session: dict[str, list[TurnRow]] = defaultdict(list)
-    for turn in run.turns:
-        turns_by_session[turn.session_id].append(turn)
-    rows = []
-    for i in chosen:
-        row = run.sessions[i]
-        links = " ".join(
-            f"<a href='#turn-{i}-{t.turn}'>{t.turn}</a>"
-            for t in sorted(turns_by_session[row.session_id], key=lambda t: t.turn)
-        )
-        rows.append(
-            f"<tr><td><a href='#session-{i}'>{_e(row.session_id)}</a></td>"
-            f"<td>{_e(row.task_type or '')}</td>"
-            f"<td class='num'>{_fmt(row.scores.get(score))}</td>"
-            f"<td class='num'>{_fmt(row.gold_satisfaction, 1)}</td>"
-            f"<td>{links}</td></tr>"
-        )
-    table = (
-        f"<p>The {len(chosen)} sessions with the lowest <b>{_e(score)}</b>.</p>"
-        "<table id='worst-sessions'><tr><th>session</th><th>task type</th>"
-        f"<th class='num'>{_e(score)}</th><th class='num'>user satisfaction</th><th>turns</th></tr>"
-        f"{''.join(rows)}</table>"
-    )
-    return table, chosen
-
-
-def _session_details(run: Run, chosen: Sequence[int]) -> str:
-    turns_by_session: dict[str, list[TurnRow]] = defaultdict(list)
-    for turn in run.turns:
-        turns_by_session[turn.session_id].append(turn)
-    links_by_turn: dict[tuple[str, int], list[Any]] = defaultdict(list)
-    for link in run.links:
-        links_by_turn[(link.session_id, link.turn)].append(link)
-    parts = []
-    for i in chosen:
-        session = run.sessions[i]
-        turn_parts = []
-        for turn in sorted(turns_by_session[session.session_id], key=lambda t: t.turn):
-            scores = ", ".join(f"{_e(k)} {_fmt(v)}" for k, v in turn.scores.items())
-            link_rows = "".join(
-                f"<tr><td class='num'>{link.link_id}</td>"
-                f"<td class='url'>{_e(link.title)}<br><span class='muted'>{_e(link.url)}</span></td>"
-                f"<td class='num'>{_fmt(link.gold, 0)}</td>"
-                f"<td>{_labels(link.labels, link.missing)}</td></tr>"
-                for link in links_by_turn[(session.session_id, turn.turn)]
-            )
-            links_table = (
-                "<table class='links'><tr><th class='num'>link</th><th>title / url</th>"
-                f"<th class='num'>gold</th><th>judge labels</th></tr>{link_rows}</table>"
-                if link_rows
-                else "<p class='muted'>No links.</p>"
-            )
-            turn_parts.append(
-                f"<div class='turn' id='turn-{i}-{turn.turn}'>"
-                f"<h4>Turn {turn.turn}: {_e(turn.query)}</h4>"
-                f"<p class='muted'>user satisfaction {_fmt(turn.gold_satisfaction, 1)}; "
-                f"{scores}</p>"
-                f"<div class='response'>{_e(turn.response_text)}</div>{links_table}</div>"
-            )
-        parts.append(
-            f"<section class='session' id='session-{i}'>"
-            f"<h3>Session {_e(session.session_id)}</h3>"
-            f"<p class='muted'>{_e(session.task_type or '')}; user satisfaction "
-            f"{_fmt(session.gold_satisfaction, 1)}</p>{''.join(turn_parts)}</section>"
-        )
-    return "".join(parts)
-
-
-def _labels(labels: Mapping[str, float | None], missing: Mapping[str, str]) -> str:
-    items = []
-    for judge, value in labels.items():
-        if value is None:
-            reason = missing.get(judge, "missing")
-            items.append(f"{_e(judge)}: <span class='bad' title='{_e(reason)}'>missing</span>")
-        else:
-            items.append(f"{_e(judge)}: {_fmt_label(value)}")
-    return "<br>".join(items)
-
-
 def _failures(run: Run) -> str:
     failures = [f for f in run.info.get("failures") or [] if isinstance(f, Mapping)]
     if not failures:
@@ -605,49 +544,358 @@ def _failures(run: Run) -> str:
     )
     return (
         f"<p class='bad'>{len(failures)} judgments are missing.</p>"
-        "<table id='failures'><tr><th>judge</th><th>session</th><th class='num'>turn</th>"
-        f"<th>item</th><th>reason</th></tr>{rows}</table>{more}"
+        "<div class='scroll'><table id='failures'><tr><th>judge</th><th>session</th><th class='num'>turn</th>"
+        f"<th>item</th><th>reason</th></tr>{rows}</table></div>{more}"
     )
 
 
-def render_report(run: Run) -> str:
+def _banner(ctx: ReportContext) -> str:
+    """Says at the top when offline twins answered, as the terminal does with ``*``."""
+    twins = sorted(ctx.baselines)
+    if not twins:
+        return ""
+    return (
+        "<div class='banner' id='offline-banner'><b>Offline twins.</b> "
+        f"{len(twins)} judge{'s' if len(twins) > 1 else ''} of this run "
+        f"({esc(', '.join(twins))}) were answered by genir-eval's offline twins: "
+        "deterministic heuristics computed from the log, baselines rather than LLM "
+        "judgments. Their scores are marked <sup class='twin'>*</sup>. Run with "
+        "<code>--provider openai</code> (or a scenario naming a model) for LLM labels.</div>"
+    )
+
+
+def _headline_note(ctx: ReportContext) -> str:
+    score = ctx.headline
+    if score is None:
+        return ""
+    description = describe_score(score, ctx.run)
+    source = f", computed from {esc(description.source)}" if description.source else ""
+    return (
+        f"<p>Headline score: <b>{ctx.marked(score)}</b>{source}. "
+        "See the <a href='#glossary'>glossary</a> for what each score means.</p>"
+    )
+
+
+def _score_rows(ctx: ReportContext, level: str) -> str:
+    summaries = ctx.summaries(level)
+    if not summaries:
+        return f"<p class='muted'>No {LEVEL_TITLES[level]} score.</p>"
+    rows = []
+    for s in summaries:
+        reasons = "; ".join(f"{n} {esc(r)}" for r, n in sorted(s.missing_reasons.items()))
+        missing = (
+            f"{s.missing}<br><span class='muted small'>{reasons}</span>"
+            if s.missing and reasons
+            else str(s.missing)
+        )
+        hist = (
+            histogram_svg(
+                s.histogram, s.minimum or 0.0, s.maximum or 0.0, label=f"distribution of {s.name}"
+            )
+            if s.histogram
+            else ""
+        )
+        rng = (
+            f"<div class='muted small'>{fmt(s.minimum, 2)} – {fmt(s.maximum, 2)}</div>"
+            if s.minimum is not None
+            else ""
+        )
+        rows.append(
+            f"<tr data-score='{esc(s.name)}'"
+            + (" class='headline-row'" if s.name == ctx.headline else "")
+            + f"><td>{ctx.marked(s.name)}</td>"
+            f"<td class='num'>{s.n}</td><td class='num'>{missing}</td>"
+            f"<td class='num'>{mean_cell(s)}</td><td class='num'>{fmt(s.median)}</td>"
+            f"<td>{hist}{rng}</td></tr>"
+        )
+    noun = "sessions" if level == "session" else "turns"
+    return (
+        f"<h3>{LEVEL_TITLES[level].capitalize()} ({noun})</h3>"
+        f"<div class='scroll'><table class='scores' id='scores-{level}'>"
+        f"<tr><th>score</th><th class='num'>n</th><th class='num'>missing (why)</th>"
+        f"<th class='num'>mean [95% CI]</th><th class='num'>median</th>"
+        f"<th>distribution (min – max)</th></tr>{''.join(rows)}</table></div>"
+    )
+
+
+def _scores(ctx: ReportContext) -> str:
+    return (
+        _headline_note(ctx)
+        + "<p class='muted'>Means with a 95% interval of the mean (percentile bootstrap over "
+        f"{ctx.limits.n_boot} resamples, seed {ctx.limits.seed}; normal approximation past "
+        f"{BOOTSTRAP_MAX_N:,} values). Fewer than {SMALL_N} values get no interval "
+        f"(<span class='flag'>n&lt;{SMALL_N}</span>). A session without a value is counted "
+        "as missing, with the reason, never as 0.</p>"
+        + _score_rows(ctx, "session")
+        + _score_rows(ctx, "turn")
+    )
+
+
+def _task_types(ctx: ReportContext) -> str:
+    run = ctx.run
+    if not run.sessions:
+        return "<p class='muted'>No sessions.</p>"
+    groups: dict[str, list[SessionRow]] = defaultdict(list)
+    for row in run.sessions:
+        groups[row.task_type or "(none)"].append(row)
+    names = run.score_names("session")
+    judges = {str(j.get("id")) for j in run.info.get("judges") or [] if isinstance(j, Mapping)}
+    columns = [ctx.headline] if ctx.headline in names else []
+    columns += [n for n in names if n in judges and n not in columns]
+    columns = [c for c in columns if c is not None][:6]
+    task_types = sorted(groups, key=lambda t: (-len(groups[t]), t))
+    rows = []
+    for task in task_types:
+        members = groups[task]
+        cells = "".join(
+            f"<td class='num'>{mean_cell(summarize(c, [r.scores.get(c) for r in members], n_boot=ctx.limits.n_boot, seed=ctx.limits.seed), 2)}</td>"
+            for c in columns
+        )
+        rows.append(f"<tr><td>{esc(task)}</td><td class='num'>{len(members)}</td>{cells}</tr>")
+    head = "".join(f"<th class='num'>{ctx.marked(c)}</th>" for c in columns)
+    tab = (
+        "<div class='scroll'><table id='task-type-scores'><tr><th>task type</th>"
+        f"<th class='num'>sessions</th>{head}</tr>{''.join(rows)}</table></div>"
+    )
+    return tab + _task_bars(run, ctx.headline)
+
+
+def _glossary(ctx: ReportContext) -> str:
+    """One row per score family: a measure and its ``@judge`` / ``gold:`` variants share a
+    row, since they differ only in whose labels they are computed from."""
+    run = ctx.run
+    families: dict[str, list[str]] = {}
+    for level in ("session", "turn"):
+        for name in run.score_names(level):  # type: ignore[arg-type]
+            base = name
+            if not name.startswith("z("):
+                base = name.removeprefix("gold:").partition("@")[0]
+            variants = families.setdefault(base, [])
+            if name not in variants:
+                variants.append(name)
+    entries = []
+    for base, variants in families.items():
+        d = describe_score(base, run)
+        direction = {True: "higher is better", False: "lower is better", None: ""}[
+            d.higher_is_better
+        ]
+        facts = "; ".join(
+            part for part in (f"range {d.range}" if d.range else "", direction) if part
+        )
+        sources = []
+        for name in variants:
+            source = describe_score(name, run).source
+            sources.append(
+                f"<code>{ctx.marked(name)}</code> from {esc(source)}"
+                if source
+                else f"<code>{ctx.marked(name)}</code>"
+            )
+        entries.append(
+            f"<dt id='g-{esc(base)}'>{ctx.marked(base)}"
+            + (f" <span class='muted'>({esc(facts)})</span>" if facts else "")
+            + f"</dt><dd>{esc(d.averages)}<br><span class='muted small'>"
+            + " · ".join(sources)
+            + "</span></dd>"
+        )
+    glossary = f"<dl class='glossary' id='glossary-list'>{''.join(entries)}</dl>"
+    first = ctx.link_judges[0] if ctx.link_judges else None
+    rules = [
+        "<li><b>Plain measure names</b> (<code>sdcg_urge</code>) are computed from the link "
+        + (
+            f"labels of <b>{esc(first)}</b>, the scenario's first link judge"
+            if first
+            else "labels of the scenario's first link judge"
+        )
+        + ".</li>",
+        "<li><b><code>measure@judge</code></b>: the same measure from another judge's link "
+        "labels.</li>",
+        "<li><b><code>gold:measure</code></b>: the same measure from the expert (gold) link "
+        "labels in the input, where present.</li>",
+        "<li><b><code>judge</code></b> alone: that judge's own score (e.g. a satisfaction "
+        "rating); <code>judge:item</code> one of its other labels.</li>",
+        "<li><b><code>z(a+b)</code></b>: the mean of the z-scores of a and b over this run.</li>",
+        "<li><sup class='twin'>*</sup> marks scores from offline twins (baselines).</li>",
+    ]
+    return f"<ul>{''.join(rules)}</ul>{glossary}"
+
+
+def _between_judges(ctx: ReportContext) -> str:
+    """How the judges agree with each other: link labels (kappa, Spearman) and session
+    scores of different judges (Spearman), with no gold needed."""
+    run = ctx.run
+    judges: dict[str, None] = {}
+    for link in run.links:
+        for judge in link.labels:
+            judges.setdefault(judge, None)
+    parts = []
+    rows = []
+    for a, b in combinations(judges, 2):
+        pairs = [
+            (link.labels.get(a), link.labels.get(b))
+            for link in run.links
+            if link.labels.get(a) is not None and link.labels.get(b) is not None
+        ]
+        if not pairs:
+            continue
+        x = [round(p[0]) for p in pairs if p[0] is not None]
+        y = [round(p[1]) for p in pairs if p[1] is not None]
+        exact = sum(1 for i, j in zip(x, y, strict=True) if i == j) / len(x)
+        corr = correlations(x, y, n_boot=0)
+        rows.append(
+            [
+                f"{ctx.marked(a)} vs {ctx.marked(b)}",
+                len(x),
+                exact,
+                cohen_kappa(x, y, weights="linear", labels=[0, 1, 2, 3]),
+                cohen_kappa([int(v >= 2) for v in x], [int(v >= 2) for v in y], labels=[0, 1]),
+                corr.get("spearman"),
+            ]
+        )
+    if rows:
+        parts.append(
+            "<h3>Link labels</h3><p class='muted'>Over links both judges labelled (0-3): exact "
+            "agreement, Cohen's kappa weighted linearly and on useful (2-3) vs not, Spearman's "
+            "&rho;.</p>"
+            + table(
+                "judge-agreement-links",
+                ["judges", "links", "exact", "kappa (weighted)", "kappa (binary)", "spearman"],
+                rows,
+                raw_columns=[0],
+            )
+        )
+    names = run.score_names("session")
+    own = [
+        str(j.get("id"))
+        for j in run.info.get("judges") or []
+        if isinstance(j, Mapping) and str(j.get("id")) in names
+    ]
+    measure = ctx.headline if ctx.headline in names else None
+    family = [measure] if measure else []
+    if measure:
+        family += [n for n in names if n.startswith(f"{measure}@") or n == f"gold:{measure}"]
+    candidates = list(dict.fromkeys([*family, *own]))
+    rows = []
+    for a, b in combinations(candidates, 2):
+        corr = correlations(
+            [r.scores.get(a) for r in run.sessions],
+            [r.scores.get(b) for r in run.sessions],
+            n_boot=0,
+        )
+        rows.append(
+            [
+                f"{ctx.marked(a)} vs {ctx.marked(b)}",
+                corr.get("n"),
+                corr.get("spearman"),
+                corr.get("kendall"),
+            ]
+        )
+    if rows:
+        parts.append(
+            "<h3>Session scores</h3><p class='muted'>Rank agreement between scores from "
+            "different judges over the sessions where both have a value.</p>"
+            + table(
+                "judge-agreement-sessions",
+                ["scores", "sessions", "spearman", "kendall"],
+                rows,
+                raw_columns=[0],
+            )
+        )
+    if not parts:
+        return "<p class='muted'>Only one judge labels each kind of item: nothing to compare.</p>"
+    return "".join(parts)
+
+
+def _with_gold(render: Any) -> Any:
+    def only_with_gold(ctx: ReportContext) -> str | None:
+        return render(ctx) if ctx.run.meta else None
+
+    return only_with_gold
+
+
+def _judges_vs_gold(ctx: ReportContext) -> str | None:
+    if not any(link.gold is not None for link in ctx.run.links) and not ctx.run.meta:
+        return None
+    content = _agreement(ctx.run) + _confusion(ctx.run)
+    return content
+
+
+def _chosen(ctx: ReportContext) -> Any:
+    if "_chosen" not in ctx.__dict__:
+        ctx.__dict__["_chosen"] = choose_sessions(ctx)
+    return ctx.__dict__["_chosen"]
+
+
+SECTIONS: list[Section] = [
+    Section("scores", "Scores", _scores),
+    Section("task-types", "Per task type", _task_types),
+    Section("glossary", "What the scores mean", _glossary),
+    Section("judge-agreement", "Agreement between judges", _between_judges),
+    Section(
+        "headline",
+        "Scores vs the users' satisfaction",
+        _with_gold(lambda ctx: _headline(ctx.run, ctx.headline)),
+    ),
+    Section(
+        "scatter-section",
+        "Predicted vs user satisfaction",
+        _with_gold(lambda ctx: _scatter(ctx.run, ctx.headline)),
+    ),
+    Section("confusion", "Judges vs expert labels", _judges_vs_gold),
+    Section(
+        "all-scores",
+        "All scores vs user satisfaction",
+        _with_gold(lambda ctx: _all_scores(ctx.run)),
+    ),
+    Section("citations", "Citation support", lambda ctx: citations_section(ctx.run) or None),
+    Section("sessions", "Sessions", lambda ctx: _session_index(ctx, _chosen(ctx))),
+    Section("failures-section", "Failures", lambda ctx: _failures(ctx.run)),
+    Section("run", "Run", lambda ctx: _header(ctx.run)),
+    Section("details", "Turns", lambda ctx: session_details(ctx, _chosen(ctx))),
+]
+"""The page's sections in order; a renderer returning ``None`` leaves its section out."""
+
+
+def render_report(run: Run, *, limits: ReportLimits | None = None) -> str:
     """The report page of ``run`` as one self-contained HTML string."""
-    score = headline_score(run)
-    worst_table, chosen = _worst(run, score)
+    ctx = ReportContext(run, limits or ReportLimits())
     scenario = run.info.get("scenario") or {}
     name = scenario.get("name") if isinstance(scenario, Mapping) else None
     title = f"genir-eval report: {name}" if name else "genir-eval report"
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    sections = [
-        ("headline", "Headline correlations", _headline(run, score)),
-        ("scatter-section", "Predicted vs user satisfaction", _scatter(run, score)),
-        ("task-types", "Per task type", _task_bars(run, score)),
-        ("confusion", "Judges vs expert labels", _agreement(run) + _confusion(run)),
-        ("worst", "Worst sessions", worst_table),
-        ("citations", "Citation support", citations_section(run)),
-        ("all-scores", "All scores vs user satisfaction", _all_scores(run)),
-        ("failures-section", "Failures", _failures(run)),
-        ("run", "Run", _header(run)),
-        ("details", "Turns of the worst sessions", _session_details(run, chosen)),
-    ]
-    sections = [s for s in sections if s[0] != "citations" or s[2]]
-    toc = " · ".join(f"<a href='#{sid}'>{_e(t)}</a>" for sid, t, _ in sections)
-    body = "".join(f"<section id='{sid}'><h2>{_e(t)}</h2>{c}</section>" for sid, t, c in sections)
+    rendered = [(s.id, s.title, s.render(ctx)) for s in SECTIONS]
+    shown = [(sid, t, c) for sid, t, c in rendered if c is not None]
+    toc = " · ".join(f"<a href='#{sid}'>{esc(t)}</a>" for sid, t, _ in shown)
+    body = "".join(f"<section id='{sid}'><h2>{esc(t)}</h2>{c}</section>" for sid, t, c in shown)
+    if run.meta:
+        gold_note = ""
+    elif ctx.has_gold:
+        gold_note = (
+            "<p class='muted' id='no-meta'>The meta-evaluation was not run: the scores are "
+            "described on their own.</p>"
+        )
+    else:
+        gold_note = (
+            "<p class='muted' id='no-meta'>No user satisfaction in the input: the scores are "
+            "described on their own (no correlation with users).</p>"
+        )
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        f"<title>{_e(title)}</title><style>{CSS}{CITATIONS_CSS}</style></head><body>"
-        f"<h1>{_e(title)}</h1><p class='sub'>generated {generated} · {toc}</p>"
+        f"<title>{esc(title)}</title><style>{CSS}{CITATIONS_CSS}</style></head><body>"
+        f"<h1>{esc(title)}</h1>{_banner(ctx)}"
+        f"<p class='sub'>{len(run.sessions):,} sessions, {len(run.turns):,} turns, "
+        f"{len(run.links):,} sources · generated {generated}</p>"
+        f"<p class='sub toc'>{toc}</p>{gold_note}"
         f"{body}</body></html>\n"
     )
 
 
-def write_report(run: Run | str | os.PathLike[str]) -> Path:
+def write_report(run: Run | str | os.PathLike[str], *, limits: ReportLimits | None = None) -> Path:
     """Render the report of a run (or run directory) into its ``report.html``."""
     loaded = run if isinstance(run, Run) else load_run(run)
     path = loaded.directory / REPORT_FILE
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(render_report(loaded), encoding="utf-8")
+    tmp.write_text(render_report(loaded, limits=limits), encoding="utf-8")
     os.replace(tmp, path)
     return path

@@ -15,6 +15,9 @@ A run directory holds three tables, each as JSONL and as CSV, plus two JSON docu
     why a verdict is missing;
 ``meta.json``
     the meta-evaluation (scores against gold), present when gold labels exist;
+``evidence.jsonl``
+    one row per turn: statements and citations, text units, useful spans (gold and
+    judged), every judgment with its reason and raw reply (what the report shows per turn);
 ``run.json``
     the scenario, versions, provider and model per judge, usage, cost, duration, cache
     hits and failures.
@@ -72,6 +75,7 @@ CITATIONS_FILE = "citations.jsonl"
 META_FILE = "meta.json"
 RUN_FILE = "run.json"
 REPORT_FILE = "report.html"
+EVIDENCE_FILE = "evidence.jsonl"
 
 
 @dataclass(frozen=True)
@@ -345,15 +349,6 @@ def file_digest(path: Path) -> str:
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def csv_cell(value: Any) -> Any:
-    """``value`` made safe for a CSV cell a spreadsheet may open: text starting with ``=``,
-    ``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'``; numbers (``-0.5``)
-    and everything else are unchanged. Every CSV genir-eval writes goes through here."""
-    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
-        return "'" + value
-    return value
-
-
 def write_json(path: Path, document: Mapping[str, Any]) -> None:
     """Write ``document`` (which must carry ``version``) as indented UTF-8 JSON."""
     if "version" not in document:
@@ -382,6 +377,24 @@ def _flatten(row: Mapping[str, Any]) -> dict[str, Any]:
     return flat
 
 
+def csv_cell(value: Any) -> Any:
+    """A value as a CSV cell a spreadsheet may open. Text starting with ``=``, ``+``, ``-``,
+    ``@``, a tab or a carriage return gets a leading ``'`` (so it is never run as a
+    formula); a float is rounded to 10 significant digits (``0.30000000000000004`` is
+    written ``0.3``) and never ``-0.0``; missing (``None``, NaN) is empty; everything else
+    is unchanged. Every CSV genir-eval writes goes through here."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return "'" + value
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return ""
+        cleaned = float(f"{value:.10g}") + 0.0  # + 0.0 turns -0.0 into 0.0
+        return repr(cleaned)
+    return value
+
+
 def _write_csv(path: Path, rows: Sequence[Mapping[str, Any]], base: Sequence[str]) -> None:
     flat = [_flatten(r) for r in rows]
     columns = list(base)
@@ -395,7 +408,7 @@ def _write_csv(path: Path, rows: Sequence[Mapping[str, Any]], base: Sequence[str
         )
         writer.writeheader()
         for r in flat:
-            writer.writerow({csv_cell(k): "" if v is None else csv_cell(v) for k, v in r.items()})
+            writer.writerow({csv_cell(k): csv_cell(v) for k, v in r.items()})
 
 
 def write_run(
@@ -409,10 +422,12 @@ def write_run(
     csv: bool = True,
     report: Callable[[Run], str] | None = None,
     citations: Sequence[CitationRow] = (),
+    evidence: Iterable[Mapping[str, Any]] | None = None,
 ) -> Path:
-    """Write the tables (JSONL and, unless ``csv=False``, CSV), ``meta.json`` (when given),
-    ``report.html`` (rendered by ``report`` from the run as written) and ``run.json``;
-    ``citations.jsonl`` only when there are citation rows.
+    """Write the tables (JSONL and, unless ``csv=False``, CSV), ``evidence.jsonl`` (when
+    given: rows of :func:`genir_eval.report.evidence.evidence_rows`), ``meta.json`` (when
+    given), ``report.html`` (rendered by ``report`` from the run as written) and
+    ``run.json``; ``citations.jsonl`` only when there are citation rows.
 
     ``run.json`` is the completion marker: it is removed before anything else is written and
     written last, listing the SHA-256 of every file of the run (``files``), so a folder is
@@ -458,6 +473,12 @@ def write_run(
         else:
             with contextlib.suppress(FileNotFoundError):
                 (out / csv_name).unlink()
+    if evidence is not None:
+        _write_jsonl(out / EVIDENCE_FILE, evidence)
+        written.append(EVIDENCE_FILE)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            (out / EVIDENCE_FILE).unlink()
     meta_path = out / META_FILE
     if meta is not None:
         write_json(meta_path, meta)

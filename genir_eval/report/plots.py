@@ -21,7 +21,7 @@ matplotlib.use("Agg")  # never a GUI backend, also when someone imports pyplot l
 
 from matplotlib.figure import Figure  # noqa: E402
 
-__all__ = ["plot_text", "scatter_svg", "task_bars_svg"]
+__all__ = ["plot_text", "scatter_svg", "task_bars_svg", "histogram_svg"]
 
 _XML_PROLOGUE = re.compile(r"^\s*<\?xml[^>]*>\s*(<!DOCTYPE[^>]*>\s*)?", re.DOTALL)
 _ID = re.compile(r'\bid="([^"]+)"')
@@ -145,3 +145,31 @@ def task_bars_svg(
         ax.grid(axis="x", alpha=0.3)
         ax.margins(x=0.18)
     return _to_svg(fig, salt, "scores per task type")
+
+
+def histogram_svg(counts: Sequence[int], lo: float, hi: float, *, label: str = "") -> str:
+    """A small inline bar chart of ``counts`` over ``[lo, hi]`` (equal-width bins), drawn
+    as plain SVG rectangles: dozens of them fit in one table at no cost. Each bar's
+    ``<title>`` gives its range and count."""
+    width, height = 110, 26
+    if not counts:
+        return ""
+    peak = max(counts) or 1
+    step = width / len(counts)
+    bin_width = (hi - lo) / len(counts) if hi > lo else 0.0
+    bars = []
+    for i, count in enumerate(counts):
+        h = 0 if count == 0 else max(1.5, (height - 2) * count / peak)
+        a = lo + i * bin_width
+        b = a + bin_width
+        title = f"{a:.3g}–{b:.3g}: {count}" if bin_width else f"{lo:.3g}: {count}"
+        bars.append(
+            f'<rect x="{i * step + 0.5:.1f}" y="{height - h:.1f}" width="{max(step - 1, 1):.1f}"'
+            f' height="{h:.1f}" fill="{_POINT}"><title>{_attr(title)}</title></rect>'
+        )
+    return (
+        f'<svg class="hist" role="img" aria-label="{_attr(label or "distribution")}" '
+        f'width="{width}" height="{height}" viewBox="0 0 {width} {height}">'
+        f'<line x1="0" y1="{height - 0.5}" x2="{width}" y2="{height - 0.5}" stroke="#b8c0cc"/>'
+        f"{''.join(bars)}</svg>"
+    )

@@ -17,8 +17,9 @@ from typing import Any
 
 from genir_eval.report.html import headline_score
 from genir_eval.report.outputs import META_FILE, REPORT_FILE, Run
+from genir_eval.report.scores import SMALL_N, ScoreSummary, score_summaries
 
-__all__ = ["format_summary", "format_paths"]
+__all__ = ["format_summary", "format_paths", "score_table"]
 
 CORRELATIONS = ("pearson", "spearman", "kendall")
 LEVELS = (("turn", "query level"), ("session", "session level"))
@@ -130,10 +131,44 @@ def _first_link_judge(run: Run) -> str | None:
     return None
 
 
+def _ci_text(summary: ScoreSummary) -> str:
+    if summary.mean is None:
+        return "-"
+    if summary.small:
+        return f"{_num(summary.mean)} (n<{SMALL_N})"
+    if summary.ci is None:
+        return f"{_num(summary.mean)} (all equal)"
+    lo, hi = summary.ci
+    return f"{_num(summary.mean)} [{_num(lo, 2)}, {_num(hi, 2)}]".replace("-0.00,", "0.00,")
+
+
+def score_table(run: Run, baselines: set[str] | None = None) -> list[str]:
+    """Every session score's mean with its 95% interval, median and missing count (with
+    the most common reason): what a run without gold prints instead of correlations."""
+    baselines = _baselines(run) if baselines is None else baselines
+    first_link = _first_link_judge(run)
+    summaries = score_summaries(run, "session")
+    if not summaries:
+        return ["No session score."]
+    rows = [["", "n", "mean [95% CI]", "median", "missing"]]
+    for s in summaries:
+        name = s.name + (BASELINE_MARK if _score_baseline(s.name, baselines, first_link) else "")
+        why = ""
+        if s.missing_reasons:
+            reason, count = max(s.missing_reasons.items(), key=lambda item: item[1])
+            why = f" ({reason})" if count == s.missing else f" ({reason}: {count})"
+        rows.append([name, str(s.n), _ci_text(s), _num(s.median), f"{s.missing}{why}"])
+    headline = headline_score(run)
+    lines = ["Session scores (no user satisfaction in the input: scores on their own)"]
+    if headline is not None:
+        lines[0] += f"; headline {headline}"
+    return [*lines, *_align(rows)]
+
+
 def _correlations(run: Run, baselines: set[str]) -> list[str]:
     meta = run.meta
     if not meta:
-        return ["No gold satisfaction in the input: no meta-evaluation."]
+        return score_table(run, baselines)
     correlations = meta.get("correlations") or {}
     first_link = _first_link_judge(run)
 

@@ -20,7 +20,8 @@ import os
 import platform
 import re
 import time
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -38,6 +39,7 @@ from genir_eval.llm.progress import Heartbeat, Progress
 from genir_eval.llm.providers import DEFAULT_MODELS, make_provider, resolve_provider
 from genir_eval.llm.sync import run_sync
 from genir_eval.records import Session
+from genir_eval.report.evidence import evidence_rows
 from genir_eval.report.html import render_report
 from genir_eval.report.outputs import (
     OUTPUT_VERSION,
@@ -313,6 +315,21 @@ def _sum_cost(stats: Sequence[Mapping[str, Any]]) -> float | None:
     return float(sum(c for c in costs if c is not None))
 
 
+def _evidence(
+    sessions: Sequence[Session], labels: Mapping[str, Sequence[Label]], infos: Sequence[JudgeInfo]
+) -> Iterator[dict[str, Any]]:
+    """``evidence.jsonl``'s rows, session by session (what the report shows per turn)."""
+    by_session: dict[str, dict[str, list[Label]]] = defaultdict(lambda: defaultdict(list))
+    for judge_id, judged in labels.items():
+        for label in judged:
+            by_session[label.key.session_id][judge_id].append(label)
+    spans_judges = [info.id for info in infos if info.kind == "spans"]
+    for session in sessions:
+        yield from evidence_rows(
+            session, by_session.get(session.session_id, {}), spans_judges=spans_judges
+        )
+
+
 async def arun_scenario(
     scenario: Scenario | str | os.PathLike[str],
     *,
@@ -525,6 +542,7 @@ async def arun_scenario(
             csv=loaded.output.csv,
             report=render_report if loaded.output.report else None,
             citations=tables.citations,
+            evidence=_evidence(sessions, labels, infos),
         )
     except OSError as error:
         kept = ", ".join(str(p) for p in journal_paths)

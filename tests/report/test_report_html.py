@@ -46,8 +46,11 @@ def test_headline_numbers_and_intervals(run_dir: Path) -> None:
     card = soup.find(id="headline-session-spearman")
     assert card is not None
     assert card.find(class_="value").get_text() == "0.568"  # meta.json 0.5678, 3 decimals
-    assert "[0.200, 0.800]" in card.get_text()
-    assert soup.find(id="headline-turn-spearman").find(class_="value").get_text() == "0.234"
+    # six sessions: too few for an interval, flagged instead of printing [0.200, 0.800]
+    assert "n<10" in card.get_text() and "0.200" not in card.get_text()
+    turn = soup.find(id="headline-turn-spearman")  # twelve turns: the interval is shown
+    assert turn.find(class_="value").get_text() == "0.234"
+    assert "[0.200, 0.800]" in turn.get_text()
 
 
 def test_plots_are_inline_svg(run_dir: Path) -> None:
@@ -83,13 +86,16 @@ def test_judges_against_gold_use_the_meta_names(run_dir: Path) -> None:
     assert item[0] == "item-as" and item[5] == "0.615" and item[-1] == "1.500"
 
 
-def test_worst_sessions_link_to_their_turns(run_dir: Path) -> None:
+def test_session_index_lists_every_session_and_links_to_its_turns(run_dir: Path) -> None:
     soup = _soup(run_dir)
-    rows = soup.select("#worst-sessions tr")[1:]
-    assert rows[0].find("a").get_text() == "s0"  # lowest sdcg_urge (0.0)
-    for a in soup.select("#worst-sessions a"):
+    rows = soup.select("#session-index table.session-index tr")[1:]
+    assert len(rows) == 6  # every session of the run, not only the worst
+    links = soup.select("#session-index a")
+    assert links
+    for a in links:
         target = a["href"].removeprefix("#")
         assert soup.find(id=target) is not None, target
+    assert soup.find(id="turn-0-1") is not None and soup.find(id="turn-5-2") is not None
 
 
 def test_without_gold(make_run_dir) -> None:  # type: ignore[no-untyped-def]

@@ -1,0 +1,106 @@
+"""What each score of a run means, read from its name: range, direction, what it averages,
+and whose labels it comes from (``@<judge>`` and ``gold:`` prefixes, ``z(...)``
+combinations, judges' own scores). The report's glossary is built from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from genir_eval.errors import ConfigError
+from genir_eval.metrics.measures import QueryMeasure, parse_measure
+from genir_eval.report.outputs import Run
+from genir_eval.report.scores import link_judge_ids, scenario_measures
+
+__all__ = ["ScoreDescription", "describe_score", "JUDGE_KIND_SCORES"]
+
+
+@dataclass(frozen=True)
+class ScoreDescription:
+    name: str
+    source: str
+    range: str
+    higher_is_better: bool | None
+    averages: str
+
+
+# A judge's own score, by judge kind: (range, what the value is).
+JUDGE_KIND_SCORES: dict[str, tuple[str, str]] = {
+    "satisfaction": (
+        "1-10",
+        "the judge's satisfaction rating of a turn; a session's value is the judge's rating "
+        "of the whole session, else its turn ratings aggregated",
+    ),
+    "spans": (
+        "0-1",
+        "the share of a turn's text units the judge marks useful; a session aggregates its turns",
+    ),
+    "rubric": ("0-1", "the share of the rubric's questions the response answers"),
+    "link_usefulness": ("0-3", "the judge's link labels, averaged"),
+}
+
+
+def _judges(run: Run) -> dict[str, str]:
+    return {
+        str(j.get("id") or j.get("name")): str(j.get("kind") or "")
+        for j in run.info.get("judges") or []
+        if isinstance(j, Mapping)
+    }
+
+
+def _session_how(run: Run) -> str:
+    document = (run.info.get("scenario") or {}).get("document") or {}
+    aggregate = document.get("aggregate") or {} if isinstance(document, Mapping) else {}
+    how = aggregate.get("session") if isinstance(aggregate, Mapping) else None
+    return str(how or "decreasing")
+
+
+def describe_score(name: str, run: Run) -> ScoreDescription:
+    """What ``name`` means in ``run`` (see the module docstring)."""
+    measures = scenario_measures(run)
+    link_judges = link_judge_ids(run)
+    judges = _judges(run)
+    if name.startswith("z(") and name.endswith(")"):
+        parts = name[2:-1].split("+")
+        return ScoreDescription(
+            name,
+            f"combination of {' and '.join(parts)}",
+            "about -3 to 3 (0 = the run's average)",
+            True,
+            "the mean of the parts' z-scores, each standardised over this run's sessions "
+            "(or turns): comparable within a run, not across runs",
+        )
+    gold = name.startswith("gold:")
+    base = name[5:] if gold else name
+    base, _, at_judge = base.partition("@")
+    if base in measures:
+        if gold:
+            source = "the expert (gold) link labels"
+        else:
+            judge = at_judge or (link_judges[0] if link_judges else "?")
+            source = f"{judge}'s link labels"
+        try:
+            measure = parse_measure(base)
+        except ConfigError:
+            return ScoreDescription(name, source, "", None, "")
+        averages = measure.SUMMARY or (type(measure).__doc__ or "").strip().split("\n")[0]
+        if isinstance(measure, QueryMeasure):
+            averages += (
+                f"; a session's value aggregates its turns' values ({_session_how(run)} "
+                "weighting over turns)"
+            )
+        else:
+            averages += "; a turn's value is the turn scored as a one-turn session"
+        return ScoreDescription(
+            name, source, measure.RANGE, measure.HIGHER_IS_BETTER, f"{str(measure)}: {averages}"
+        )
+    judge, _, item = name.partition(":")
+    kind = judges.get(judge)
+    if kind is not None:
+        rng, what = JUDGE_KIND_SCORES.get(kind, ("", "the judge's own label"))
+        if item:
+            what = f"the judge's '{item}' label"
+            rng = ""
+        return ScoreDescription(name, f"{judge} ({kind} judge)", rng, True, what)
+    return ScoreDescription(name, "", "", None, "")

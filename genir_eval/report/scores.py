@@ -1,0 +1,264 @@
+"""Every score of a run summarised without gold: mean with its interval, median, distribution,
+and how many sessions (or turns) have no value, with why.
+
+This is what a product team reads first when its logs carry no satisfaction ratings: the
+report's score table and the score table ``genir-eval run`` prints come from here.
+
+The interval of a mean is a seeded percentile bootstrap (resampling sessions, or turns);
+past :data:`BOOTSTRAP_MAX_N` values it is the normal approximation ``mean +- 1.96 s/sqrt(n)``,
+which the bootstrap converges to at such sizes and which costs nothing. Below
+:data:`SMALL_N` values no interval is given: the summary is flagged ``small`` instead, since
+a bootstrap of a handful of values (``[1.00, 1.00]`` for five equal ones) says nothing about
+the uncertainty.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from genir_eval.report.outputs import Level, Run
+
+__all__ = [
+    "SMALL_N",
+    "BOOTSTRAP_MAX_N",
+    "HISTOGRAM_BINS",
+    "ScoreSummary",
+    "summarize",
+    "score_summaries",
+    "missing_reasons",
+    "link_judge_ids",
+    "scenario_measures",
+    "offline_judges",
+]
+
+SMALL_N = 10
+BOOTSTRAP_MAX_N = 20_000
+HISTOGRAM_BINS = 10
+# Bootstrap resamples are drawn in chunks of about this many values (bounded memory).
+_CHUNK_VALUES = 1_000_000
+
+
+@dataclass(frozen=True)
+class ScoreSummary:
+    """One score at one level over a run. ``ci`` is ``None`` when ``small`` (n < 10) or
+    when nothing varies; ``missing_reasons`` counts the rows without a value by reason."""
+
+    name: str
+    level: str
+    n: int
+    missing: int
+    mean: float | None = None
+    ci: tuple[float, float] | None = None
+    ci_method: str | None = None
+    median: float | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    histogram: tuple[int, ...] = ()
+    missing_reasons: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def small(self) -> bool:
+        return self.n < SMALL_N
+
+
+def _bootstrap_mean_ci(values: np.ndarray, n_boot: int, seed: int) -> tuple[float, float]:
+    rng = np.random.default_rng(seed)
+    n = len(values)
+    per_chunk = max(1, _CHUNK_VALUES // n)
+    means: list[np.ndarray] = []
+    done = 0
+    while done < n_boot:
+        size = min(per_chunk, n_boot - done)
+        idx = rng.integers(0, n, size=(size, n))
+        means.append(values[idx].mean(axis=1))
+        done += size
+    all_means = np.concatenate(means)
+    lo, hi = np.percentile(all_means, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def summarize(
+    name: str,
+    values: Sequence[float | None],
+    *,
+    level: str = "session",
+    n_boot: int = 1000,
+    seed: int = 0,
+    reasons: Mapping[str, int] | None = None,
+) -> ScoreSummary:
+    """The summary of one score's ``values`` (``None`` = no value for that row)."""
+    present = np.array([v for v in values if v is not None and math.isfinite(v)], dtype=float)
+    n = int(present.size)
+    missing = len(values) - n
+    if n == 0:
+        return ScoreSummary(name, level, 0, missing, missing_reasons=dict(reasons or {}))
+    mean = float(present.mean())
+    lo_v, hi_v = float(present.min()), float(present.max())
+    ci: tuple[float, float] | None = None
+    method: str | None = None
+    if n >= SMALL_N and hi_v > lo_v:
+        if n <= BOOTSTRAP_MAX_N and n_boot > 0:
+            ci, method = _bootstrap_mean_ci(present, n_boot, seed), "bootstrap"
+        else:
+            half = 1.96 * float(present.std(ddof=1)) / math.sqrt(n)
+            ci, method = (mean - half, mean + half), "normal"
+    if hi_v > lo_v:
+        counts, _ = np.histogram(present, bins=HISTOGRAM_BINS, range=(lo_v, hi_v))
+    else:
+        counts = np.array([n])
+    return ScoreSummary(
+        name=name,
+        level=level,
+        n=n,
+        missing=missing,
+        mean=mean,
+        ci=ci,
+        ci_method=method,
+        median=float(np.median(present)),
+        minimum=lo_v,
+        maximum=hi_v,
+        histogram=tuple(int(c) for c in counts),
+        missing_reasons=dict(reasons or {}),
+    )
+
+
+def scenario_measures(run: Run) -> list[str]:
+    """The link measures the scenario asked for (``aggregate.measures``)."""
+    document = (run.info.get("scenario") or {}).get("document") or {}
+    aggregate = document.get("aggregate") or {} if isinstance(document, Mapping) else {}
+    measures = aggregate.get("measures") if isinstance(aggregate, Mapping) else None
+    return [str(m) for m in measures or ()]
+
+
+def link_judge_ids(run: Run) -> list[str]:
+    """The judges whose link labels feed the link measures, the first giving the plain
+    names (``sdcg_urge``), the others ``sdcg_urge@<judge>``."""
+    document = (run.info.get("scenario") or {}).get("document") or {}
+    aggregate = document.get("aggregate") or {} if isinstance(document, Mapping) else {}
+    chosen = aggregate.get("link_judges") if isinstance(aggregate, Mapping) else None
+    if chosen:
+        return [str(j) for j in chosen]
+    return [
+        str(j.get("id") or j.get("name"))
+        for j in run.info.get("judges") or []
+        if isinstance(j, Mapping) and j.get("kind") == "link_usefulness"
+    ]
+
+
+def offline_judges(run: Run) -> list[str]:
+    """The judges answered by offline twins (deterministic baselines, not LLM judgments)."""
+    return [
+        str(j.get("id") or j.get("name"))
+        for j in run.info.get("judges") or []
+        if isinstance(j, Mapping) and j.get("provider") == "offline"
+    ]
+
+
+def _short(reason: str) -> str:
+    """A failure reason reduced to its class (``permanent: HTTP 400 ...`` -> ``permanent``)."""
+    head = reason.split(":", 1)[0].strip()
+    return head[:60] or "missing"
+
+
+def missing_reasons(run: Run, level: Level = "session") -> dict[str, Counter[str]]:
+    """Why each score has no value, per score name: counts of reasons over the sessions (or
+    turns) where it is missing.
+
+    Reasons, by where the score comes from: a link measure is missing for a session (turn)
+    with no cited link ("no citations"), whose cited links all lack the judge's label (the
+    judge's failure class), or whose cited links have no usable label otherwise; a judge's
+    own score is missing where the judge failed (its failure class) or did not judge that
+    turn (e.g. a response without text units for the spans judge); ``gold:`` scores where
+    the expert labels are missing; combinations where one of their parts is.
+    """
+    measures = scenario_measures(run)
+    link_judges = link_judge_ids(run)
+    cited: Counter[tuple[str, int]] = Counter()
+    labelled: dict[str, Counter[tuple[str, int]]] = defaultdict(Counter)
+    gold_links: Counter[tuple[str, int]] = Counter()
+    for link in run.links:
+        if not link.cited:
+            continue
+        cited[(link.session_id, link.turn)] += 1
+        for judge, value in link.labels.items():
+            if value is not None:
+                labelled[judge][(link.session_id, link.turn)] += 1
+        if link.gold is not None:
+            gold_links[(link.session_id, link.turn)] += 1
+    failures: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    for failure in run.info.get("failures") or []:
+        if not isinstance(failure, Mapping):
+            continue
+        judge, session = str(failure.get("judge")), str(failure.get("session_id"))
+        reason = _short(str(failure.get("reason") or "missing"))
+        failures[(judge, session)][reason] += 1
+        if level == "turn" and failure.get("turn") is not None:
+            failures[(judge, f"{session}#{failure.get('turn')}")][reason] += 1
+
+    rows: Sequence[Any] = run.sessions if level == "session" else run.turns
+    turns_of: dict[str, list[int]] = defaultdict(list)
+    for turn in run.turns:
+        turns_of[turn.session_id].append(turn.turn)
+
+    def keys_of(row: Any) -> list[tuple[str, int]]:
+        if level == "session":
+            return [(row.session_id, t) for t in turns_of.get(row.session_id, [])]
+        return [(row.session_id, row.turn)]
+
+    def failure_reason(judge: str, row: Any) -> str | None:
+        where = row.session_id if level == "session" else f"{row.session_id}#{row.turn}"
+        found = failures.get((judge, where)) or failures.get((judge, row.session_id))
+        if found:
+            return f"{judge} failed ({found.most_common(1)[0][0]})"
+        return None
+
+    def reason_for(name: str, row: Any) -> str:
+        base = name[5:] if name.startswith("gold:") else name
+        base, _, at_judge = base.partition("@")
+        if base in measures:
+            keys = keys_of(row)
+            if not any(cited[k] for k in keys):
+                return "no citations"
+            if name.startswith("gold:"):
+                return "no expert link labels"
+            judge = at_judge or (link_judges[0] if link_judges else "")
+            if not any(labelled[judge][k] for k in keys):
+                return failure_reason(judge, row) or f"no {judge} label on a cited link"
+            return "no usable link label"
+        if name.startswith("z(") or "+" in name:
+            return "a combined part is missing"
+        judge = name.split(":", 1)[0]
+        return failure_reason(judge, row) or f"not judged by {judge} (nothing to judge)"
+
+    out: dict[str, Counter[str]] = {}
+    names = run.score_names(level)
+    for row in rows:
+        for name in names:
+            if row.scores.get(name) is None:
+                out.setdefault(name, Counter())[reason_for(name, row)] += 1
+    return out
+
+
+def score_summaries(
+    run: Run, level: Level = "session", *, n_boot: int = 1000, seed: int = 0
+) -> list[ScoreSummary]:
+    """Every score of ``run`` at ``level``, in the run's order, summarised."""
+    reasons = missing_reasons(run, level)
+    rows: Sequence[Any] = run.sessions if level == "session" else run.turns
+    return [
+        summarize(
+            name,
+            [row.scores.get(name) for row in rows],
+            level=level,
+            n_boot=n_boot,
+            seed=seed,
+            reasons=reasons.get(name),
+        )
+        for name in run.score_names(level)
+    ]

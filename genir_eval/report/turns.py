@@ -1,0 +1,491 @@
+"""The report's per-session parts: the session index and each shown session's turns.
+
+The index lists every session (up to :attr:`ReportLimits.index_rows`; the rest are in
+``sessions.csv``) in pages folded with ``<details>``, so it needs no script. Each listed
+session whose turns are shown links to them; turns are shown for every session of a small
+run, and for the worst, the best and the most disputed sessions of a large one
+(:func:`choose_sessions`).
+
+A turn shows its query, the response with its citation markers linked to the source list,
+the useful text units the gold marks and the spans judge found highlighted, each source with
+every judge's label and reason, the other judgments with theirs, and each raw reply folded.
+Further views of a turn plug in through :data:`TURN_VIEWS`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from genir_eval.report.evidence import (
+    GOLD_ANNOTATORS,
+    GOLD_USER,
+    Judgment,
+    TurnEvidence,
+    read_evidence,
+)
+from genir_eval.report.outputs import EVIDENCE_FILE, LinkRow, SessionRow, TurnRow
+from genir_eval.report.views import ReportContext, esc, fmt
+
+__all__ = [
+    "TurnDetail",
+    "TURN_VIEWS",
+    "Chosen",
+    "choose_sessions",
+    "session_index",
+    "session_details",
+    "response_html",
+]
+
+
+@dataclass(frozen=True)
+class TurnDetail:
+    """One shown turn, as a turn view receives it. ``anchor`` prefixes element ids of this
+    turn (``<anchor>-src-<n>`` is source ``n``)."""
+
+    session: SessionRow
+    turn: TurnRow
+    links: tuple[LinkRow, ...]
+    evidence: TurnEvidence | None
+    anchor: str
+    ctx: ReportContext
+
+    @property
+    def judgments(self) -> tuple[Judgment, ...]:
+        return self.evidence.judgments if self.evidence else ()
+
+
+TURN_VIEWS: list[Callable[[TurnDetail], str | None]] = []
+"""Extra views of a turn, rendered after its sources in order; ``None`` adds nothing."""
+
+
+@dataclass
+class Chosen:
+    """The sessions whose turns are shown, by position in ``run.sessions``, with why."""
+
+    positions: list[int] = field(default_factory=list)
+    why: dict[int, list[str]] = field(default_factory=dict)
+    complete: bool = True
+
+
+def _disagreement(ctx: ReportContext) -> dict[str, float]:
+    """Per session, the mean absolute difference between the first two link judges'
+    labels over the links both labelled."""
+    judges = ctx.link_judges[:2]
+    if len(judges) < 2:
+        return {}
+    a, b = judges
+    gaps: dict[str, list[float]] = defaultdict(list)
+    for link in ctx.run.links:
+        x, y = link.labels.get(a), link.labels.get(b)
+        if x is not None and y is not None:
+            gaps[link.session_id].append(abs(x - y))
+    return {sid: sum(v) / len(v) for sid, v in gaps.items() if v}
+
+
+def choose_sessions(ctx: ReportContext) -> Chosen:
+    """Every session when the run has at most ``detail_sessions``; else a third each of the
+    lowest and highest headline scores and of the largest disagreement between link
+    judges (filled up from the lowest scores when a group runs short)."""
+    sessions = ctx.run.sessions
+    cap = ctx.limits.detail_sessions
+    if len(sessions) <= cap:
+        return Chosen(list(range(len(sessions))), {}, True)
+    score = ctx.headline
+    scored = sorted(
+        (
+            (row.scores[score], i)
+            for i, row in enumerate(sessions)
+            if score is not None and row.scores.get(score) is not None
+        ),
+    )
+    chosen = Chosen(complete=False)
+
+    def take(i: int, why: str) -> None:
+        if i not in chosen.why:
+            if len(chosen.positions) >= cap:
+                return
+            chosen.positions.append(i)
+            chosen.why[i] = []
+        chosen.why[i].append(why)
+
+    third = max(1, cap // 3)
+    for _, i in scored[:third]:
+        take(i, f"lowest {score}")
+    for _, i in reversed(scored[-third:]):
+        take(i, f"highest {score}")
+    gaps = _disagreement(ctx)
+    position = {row.session_id: i for i, row in enumerate(sessions)}
+    ranked = sorted(gaps.items(), key=lambda item: (-item[1], position[item[0]]))
+    for sid, gap in ranked[:third]:
+        take(position[sid], f"judges disagree (mean |difference| {gap:.2f})")
+    for _, i in scored:
+        if len(chosen.positions) >= cap:
+            break
+        take(i, f"low {score}")
+    for i in range(len(sessions)):
+        if len(chosen.positions) >= cap:
+            break
+        take(i, "no score")
+    chosen.positions.sort()
+    return chosen
+
+
+def _index_columns(ctx: ReportContext) -> list[str]:
+    """The scores the index shows: the headline, then each judge's own session score."""
+    names = ctx.run.score_names("session")
+    judges = [str(j.get("id")) for j in ctx.run.info.get("judges") or [] if isinstance(j, Mapping)]
+    columns = [ctx.headline] if ctx.headline in names else []
+    columns += [n for n in names if n in judges and n not in columns]
+    return [c for c in columns if c is not None][:4]
+
+
+def _scores_line(ctx: ReportContext, scores: Mapping[str, float | None]) -> str:
+    """The main scores inline (the index's columns, and their gold twins), every score in
+    a fold."""
+    main = _index_columns(ctx)
+    main += [f"gold:{c}" for c in main if f"gold:{c}" in scores]
+    shown = [f"{ctx.marked(k)} <b>{fmt(scores.get(k))}</b>" for k in main if k in scores]
+    rest = [f"{ctx.marked(k)} {fmt(v)}" for k, v in scores.items()]
+    fold = (
+        f"<details class='raw'><summary>all {len(rest)} scores</summary>"
+        f"<p class='small'>{', '.join(rest)}</p></details>"
+        if len(rest) > len(shown)
+        else ""
+    )
+    return f"<div class='muted'>{' · '.join(shown) or 'no score'}{fold}</div>"
+
+
+def session_index(ctx: ReportContext, chosen: Chosen) -> str:
+    run = ctx.run
+    sessions = run.sessions
+    if not sessions:
+        return "<p class='muted'>No session.</p>"
+    limit = min(len(sessions), ctx.limits.index_rows)
+    page = max(1, ctx.limits.index_page)
+    columns = _index_columns(ctx)
+    gold = ctx.has_gold and any(r.gold_satisfaction is not None for r in sessions)
+    shown = set(chosen.positions)
+    head = (
+        "<tr><th class='num'>#</th><th>session</th><th>task type</th><th class='num'>turns</th>"
+        + "".join(f"<th class='num'>{ctx.marked(c)}</th>" for c in columns)
+        + ("<th class='num'>user satisfaction</th>" if gold else "")
+        + "<th>turns shown</th></tr>"
+    )
+    pages = []
+    for start in range(0, limit, page):
+        rows = []
+        for i in range(start, min(start + page, limit)):
+            row = sessions[i]
+            if i in shown:
+                name = f"<a href='#session-{i}'>{esc(row.session_id)}</a>"
+                turns = " ".join(
+                    f"<a href='#turn-{i}-{t}'>{t}</a>" for t in range(1, row.n_turns + 1)
+                )
+            else:
+                name, turns = esc(row.session_id), "<span class='muted'>turns.csv</span>"
+            cells = "".join(f"<td class='num'>{fmt(row.scores.get(c))}</td>" for c in columns)
+            gold_cell = f"<td class='num'>{fmt(row.gold_satisfaction, 1)}</td>" if gold else ""
+            rows.append(
+                f"<tr><td class='num'>{i + 1}</td><td class='sid'>{name}</td>"
+                f"<td>{esc(row.task_type or '')}</td><td class='num'>{row.n_turns}</td>"
+                f"{cells}{gold_cell}<td>{turns}</td></tr>"
+            )
+        end = min(start + page, limit)
+        opened = " open" if start == 0 else ""
+        pages.append(
+            f"<details class='page'{opened}><summary>sessions {start + 1}–{end}</summary>"
+            f"<div class='scroll'><table class='session-index'>{head}{''.join(rows)}</table>"
+            "</div></details>"
+        )
+    notes = [
+        f"<p>{len(sessions):,} sessions"
+        + (
+            f"; the first {limit:,} are listed here, all of them are in <code>sessions.csv</code>"
+            if limit < len(sessions)
+            else ""
+        )
+        + (
+            f". The turns of {len(chosen.positions)} sessions are shown below (the lowest and "
+            "highest scores and the largest disagreement between judges); every turn is in "
+            "<code>turns.csv</code>.</p>"
+            if not chosen.complete
+            else ". Each session links to its turns below.</p>"
+        )
+    ]
+    return f"<div id='session-index'>{''.join(notes)}{''.join(pages)}</div>"
+
+
+def _classes(
+    position: int,
+    starts: Sequence[int],
+    segments: Sequence[tuple[int, int]],
+    marks: Mapping[str, set[int]],
+) -> list[str]:
+    at = bisect.bisect_right(starts, position) - 1
+    if at < 0 or not (segments[at][0] <= position < segments[at][1]):
+        return []
+    return [cls for cls, units in marks.items() if at in units]
+
+
+def _marker(anchor: str, n: int, known: set[int]) -> str:
+    if n in known:
+        return f"<a class='cite' href='#{anchor}-src-{n}'>[{n}]</a>"
+    return f"<span class='cite bad' title='no source {n} in this turn'>[{n}]</span>"
+
+
+def response_html(
+    text: str,
+    statements: Sequence[tuple[str, Sequence[int]]],
+    segments: Sequence[tuple[int, int]],
+    marks: Mapping[str, set[int]],
+    anchor: str,
+    known_links: set[int],
+) -> str:
+    """The response text, escaped, with each statement's citation markers placed after it
+    (linked to ``#<anchor>-src-<n>``) and the text units in ``marks`` (CSS class -> unit
+    indices) wrapped in spans of those classes."""
+    markers: dict[int, list[int]] = defaultdict(list)
+    cursor = 0
+    unplaced: list[int] = []
+    for statement, cites in statements:
+        needle = statement.strip()
+        found = text.find(needle, cursor) if needle else -1
+        if found < 0:
+            unplaced.extend(cites)
+            continue
+        end = found + len(needle)
+        markers[end].extend(cites)
+        cursor = end
+    ordered = sorted(range(len(segments)), key=lambda i: segments[i][0])
+    segs = [segments[i] for i in ordered]
+    remap = {old: new for new, old in enumerate(ordered)}
+    marks_sorted = {cls: {remap[i] for i in units if i in remap} for cls, units in marks.items()}
+    starts = [s for s, _ in segs]
+    cuts = {0, len(text), *markers}
+    for s, e in segs:
+        cuts.update((max(0, min(s, len(text))), max(0, min(e, len(text)))))
+    points = sorted(cuts)
+    out = []
+    for a, b in zip(points, points[1:], strict=False):
+        piece = text[a:b]
+        classes = _classes(a, starts, segs, marks_sorted)
+        out.append(
+            f"<span class='{' '.join(classes)}'>{esc(piece)}</span>" if classes else esc(piece)
+        )
+        if b in markers:
+            out.append("".join(_marker(anchor, n, known_links) for n in markers[b]))
+    if 0 in markers and len(points) == 1:
+        out.append("".join(_marker(anchor, n, known_links) for n in markers[0]))
+    if unplaced:
+        out.append(
+            " <span class='muted'>(citations not placed: "
+            + "".join(_marker(anchor, n, known_links) for n in unplaced)
+            + ")</span>"
+        )
+    return "".join(out)
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, float):
+        return fmt(value, 2) if not value.is_integer() else str(int(value))
+    if isinstance(value, (int, str)) or value is None:
+        return esc(value if value is not None else "–")
+    text = json.dumps(value, ensure_ascii=False)
+    return esc(text if len(text) <= 80 else text[:79] + "…")
+
+
+def _raw(judgment: Judgment) -> str:
+    if not judgment.raw:
+        return ""
+    return (
+        f"<details class='raw'><summary>raw reply</summary><pre>{esc(judgment.raw)}</pre></details>"
+    )
+
+
+def _judgment_cell(ctx: ReportContext, judgment: Judgment) -> str:
+    who = ctx.marked(judgment.judge)
+    if judgment.value is None:
+        return (
+            f"<div class='jd'>{who}: <span class='bad'>missing</span> "
+            f"<span class='reason'>{esc(judgment.missing_reason or 'no reason recorded')}</span>"
+            f"{_raw(judgment)}</div>"
+        )
+    reason = (
+        f" <span class='reason'>{esc(judgment.reason)}</span>"
+        if judgment.reason
+        else " <span class='muted'>(no reason given)</span>"
+    )
+    return f"<div class='jd'>{who}: <b>{_value(judgment.value)}</b>{reason}{_raw(judgment)}</div>"
+
+
+def _sources(detail: TurnDetail) -> str:
+    if not detail.links:
+        return "<p class='muted'>No sources.</p>"
+    by_item: dict[str, list[Judgment]] = defaultdict(list)
+    for judgment in detail.judgments:
+        by_item[judgment.item].append(judgment)
+    rows = []
+    for link in detail.links:
+        judged = by_item.get(f"link:{link.link_id}", [])
+        cells = "".join(_judgment_cell(detail.ctx, j) for j in judged)
+        if not judged:
+            # no evidence row (a run written before evidence.jsonl): the labels alone
+            cells = "".join(
+                f"<div class='jd'>{detail.ctx.marked(judge)}: "
+                + (
+                    f"<b>{_value(value)}</b>"
+                    if value is not None
+                    else f"<span class='bad'>missing</span> "
+                    f"<span class='reason'>{esc(link.missing.get(judge, ''))}</span>"
+                )
+                + "</div>"
+                for judge, value in link.labels.items()
+            )
+        cited = "" if link.cited else " <span class='muted'>(not cited)</span>"
+        rows.append(
+            f"<tr id='{detail.anchor}-src-{link.link_id}'><td class='num'>[{link.link_id}]</td>"
+            f"<td class='url'>{esc(link.title) or '<span class=muted>(no title)</span>'}{cited}"
+            f"<br><span class='muted'>{esc(link.url)}</span></td>"
+            f"<td class='num'>{fmt(link.gold, 0)}</td><td>{cells}</td></tr>"
+        )
+    return (
+        "<div class='scroll'><table class='sources'><tr><th class='num'>#</th>"
+        "<th>title / url</th><th class='num'>gold</th><th>judges: label, reason</th></tr>"
+        f"{''.join(rows)}</table></div>"
+    )
+
+
+def _other_judgments(ctx: ReportContext, judgments: Sequence[Judgment]) -> str:
+    others = [j for j in judgments if not j.item.startswith("link:")]
+    if not others:
+        return ""
+    rows = "".join(
+        f"<tr><td>{esc(j.item)}</td><td>{_judgment_cell(ctx, j)}</td></tr>" for j in others
+    )
+    return (
+        "<div class='scroll'><table class='judgments'><tr><th>item</th>"
+        f"<th>judge: label, reason</th></tr>{rows}</table></div>"
+    )
+
+
+SPAN_CLASSES = {GOLD_USER: "g-user", GOLD_ANNOTATORS: "g-ann"}
+
+
+def _turn(detail: TurnDetail, spans_judge: str | None) -> str:
+    turn, evidence = detail.turn, detail.evidence
+    marks: dict[str, set[int]] = {}
+    if evidence is not None:
+        for source, cls in SPAN_CLASSES.items():
+            if source in evidence.spans:
+                marks[cls] = set(evidence.spans[source])
+        if spans_judge and spans_judge in evidence.spans:
+            marks["pred"] = set(evidence.spans[spans_judge])
+    known = {link.link_id for link in detail.links}
+    response = response_html(
+        turn.response_text,
+        evidence.statements if evidence else (),
+        evidence.segments if evidence else (),
+        marks,
+        detail.anchor,
+        known,
+    )
+    gold = (
+        f"user satisfaction {fmt(turn.gold_satisfaction, 1)}"
+        if turn.gold_satisfaction is not None
+        else ""
+    )
+    views = "".join(part for view in TURN_VIEWS if (part := view(detail)))
+    return (
+        f"<div class='turn' id='turn-{detail.anchor.removeprefix('t-')}'>"
+        f"<h4>Turn {turn.turn}: {esc(turn.query)}</h4>"
+        + (f"<p class='muted'>{gold}</p>" if gold else "")
+        + _scores_line(detail.ctx, turn.scores)
+        + f"<div class='response'>{response}</div>"
+        f"{_sources(detail)}{views}{_other_judgments(detail.ctx, detail.judgments)}</div>"
+    )
+
+
+def _legend(spans_judge: str | None) -> str:
+    parts = [
+        "<span class='cite'>[n]</span> citation marker, linked to its source",
+        "<span class='pred'>text</span> useful to the "
+        + (esc(spans_judge) if spans_judge else "spans judge"),
+        "<span class='g-user'>text</span> marked useful by the user",
+        "<span class='g-ann'>text</span> marked useful by annotators",
+    ]
+    return f"<p class='legend'>{' · '.join(parts)}</p>"
+
+
+def session_details(ctx: ReportContext, chosen: Chosen) -> str:
+    run = ctx.run
+    if not chosen.positions:
+        return "<p class='muted'>No session to show.</p>"
+    wanted = {run.sessions[i].session_id for i in chosen.positions}
+    evidence = read_evidence(run.directory / EVIDENCE_FILE, wanted)
+    turns_of: dict[str, list[TurnRow]] = defaultdict(list)
+    for turn in run.turns:
+        if turn.session_id in wanted:
+            turns_of[turn.session_id].append(turn)
+    links_of: dict[tuple[str, int], list[LinkRow]] = defaultdict(list)
+    for link in run.links:
+        if link.session_id in wanted:
+            links_of[(link.session_id, link.turn)].append(link)
+    spans_judge = next(
+        (
+            str(j.get("id"))
+            for j in run.info.get("judges") or []
+            if isinstance(j, Mapping) and j.get("kind") == "spans"
+        ),
+        None,
+    )
+    parts = [_legend(spans_judge)]
+    if not evidence:
+        parts.append(
+            "<p class='muted'>This run directory has no evidence.jsonl (written by an older "
+            "genir-eval): judges' reasons and highlighted spans are not available.</p>"
+        )
+    for i in chosen.positions:
+        session = run.sessions[i]
+        why = chosen.why.get(i)
+        session_level = evidence.get((session.session_id, None))
+        whole = (
+            "<h4>Judgments of the whole session</h4>"
+            + _other_judgments(ctx, session_level.judgments)
+            if session_level and session_level.judgments
+            else ""
+        )
+        turn_parts = [
+            _turn(
+                TurnDetail(
+                    session=session,
+                    turn=turn,
+                    links=tuple(links_of.get((session.session_id, turn.turn), ())),
+                    evidence=evidence.get((session.session_id, turn.turn)),
+                    anchor=f"t-{i}-{turn.turn}",
+                    ctx=ctx,
+                ),
+                spans_judge,
+            )
+            for turn in sorted(turns_of.get(session.session_id, []), key=lambda t: t.turn)
+        ]
+        gold = (
+            f"; user satisfaction {fmt(session.gold_satisfaction, 1)}"
+            if session.gold_satisfaction is not None
+            else ""
+        )
+        parts.append(
+            f"<section class='session' id='session-{i}'>"
+            f"<h3>Session {esc(session.session_id)}</h3>"
+            f"<p class='muted'>{esc(session.task_type or 'no task type')}; "
+            f"{session.n_turns} turns{gold}"
+            + (f"; shown for: {esc('; '.join(why))}" if why else "")
+            + "</p>"
+            + _scores_line(ctx, session.scores)
+            + f"{whole}{''.join(turn_parts)}</section>"
+        )
+    return "".join(parts)
