@@ -37,3 +37,48 @@ def test_readme_python_example_is_the_tested_one() -> None:
     fenced = re.search(r"```python\n(.*?)```", README, re.S)
     assert fenced is not None
     assert fenced.group(1).strip() == example
+
+
+def _allowed_keys(section: str | None, where: dict) -> list[str]:
+    """The keys the scenario parser accepts in ``section``, read from the error it raises
+    for an unknown key (so the list is the parser's own, never a copy)."""
+    import copy
+
+    from genir_eval.errors import ConfigError
+    from genir_eval.runner.scenario import parse_scenario
+
+    document = copy.deepcopy(where)
+    try:
+        parse_scenario(document, base_dir=ROOT)
+    except ConfigError as error:
+        message = str(error)
+    else:  # pragma: no cover - the unknown key must be refused
+        raise AssertionError(f"{section}: an unknown key was accepted")
+    return [k.strip() for k in message.split("expected one of:", 1)[1].split(",")]
+
+
+def test_readme_scenario_reference_covers_every_key() -> None:
+    section = README.split("## Scenario reference", 1)[1].split("\n## ", 1)[0]
+    base: dict = {"input": {"path": "fixtures/demo_sessions.csv"}, "judges": [{"name": "spans"}]}
+    cases = {
+        "": {**base, "zzz": 1},
+        "input.": {**base, "input": {"path": "x.csv", "zzz": 1}},
+        "llm.": {**base, "llm": {"zzz": 1}},
+        "engine.": {**base, "engine": {"zzz": 1}},
+        "judges[].": {**base, "judges": [{"name": "spans", "zzz": 1}]},
+        "aggregate.": {**base, "aggregate": {"zzz": 1}},
+        "aggregate.combine[].": {
+            **base,
+            "aggregate": {"combine": [{"name": "x", "scores": ["a", "b"], "zzz": 1}]},
+        },
+        "meta.": {**base, "meta": {"zzz": 1}},
+        "output.": {**base, "output": {"zzz": 1}},
+    }
+    tables = {"input", "llm", "engine", "judges", "aggregate", "meta", "output"}
+    for prefix, document in cases.items():
+        for key in _allowed_keys(prefix, document):
+            if not prefix and key in tables:
+                continue
+            if prefix == "aggregate." and key == "combine":
+                continue
+            assert f"`{prefix}{key}`" in section, f"scenario key {prefix}{key} is not documented"

@@ -24,15 +24,27 @@ __all__ = ["add_parser"]
 
 def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser("cache", help=COMMANDS["cache"])
-    actions = parser.add_subparsers(dest="cache_command", metavar="ACTION")
+    actions = parser.add_subparsers(
+        dest="cache_command", metavar="ACTION", help="stats or show (required)"
+    )
     actions.required = True
     stats = actions.add_parser("stats", help="rows, size, hits and misses per run")
-    stats.add_argument("--cache", default=DEFAULT_CACHE_PATH, metavar="PATH")
+    stats.add_argument(
+        "--cache",
+        default=DEFAULT_CACHE_PATH,
+        metavar="PATH",
+        help=f"cache file (default {DEFAULT_CACHE_PATH})",
+    )
     stats.add_argument("--json", action="store_true", help="print JSON")
     stats.set_defaults(func=_stats)
     show = actions.add_parser("show", help="one entry and the inputs of its key")
     show.add_argument("key", help="the key, or an unambiguous prefix (>= 6 characters)")
-    show.add_argument("--cache", default=DEFAULT_CACHE_PATH, metavar="PATH")
+    show.add_argument(
+        "--cache",
+        default=DEFAULT_CACHE_PATH,
+        metavar="PATH",
+        help=f"cache file (default {DEFAULT_CACHE_PATH})",
+    )
     show.set_defaults(func=_show)
 
 

@@ -31,9 +31,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         default=None,
         help="score to compare (repeatable); default: the headline score of RUN_B",
     )
-    parser.add_argument("--level", choices=("session", "turn"), default="session")
     parser.add_argument(
-        "--max-drop", type=float, default=None, help="fail when the mean drops by more than this"
+        "--level",
+        choices=("session", "turn"),
+        default="session",
+        help="pair sessions or turns (default: session)",
+    )
+    parser.add_argument(
+        "--max-drop",
+        type=float,
+        default=None,
+        help="fail when the mean drops by more than this (default: no bound)",
     )
     parser.add_argument(
         "--alpha",
@@ -42,14 +50,34 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         help="fail when the mean drops with randomisation p < ALPHA (default 0.05; 0 disables)",
     )
     parser.add_argument(
-        "--fail-below", type=float, default=None, help="fail when RUN_B's mean is below this"
+        "--fail-below",
+        type=float,
+        default=None,
+        help="fail when RUN_B's mean is below this (default: no bound)",
     )
     parser.add_argument(
-        "--resamples", type=int, default=10_000, help="bootstrap/randomisation draws"
+        "--resamples",
+        type=int,
+        default=10_000,
+        help="bootstrap/randomisation draws (default: 10000)",
     )
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--worst", type=int, default=5, help="how many worse sessions to list")
-    parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the resampling (default: 0)")
+    parser.add_argument(
+        "--worst", type=int, default=5, help="how many worse sessions to list (default: 5)"
+    )
+    parser.add_argument(
+        "--common",
+        action="store_true",
+        help="compare the sessions (turns) both runs share and say how many were left out "
+        "(default: runs over different sessions are an error)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "json", "markdown"),
+        default="text",
+        help="text for a terminal, json, or markdown for a pull-request comment (default: text)",
+    )
+    parser.add_argument("--json", action="store_true", help="the same as --format json")
     parser.set_defaults(func=run)
 
 
@@ -62,14 +90,23 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--resamples: expected an integer >= 1, got {args.resamples}")
     from genir_eval.report.html import headline_score
     from genir_eval.report.outputs import load_run
-    from genir_eval.runner.compare import compare_runs, describe, gate
+    from genir_eval.runner.compare import (
+        Comparison,
+        GateResult,
+        compare_runs,
+        describe,
+        gate,
+        markdown_summary,
+    )
 
+    output = "json" if args.json else args.format
     run_a, run_b = load_run(args.run_a), load_run(args.run_b)
     metrics = args.metric or [headline_score(run_b)]
     if metrics == [None]:
         raise ConfigError("--metric: RUN_B has no scores to compare")
     failures: list[str] = []
-    documents = []
+    comparisons: list[Comparison] = []
+    results: list[GateResult] = []
     for metric in metrics:
         comparison = compare_runs(
             run_a,
@@ -78,24 +115,33 @@ def run(args: argparse.Namespace) -> int:
             level=args.level,
             n_resamples=args.resamples,
             seed=args.seed,
+            common=args.common,
         )
         result = gate(
             comparison, max_drop=args.max_drop, alpha=args.alpha, fail_below=args.fail_below
         )
         failures.extend(result.reasons)
-        if args.json:
-            documents.append(
-                {**comparison.to_dict(), "passed": result.passed, "reasons": list(result.reasons)}
-            )
-        else:
+        comparisons.append(comparison)
+        results.append(result)
+        if output == "text":
             print(describe(comparison, worst=args.worst))
-    if args.json:
+    if output == "json":
+        documents = [
+            {**c.to_dict(), "passed": r.passed, "reasons": list(r.reasons)}
+            for c, r in zip(comparisons, results, strict=True)
+        ]
         json.dump(
             {"version": 1, "comparisons": documents, "passed": not failures}, sys.stdout, indent=2
         )
         print()
+    elif output == "markdown":
+        sys.stdout.write(
+            markdown_summary(
+                comparisons, results, run_a=args.run_a, run_b=args.run_b, worst=args.worst
+            )
+        )
     for reason in failures:
         print(f"FAIL: {reason}", file=sys.stderr)
-    if not failures and not args.json:
+    if not failures and output == "text":
         print("PASS")
     return 1 if failures else 0

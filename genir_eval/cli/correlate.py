@@ -32,14 +32,23 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--labels",
         default="gold",
         metavar="SOURCE",
-        help="where the link labels come from: 'gold' (the annotators' labels in the file)",
+        help="where the link labels come from: 'gold', the annotators' labels in the file "
+        "(default: gold)",
     )
-    parser.add_argument("--format", choices=FORMATS, default=None, help="input format")
+    parser.add_argument(
+        "--format", choices=FORMATS, default=None, help="input format (default: from the file name)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
-        "--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (0: none)"
+        "--bootstrap",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="bootstrap resamples, 0 for none (default: 1000)",
     )
-    parser.add_argument("--seed", type=int, default=0, metavar="S", help="bootstrap seed")
+    parser.add_argument(
+        "--seed", type=int, default=0, metavar="S", help="bootstrap seed (default: 0)"
+    )
     parser.set_defaults(func=run)
     return parser
 

@@ -30,15 +30,20 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("input", metavar="SESSIONS", help="file of sessions (JSONL, URGE CSV, ...)")
-    parser.add_argument("--judge", required=True, help="judge name (see --list-judges)")
+    parser.add_argument(
+        "--judge", required=True, help="judge name (required; `genir-eval judges` lists them)"
+    )
     parser.add_argument(
         "--option",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a judge option, e.g. --option judges=5 --option signals=relevance,behaviour",
+        help="a judge option, repeatable, e.g. --option judges=5 --option "
+        "signals=relevance,behaviour (default: the judge's own defaults)",
     )
-    parser.add_argument("--format", choices=FORMATS, default=None, help="input format")
+    parser.add_argument(
+        "--format", choices=FORMATS, default=None, help="input format (default: from the file name)"
+    )
     parser.add_argument(
         "--sources",
         metavar="FILE",
@@ -48,7 +53,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--link-judge",
         default=DEFAULT_LINK_BASELINE,
-        help="offline link judge whose labels give sDCG for a satisfaction judge",
+        help="offline link judge whose labels give sDCG for a satisfaction judge "
+        f"(default: {DEFAULT_LINK_BASELINE})",
     )
     parser.add_argument(
         "--prompt-selection",
@@ -56,13 +62,21 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="also compare link_usefulness.dna prompt variants over random query splits",
     )
     parser.add_argument(
-        "--paraphrase", action="append", default=[], metavar="FILE", help="a paraphrase template"
+        "--paraphrase",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a paraphrase template, repeatable (default: none)",
     )
     parser.add_argument("--splits", type=int, default=200, help="random 50/50 splits (default 200)")
     parser.add_argument(
-        "--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples"
+        "--bootstrap",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="bootstrap resamples (default: 1000)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap and split seed")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap and split seed (default: 0)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     add_engine_arguments(parser)
     parser.set_defaults(func=run)

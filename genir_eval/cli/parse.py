@@ -34,9 +34,18 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("input", metavar="INPUT", help="file of sessions to read")
     parser.add_argument(
-        "-o", "--output", required=True, metavar="SESSIONS.jsonl", help="JSONL file to write"
+        "-o",
+        "--output",
+        required=True,
+        metavar="SESSIONS.jsonl",
+        help="JSONL file to write (required)",
     )
-    parser.add_argument("--format", choices=_FORMATS, default=None, help="input format")
+    parser.add_argument(
+        "--format",
+        choices=_FORMATS,
+        default=None,
+        help="input format (default: from the file name)",
+    )
     parser.add_argument(
         "--skip-invalid",
         action="store_true",

@@ -71,7 +71,7 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
         "--base-url",
         type=_url,
         help="an OpenAI-compatible server (vLLM, Ollama, llama.cpp); without --provider it "
-        "selects the openai provider",
+        "selects the openai provider (default: the provider's own API)",
     )
     group.add_argument(
         "--concurrency",
@@ -120,7 +120,11 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
         default=300.0,
         help="seconds per judgment, retries included (default 300)",
     )
-    group.add_argument("--prices", metavar="FILE", help="a price table overriding the packaged one")
+    group.add_argument(
+        "--prices",
+        metavar="FILE",
+        help="a price table overriding the packaged one (default: the packaged table)",
+    )
     group.add_argument(
         "--max-missing",
         type=setting_type("max_missing"),

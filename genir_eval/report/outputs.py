@@ -553,6 +553,11 @@ def load_run(directory: str | os.PathLike[str]) -> Run:
     ``run.json`` (never written, or a re-run that stopped before the end), or a file whose
     SHA-256 differs from the one ``run.json`` lists (written by another run)."""
     out = Path(directory)
+    if not out.is_dir():
+        raise InputError(
+            "no such folder" if not out.exists() else "not a folder (a run is a folder)",
+            path=str(out),
+        )
     if not (out / RUN_FILE).is_file():
         raise InputError(
             f"not a finished run directory (no {RUN_FILE}: never run, or a run that stopped "

@@ -34,6 +34,7 @@ __all__ = [
     "compare_scores",
     "gate",
     "describe",
+    "markdown_summary",
     "randomization_test",
     "paired_bootstrap",
     "cohen_dz",
@@ -73,6 +74,8 @@ class Comparison:
     cohen_dz: float | None
     missing: tuple[str, ...] = ()
     higher_is_better: bool = True
+    only_a: tuple[str, ...] = ()
+    only_b: tuple[str, ...] = ()
 
     @property
     def n(self) -> int:
@@ -101,6 +104,8 @@ class Comparison:
             "cohen_dz": self.cohen_dz,
             "higher_is_better": self.higher_is_better,
             "missing": list(self.missing),
+            "only_a": list(self.only_a),
+            "only_b": list(self.only_b),
             "worse": [{"key": d.key, "a": d.a, "b": d.b, "delta": d.delta} for d in self.worse()],
         }
 
@@ -195,11 +200,13 @@ def compare_scores(
     level: Level = "session",
     n_resamples: int = 10_000,
     seed: int = 0,
+    common: bool = False,
 ) -> Comparison:
-    """Compare two ``{key: score}`` maps over the same keys (see :func:`compare_runs`)."""
+    """Compare two ``{key: score}`` maps over the same keys (see :func:`compare_runs`);
+    with ``common``, over the keys both share (the others are listed, not compared)."""
     only_a = sorted(set(a) - set(b))
     only_b = sorted(set(b) - set(a))
-    if only_a or only_b:
+    if (only_a or only_b) and not common:
         unit = "sessions" if level == "session" else "turns"
         parts = []
         if only_a:
@@ -207,10 +214,11 @@ def compare_scores(
         if only_b:
             parts.append(f"{len(only_b)} only in run B (e.g. {', '.join(only_b[:3])})")
         raise InputError(
-            f"the runs cover different {unit}: {'; '.join(parts)}. Compare runs over the same input"
+            f"the runs cover different {unit}: {'; '.join(parts)}. Compare runs over the same "
+            "input, or pass --common to compare the ones both runs share"
         )
     pairs, missing = [], []
-    for key in sorted(a):
+    for key in sorted(set(a) & set(b)):
         va, vb = a[key], b[key]
         if va is None or vb is None:
             missing.append(key)
@@ -231,6 +239,8 @@ def compare_scores(
         cohen_dz=cohen_dz(deltas),
         missing=tuple(missing),
         higher_is_better=higher_is_better(metric),
+        only_a=tuple(only_a),
+        only_b=tuple(only_b),
     )
 
 
@@ -242,12 +252,15 @@ def compare_runs(
     level: Level = "session",
     n_resamples: int = 10_000,
     seed: int = 0,
+    common: bool = False,
 ) -> Comparison:
     """Compare ``metric`` of run B against run A, paired by session (or by turn).
 
     Only pairs where both runs have a score count; the keys where either is missing are
     listed in :attr:`Comparison.missing`. Runs over different sessions (or turns) raise
-    :class:`~genir_eval.errors.InputError`, as does a metric neither run has.
+    :class:`~genir_eval.errors.InputError` unless ``common`` (then the sessions only one run
+    has are left out and listed in :attr:`Comparison.only_a` / ``only_b``), as does a metric
+    neither run has.
     """
     loaded = [r if isinstance(r, Run) else load_run(r) for r in (run_a, run_b)]
     maps = []
@@ -257,7 +270,13 @@ def compare_runs(
         except KeyError as error:
             raise InputError(f"run {label} ({run.directory}): {error.args[0]}") from None
     return compare_scores(
-        maps[0], maps[1], metric=metric, level=level, n_resamples=n_resamples, seed=seed
+        maps[0],
+        maps[1],
+        metric=metric,
+        level=level,
+        n_resamples=n_resamples,
+        seed=seed,
+        common=common,
     )
 
 
@@ -301,8 +320,14 @@ def gate(
 def describe(comparison: Comparison, *, worst: int = 5) -> str:
     """A few lines for the terminal."""
     c = comparison
+    unit = "sessions" if c.level == "session" else "turns"
+    left_out = (
+        f"; left out {len(c.only_a)} {unit} only in run A and {len(c.only_b)} only in run B"
+        if c.only_a or c.only_b
+        else ""
+    )
     if c.n == 0:
-        return f"{c.metric} ({c.level} level): no pair has a score in both runs"
+        return f"{c.metric} ({c.level} level): no pair has a score in both runs{left_out}"
     assert c.mean_a is not None and c.mean_b is not None and c.mean_delta is not None
     ci = f" [95% CI {c.ci95[0]:+.4f}, {c.ci95[1]:+.4f}]" if c.ci95 else ""
     dz = "n/a" if c.cohen_dz is None else f"{c.cohen_dz:+.3f}"
@@ -312,13 +337,96 @@ def describe(comparison: Comparison, *, worst: int = 5) -> str:
         f"{c.metric} ({c.level} level{direction}, n={c.n}): mean {c.mean_a:.4f} -> {c.mean_b:.4f}, "
         f"delta {c.mean_delta:+.4f}{ci}; Cohen's d_z {dz}; randomisation p {p}"
     ]
+    if left_out:
+        lines.append(f"  compared the {unit} both runs share{left_out}")
     if c.missing:
         lines.append(f"  {len(c.missing)} left out (score missing in a run)")
     got_worse = c.worse()
-    unit = "sessions" if c.level == "session" else "turns"
     if got_worse:
         shown = ", ".join(f"{d.key} ({d.delta:+.4f})" for d in got_worse[:worst])
         lines.append(f"  worse in {len(got_worse)} of {c.n} {unit}: {shown}")
     else:
         lines.append(f"  no {unit[:-1]} got worse")
     return "\n".join(lines)
+
+
+def _md(text: Any) -> str:
+    """Text for a Markdown table cell: no pipes or line breaks, no HTML."""
+    return (
+        str(text)
+        .replace("|", "\\|")
+        .replace("\n", " ")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace("`", "'")
+    )
+
+
+def markdown_summary(
+    comparisons: Sequence[Comparison],
+    results: Sequence[GateResult],
+    *,
+    run_a: str = "A",
+    run_b: str = "B",
+    worst: int = 5,
+) -> str:
+    """A pull-request comment: verdict, one table row per score, the sessions that got
+    worse (folded), what was left out, and why the gate failed."""
+    passed = all(r.passed for r in results)
+    verdict = "✅ no regression" if passed else "❌ regression"
+    lines = [
+        f"### genir-eval: {verdict}",
+        "",
+        f"Run B `{_md(run_b)}` against run A `{_md(run_a)}`: paired deltas, 95% paired "
+        "bootstrap interval, randomisation test.",
+        "",
+        "| score | level | n | A | B | Δ [95% CI] | p | d_z | |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for c, r in zip(comparisons, results, strict=True):
+        if c.n == 0 or c.mean_a is None or c.mean_b is None or c.mean_delta is None:
+            lines.append(f"| `{_md(c.metric)}` | {c.level} | 0 | – | – | – | – | – | ❌ |")
+            continue
+        ci = f" [{c.ci95[0]:+.3f}, {c.ci95[1]:+.3f}]" if c.ci95 else ""
+        p = "–" if c.p_value is None else f"{c.p_value:.3g}"
+        dz = "–" if c.cohen_dz is None else f"{c.cohen_dz:+.2f}"
+        lines.append(
+            f"| `{_md(c.metric)}` | {c.level} | {c.n} | {c.mean_a:.3f} | {c.mean_b:.3f} | "
+            f"{c.mean_delta:+.3f}{ci} | {p} | {dz} | {'✅' if r.passed else '❌'} |"
+        )
+    notes = []
+    for c in comparisons:
+        unit = "sessions" if c.level == "session" else "turns"
+        if c.only_a or c.only_b:
+            notes.append(
+                f"- `{_md(c.metric)}`: compared the {unit} both runs share; left out "
+                f"{len(c.only_a)} only in A, {len(c.only_b)} only in B"
+            )
+        if c.missing:
+            notes.append(f"- `{_md(c.metric)}`: {len(c.missing)} {unit} without a score in a run")
+    if notes:
+        lines += ["", *notes]
+    reasons = [reason for r in results for reason in r.reasons]
+    if reasons:
+        lines += ["", "**Why it failed**", "", *(f"- {_md(reason)}" for reason in reasons)]
+    for c in comparisons:
+        got_worse = c.worse()
+        if not got_worse:
+            continue
+        unit = "sessions" if c.level == "session" else "turns"
+        rows = "\n".join(
+            f"| `{_md(d.key)}` | {d.a:.3f} | {d.b:.3f} | {d.delta:+.3f} |"
+            for d in got_worse[:worst]
+        )
+        lines += [
+            "",
+            f"<details><summary>{len(got_worse)} of {c.n} {unit} got worse on "
+            f"{_md(c.metric)} (largest drops)</summary>",
+            "",
+            f"| {unit[:-1]} | A | B | Δ |",
+            "| --- | ---: | ---: | ---: |",
+            rows,
+            "",
+            "</details>",
+        ]
+    return "\n".join(lines) + "\n"

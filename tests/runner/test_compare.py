@@ -119,3 +119,44 @@ def test_cli_mismatch_exits_2_without_traceback(make_scores_run, capsys) -> None
     assert main(["compare", a, b]) == 2
     err = capsys.readouterr().err
     assert err.startswith("genir-eval: error:") and "Traceback" not in err
+
+
+def test_common_compares_the_shared_sessions_and_counts_the_rest(make_scores_run, capsys) -> None:  # type: ignore[no-untyped-def]
+    a = make_scores_run("a", {**BASE, "only-a": 1.0})
+    b = make_scores_run("b", {**{k: v + 0.1 for k, v in BASE.items()}, "new1": 0.0, "new2": 0.0})
+    comparison = compare_runs(a, b, metric="sdcg_urge", common=True)
+    assert comparison.n == 8 and comparison.mean_delta == pytest.approx(0.1)
+    assert comparison.only_a == ("only-a",) and comparison.only_b == ("new1", "new2")
+    assert main(["compare", str(a), str(b), "--common"]) == 0
+    out = capsys.readouterr().out
+    assert "left out 1 sessions only in run A and 2 only in run B" in out and "PASS" in out
+
+
+def test_missing_run_folder_says_no_such_folder(make_scores_run, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    a = str(make_scores_run("a", BASE))
+    missing = str(tmp_path / "runs" / "never-written")
+    assert main(["compare", a, missing]) == 2
+    err = capsys.readouterr().err
+    assert f"{missing}: no such folder" in err and "Traceback" not in err
+
+
+def test_markdown_summary_for_a_pull_request(make_scores_run, capsys) -> None:  # type: ignore[no-untyped-def]
+    a = str(make_scores_run("a", BASE))
+    worse = {k: v - 0.2 if k != "s0" else v for k, v in BASE.items()}
+    b = str(make_scores_run("b", {**worse, "s|<b>": 0.1}))
+    assert main(["compare", a, b, "--format", "markdown", "--common"]) == 1
+    captured = capsys.readouterr()
+    md = captured.out
+    assert md.startswith("### genir-eval: ❌ regression")
+    row = next(line for line in md.splitlines() if line.startswith("| `sdcg_urge`"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    # 8 shared sessions; means by hand: A 0.5875, B 0.5875 - 7 * 0.2 / 8 = 0.4125
+    assert cells[2:5] == ["8", "0.588", "0.412"] and cells[5].startswith("-0.175 [")
+    assert cells[-1] == "❌"
+    assert "left out 0 only in A, 1 only in B" in md
+    assert "7 of 8 sessions got worse" in md and "<details>" in md
+    assert "**Why it failed**" in md and "mean dropped significantly" in md
+    assert "FAIL:" in captured.err  # the reasons also go to stderr for the CI log
+    b_same = str(make_scores_run("c", BASE))
+    assert main(["compare", a, b_same, "--format", "markdown"]) == 0
+    assert capsys.readouterr().out.startswith("### genir-eval: ✅ no regression")

@@ -1,0 +1,133 @@
+"""Every registered judge with what it labels and the options it takes (name, default, help):
+what ``genir-eval judges`` lists and a scenario's ``options = {...}`` may set.
+
+The options are declared here, apart from the judges' code, in one table a reader (and the
+command line) can scan; a test checks the table against the registry, so a new judge or a
+renamed option cannot be left out.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from genir_eval.judges.base import judge_names, make_judge
+
+__all__ = ["JudgeOption", "JudgeEntry", "JUDGE_OPTIONS", "COMMON_OPTIONS", "judge_catalog"]
+
+
+@dataclass(frozen=True)
+class JudgeOption:
+    name: str
+    default: Any
+    help: str
+
+
+@dataclass(frozen=True)
+class JudgeEntry:
+    name: str
+    kind: str
+    summary: str
+    options: tuple[JudgeOption, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "summary": self.summary,
+            "options": [
+                {"name": o.name, "default": o.default, "help": o.help} for o in self.options
+            ],
+        }
+
+
+COMMON_OPTIONS: tuple[JudgeOption, ...] = (
+    JudgeOption("model", None, "model for this judge (default: the provider's default)"),
+    JudgeOption("temperature", 0.0, "sampling temperature"),
+    JudgeOption("max_tokens", 1024, "reply token budget"),
+    JudgeOption("language", None, "prompt language, en or zh (default: the session's)"),
+)
+_TEMPLATE = JudgeOption(
+    "template", None, "a prompt file of your own replacing the built-in template"
+)
+_LOGPROBS = JudgeOption(
+    "logprobs", True, "ask for token log-probabilities and report the probability-weighted rating"
+)
+_ITEM = (
+    JudgeOption("answer", "explicit", "pseudo-answer style: explicit or implicit"),
+    JudgeOption("judgment", "listwise", "utility judgment: listwise or pointwise"),
+    JudgeOption("max_iterations", 3, "iterations of the answer -> judge -> rank loop"),
+    JudgeOption("rouge_threshold", None, "stop when answers agree this much (ROUGE-L; off)"),
+    JudgeOption("k", 5, "top-k links kept by item-ar"),
+    JudgeOption("samples", 5, "shuffled samples of item-ksample"),
+    JudgeOption("seed", 0, "shuffle seed of item-ksample"),
+    JudgeOption("offline_threshold", 0.5, "the offline twin's lexical threshold"),
+    JudgeOption("offline_feedback", 0.5, "weight of feedback signals in the offline twin"),
+)
+_DIRECT = (JudgeOption("links_only", True, "grade only the passages of cited links"),)
+
+JUDGE_OPTIONS: dict[str, tuple[JudgeOption, ...]] = {
+    "link_usefulness.dna": (
+        JudgeOption("role", True, "start the prompt with the rater's role"),
+        JudgeOption("description", True, "give the user's intent as the topic description"),
+        JudgeOption("narrative", True, "give the session's earlier queries as the narrative"),
+        JudgeOption("aspects", True, "ask for match (M) and trust (T) before the label"),
+        JudgeOption("judges", 1, "simulated raters in one call; the label is their mean"),
+        _TEMPLATE,
+    ),
+    "link_usefulness.true": (
+        JudgeOption(
+            "signals",
+            "relevance,behaviour,satisfaction",
+            "log signal groups in the prompt (comma-separated, for ablations)",
+        ),
+        _TEMPLATE,
+    ),
+    "link_usefulness.listwise": (_TEMPLATE,),
+    "spans": (_TEMPLATE,),
+    "satisfaction.geval": (_LOGPROBS, _TEMPLATE),
+    "satisfaction.urs": (_LOGPROBS, _TEMPLATE),
+    "satisfaction.gah": (_LOGPROBS, _TEMPLATE),
+    "item-as": _ITEM,
+    "item-ars": _ITEM,
+    "item-ar": _ITEM,
+    "item-vanilla": _ITEM,
+    "item-joint": _ITEM,
+    "item-ksample": _ITEM,
+    "rubric": (
+        JudgeOption("n", 10, "questions per bank"),
+        JudgeOption("kind", "questions", "bank of questions or nuggets"),
+        JudgeOption("scope", "turn", "one bank per turn, or per session"),
+        JudgeOption("mode", "generate", "generate: read or make banks; grade: read only"),
+        JudgeOption("rubric_dir", None, "folder of bank files (default: kept in the labels)"),
+        JudgeOption("grading", "passage", "one call per passage, or per question and passage"),
+        JudgeOption("label", "max", "a passage's label: max grade or count of answered"),
+        JudgeOption("min_questions", 1, "answered questions needed for a relevant passage"),
+        JudgeOption("threshold", 4, "grade (0-5) counted as answered"),
+    ),
+    "rubric-thomas": (*_DIRECT, JudgeOption("threshold", 1, "grade (0-2) counted as relevant")),
+    "rubric-yesno": (*_DIRECT, JudgeOption("threshold", 1, "yes (1) counted as relevant")),
+}
+"""Each judge's own options, by registry name; every judge also takes :data:`COMMON_OPTIONS`."""
+
+
+def _summary(judge: Any) -> str:
+    module = sys.modules.get(type(judge).__module__)
+    doc = (module.__doc__ if module else None) or type(judge).__doc__ or ""
+    first = " ".join(doc.strip().split("\n\n")[0].split())
+    if first.startswith("``") and ":" in first:
+        first = first.split(":", 1)[1].strip()
+    return first
+
+
+def judge_catalog() -> list[JudgeEntry]:
+    """Every registered judge, by name: kind, one-line summary, options with defaults."""
+    entries = []
+    for name in judge_names():
+        judge = make_judge(name)
+        own = JUDGE_OPTIONS.get(name, ())
+        names = {o.name for o in own}
+        common = tuple(o for o in COMMON_OPTIONS if o.name not in names)
+        entries.append(JudgeEntry(name, str(judge.kind), _summary(judge), (*own, *common)))
+    return entries
