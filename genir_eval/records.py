@@ -31,6 +31,8 @@ __all__ = [
     "Session",
     "session_to_dict",
     "session_from_dict",
+    "THUMBS_TEXT",
+    "THUMBS_VALUE",
 ]
 
 
@@ -110,6 +112,8 @@ class Gold:
     ``citation_support`` gives, per statement (in statement order), the support each cited
     link gives it on TREC 2024 RAG's scale (``"full"``, ``"partial"`` or ``"none"``), keyed
     by citation id.
+    ``thumbs`` is the user's per-turn binary feedback as products collect it (1 = thumbs up,
+    0 = thumbs down, ``None`` = none given) and ``feedback_text`` their free-text comment.
     """
 
     session_satisfaction: float | None = None
@@ -120,6 +124,14 @@ class Gold:
     useful_spans_external: tuple[tuple[str, ...], ...] | None = None
     dissatisfaction: Dissatisfaction | None = None
     citation_support: tuple[tuple[Mapping[int, str], ...], ...] | None = None
+    thumbs: tuple[int | None, ...] | None = None
+    feedback_text: tuple[str | None, ...] | None = None
+
+
+THUMBS_TEXT = {1: "up", 0: "down"}
+"""How canonical JSONL writes a thumb (readers also take true/false and 1/0)."""
+# True == 1 and False == 0 as keys, so true/false and 1/0 are both read
+THUMBS_VALUE: dict[str | int, int] = {"up": 1, "down": 0, 1: 1, 0: 0}
 
 
 @dataclass(frozen=True)
@@ -176,6 +188,10 @@ def _gold_to_dict(g: Gold) -> dict[str, Any]:
         out["useful_spans_user"] = [list(t) for t in g.useful_spans_user]
     if g.useful_spans_external is not None:
         out["useful_spans_external"] = [list(t) for t in g.useful_spans_external]
+    if g.thumbs is not None:
+        out["thumbs"] = [None if t is None else THUMBS_TEXT[t] for t in g.thumbs]
+    if g.feedback_text is not None:
+        out["feedback_text"] = list(g.feedback_text)
     if g.dissatisfaction is not None:
         out["dissatisfaction"] = {
             "choices": list(g.dissatisfaction.choices),
@@ -218,6 +234,8 @@ def _gold_from_dict(d: Mapping[str, Any]) -> Gold:
     citation_usefulness = d.get("citation_usefulness")
     query_satisfaction = d.get("query_satisfaction")
     citation_support = d.get("citation_support")
+    thumbs = d.get("thumbs")
+    feedback_text = d.get("feedback_text")
     return Gold(
         session_satisfaction=d.get("session_satisfaction"),
         query_satisfaction=None if query_satisfaction is None else tuple(query_satisfaction),
@@ -241,7 +259,18 @@ def _gold_from_dict(d: Mapping[str, Any]) -> Gold:
             tuple({int(k): str(v) for k, v in stmt.items()} for stmt in turn)
             for turn in citation_support
         ),
+        thumbs=None if thumbs is None else tuple(_thumb(t) for t in thumbs),
+        feedback_text=None
+        if feedback_text is None
+        else tuple(None if t is None else str(t) for t in feedback_text),
     )
+
+
+def _thumb(value: Any) -> int | None:
+    if value is None:
+        return None
+    key = value.strip().lower() if isinstance(value, str) else value
+    return THUMBS_VALUE[key]
 
 
 def session_from_dict(d: Mapping[str, Any]) -> Session:

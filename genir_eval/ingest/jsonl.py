@@ -25,7 +25,8 @@ Reading validates every line before building records, and names file, line and f
   and its ``text`` is ``response_text[start:end]``;
 * gold: satisfactions are numbers from 1 to 5 (or null), link usefulness integers 0-3,
   citation usefulness integers 0-3, citation support ``"full"``, ``"partial"`` or ``"none"``
-  per statement and cited link, and per-turn gold lists have one entry per turn;
+  per statement and cited link, thumbs ``"up"``/``"down"`` (or true/false, 1/0) or
+  null, feedback texts strings or null, and per-turn gold lists have one entry per turn;
 * a link's ``text`` (its source passage) may be left out or null, else it is a string.
 
 Unknown keys, at the top level or in nested objects, are accepted and ignored, so files
@@ -57,6 +58,7 @@ from genir_eval.ingest.validate import short_repr, validate_session
 from genir_eval.records import (
     SCHEMA_VERSION,
     SUPPORT_LEVELS,
+    THUMBS_VALUE,
     Session,
     session_from_dict,
     session_to_dict,
@@ -423,6 +425,16 @@ def _validate_gold(gold: Any, n_turns: int) -> None:
                         f"{at}[{j}].{key}",
                         f"{short_repr(verdict)} is not one of {', '.join(SUPPORT_LEVELS)}",
                     )
+    for i, thumb in enumerate(_per_turn(gold, "thumbs", n_turns) or ()):
+        key = thumb.strip().lower() if isinstance(thumb, str) else thumb
+        known = isinstance(key, (str, bool, int)) and key in THUMBS_VALUE
+        if thumb is not None and not known:
+            raise _FieldError(
+                f"gold.thumbs[{i}]", f"{short_repr(thumb)} is not up, down (or true/false, 1/0)"
+            )
+    for i, text in enumerate(_per_turn(gold, "feedback_text", n_turns) or ()):
+        if text is not None:
+            _string(text, f"gold.feedback_text[{i}]")
     dissatisfaction = gold.get("dissatisfaction")
     if dissatisfaction is not None:
         dissatisfaction = _object(dissatisfaction, "gold.dissatisfaction")

@@ -29,6 +29,9 @@ Grammar, line by line (headers must start their line):
   those session fields (the language is otherwise detected); blank lines are ignored and
   anything else is an error.
 * ``## Query: <text>`` starts a turn; the query is the rest of that line.
+* A ``feedback: up`` (or ``down``) line right under the query is the user's thumbs up or
+  down on that turn's answer; text after it (``feedback: down - the prices are outdated``)
+  is their free-text feedback, and ``feedback: <text>`` alone gives text without a thumb.
 * The lines up to ``Sources:`` (also ``References:``, ``## Sources``, ``**Sources:**``) or the
   next header are the answer. Citations are ``[1]``, ``[1][2]`` or ``[1, 2]``; they are
   removed from the response text along with the spaces before them (``websites [1].`` reads
@@ -68,7 +71,7 @@ from genir_eval.ingest.response import Citation, build_response
 from genir_eval.ingest.result import LoadResult
 from genir_eval.ingest.stream import Lines, SeenIds, SessionStream, unexpected
 from genir_eval.ingest.validate import field_turn, validate_session
-from genir_eval.records import Link, Session, Turn
+from genir_eval.records import Gold, Link, Session, Turn
 
 __all__ = ["iter_markdown", "load_markdown", "parse_markdown"]
 
@@ -78,6 +81,8 @@ _SOURCES = re.compile(
     r"(?:#{1,6}\s*)?\**\s*(?:sources|references)\s*:?\s*\**\s*:?\s*$", re.IGNORECASE
 )
 _FIELD = re.compile(r"(task_type|intent|language)\s*:(.*)$", re.IGNORECASE)
+_FEEDBACK = re.compile(r"feedback\s*:(.*)$", re.IGNORECASE)
+_THUMBS = {"up": 1, "down": 0, "👍": 1, "👎": 0}
 _SOURCE_LINE = re.compile(r"(?:[-*+]\s+)?\[([^\]]*)\]:?\s*(.*)$")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _URL = r"[A-Za-z][A-Za-z0-9+.-]*://\S+"
@@ -103,6 +108,9 @@ class _TurnDraft:
     @property
     def last_source(self) -> int | None:
         return next(reversed(self.sources), None)
+
+    thumb: int | None = None
+    feedback: str | None = None
 
 
 @dataclass
@@ -216,12 +224,24 @@ def _scan_line(draft: _SessionDraft, line: str, number: int, path: str | None) -
             turn.fence = None
     elif _SOURCES.match(stripped):
         turn.in_sources = True
+    elif (feedback := _FEEDBACK.match(stripped)) and not any(t.strip() for _, t in turn.answer):
+        _add_feedback(turn, feedback.group(1))
     else:
         turn.answer.append((number, line))
         if fence := _FENCE.match(line):
             opening = fence.group(1)
             if not (opening[0] == "`" and "`" in line[fence.end() :]):
                 turn.fence = opening
+
+
+def _add_feedback(turn: _TurnDraft, text: str) -> None:
+    """``up``/``down`` (or 👍/👎) and, after it, free text; or free text alone."""
+    words = text.strip().split(maxsplit=1)
+    if words and words[0].lower() in _THUMBS:
+        turn.thumb = _THUMBS[words[0].lower()]
+        text = words[1] if len(words) > 1 else ""
+    comment = text.strip().lstrip("-–—:").strip()
+    turn.feedback = comment or turn.feedback
 
 
 def _finish(
@@ -374,6 +394,12 @@ def _build(draft: _SessionDraft, default_id: str, path: str | None) -> Session:
             )
         )
     all_text = " ".join(t.query + " " + t.response_text for t in turns)
+    gold = None
+    if any(t.thumb is not None or t.feedback is not None for t in draft.turns):
+        gold = Gold(
+            thumbs=tuple(t.thumb for t in draft.turns),
+            feedback_text=tuple(t.feedback for t in draft.turns),
+        )
     return Session(
         session_id=draft.session_id or default_id,
         turns=tuple(turns),
@@ -381,4 +407,5 @@ def _build(draft: _SessionDraft, default_id: str, path: str | None) -> Session:
         language=draft.fields.get("language") or detect_language(all_text),
         task_type=draft.fields.get("task_type") or None,
         intent=draft.fields.get("intent") or None,
+        gold=gold,
     )

@@ -21,6 +21,7 @@ __all__ = [
     "mae",
     "confusion_matrix",
     "pairwise_auc",
+    "binary_agreement",
     "precision_recall_f1",
     "PRF",
     "rbo",
@@ -486,3 +487,85 @@ def kendall_tau(a: Sequence[Hashable], b: Sequence[Hashable]) -> float | None:
 
     # no ties: tau-b is tau-a; scipy counts discordant pairs by merge sort (O(m log m))
     return float(scipy_stats.kendalltau(np.arange(m), np.asarray(common)).statistic)
+
+
+def _auc_binary(x: np.ndarray, y: np.ndarray) -> float | None:
+    """The Mann-Whitney AUC of scores ``x`` for a 0/1 outcome ``y`` (ties count one half)."""
+    from scipy.stats import rankdata
+
+    n_pos = int(y.sum())
+    n_neg = int(y.size - n_pos)
+    if n_pos == 0 or n_neg == 0:
+        return None
+    ranks = rankdata(x)
+    return float((ranks[y == 1].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def _point_biserial(x: np.ndarray, y: np.ndarray) -> float | None:
+    if x.size < 3 or float(x.std()) == 0.0 or float(y.std()) == 0.0:
+        return None
+    return float(np.corrcoef(x, y)[0, 1])
+
+
+def binary_agreement(
+    scores: Sequence[Number | None],
+    outcomes: Sequence[Number | None],
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    max_bootstrap_n: int = 20_000,
+) -> dict[str, Any]:
+    """How well ``scores`` separate a binary outcome (a thumbs up = 1 / down = 0): the AUC
+    (Mann-Whitney: the chance a thumbs-up turn scores higher than a thumbs-down one; 0.5 is
+    chance) and the point-biserial correlation (Pearson's r with the 0/1 outcome), each with
+    a 95% percentile bootstrap interval over resampled pairs (seeded; resamples with one
+    class only are left out). Past ``max_bootstrap_n`` pairs the intervals are the normal
+    approximations (Hanley and McNeil 1982 for the AUC, Fisher's z for r). Pearson on a 0/1
+    target is the point-biserial r; the AUC is the figure that does not assume a linear
+    relation. Pairs with a ``None`` are dropped."""
+    xs, ys = _pairs(scores, outcomes)
+    x = np.asarray(xs, dtype=float)
+    y = np.asarray(ys, dtype=float)
+    if y.size and not np.isin(y, (0.0, 1.0)).all():
+        raise ValueError("binary_agreement: outcomes must be 0 or 1")
+    n_pos = int(y.sum()) if y.size else 0
+    out: dict[str, Any] = {
+        "n": int(y.size),
+        "n_up": n_pos,
+        "n_down": int(y.size) - n_pos,
+        "auc": _auc_binary(x, y) if y.size else None,
+        "point_biserial": _point_biserial(x, y) if y.size else None,
+        "ci95": {"auc": None, "point_biserial": None},
+    }
+    if out["auc"] is None or y.size < 2:
+        return out
+    if y.size > max_bootstrap_n or n_boot <= 0:
+        n_neg = y.size - n_pos
+        auc = out["auc"]
+        q1, q2 = auc / (2 - auc), 2 * auc * auc / (1 + auc)
+        var = (auc * (1 - auc) + (n_pos - 1) * (q1 - auc**2) + (n_neg - 1) * (q2 - auc**2)) / (
+            n_pos * n_neg
+        )
+        half = 1.96 * math.sqrt(max(var, 0.0))
+        out["ci95"]["auc"] = [max(0.0, auc - half), min(1.0, auc + half)]
+        r = out["point_biserial"]
+        if r is not None and abs(r) < 1 and y.size > 3:
+            z, se = math.atanh(r), 1 / math.sqrt(y.size - 3)
+            out["ci95"]["point_biserial"] = [math.tanh(z - 1.96 * se), math.tanh(z + 1.96 * se)]
+        return out
+    rng = np.random.default_rng(seed)
+    aucs, rs = [], []
+    for _ in range(n_boot):
+        idx = rng.integers(0, y.size, size=y.size)
+        xb, yb = x[idx], y[idx]
+        a = _auc_binary(xb, yb)
+        if a is not None:
+            aucs.append(a)
+        r = _point_biserial(xb, yb)
+        if r is not None:
+            rs.append(r)
+    if aucs:
+        out["ci95"]["auc"] = [float(v) for v in np.percentile(aucs, [2.5, 97.5])]
+    if rs:
+        out["ci95"]["point_biserial"] = [float(v) for v in np.percentile(rs, [2.5, 97.5])]
+    return out

@@ -100,7 +100,8 @@ a.cite,span.cite{font-size:.8em;vertical-align:super;margin-left:1px;text-decora
 details.raw summary,details.page summary{cursor:pointer;color:#3566a8;font-size:.85em}
 details.raw pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f7f8fa;padding:6px;
  max-height:16em;overflow:auto;font-size:.85em;margin:4px 0}
-.muted{color:#5b6576} .bad{color:#a33} .small{font-size:.8em;white-space:normal}
+.muted{color:#5b6576} .bad{color:#a33} .up{color:#2f855a;font-weight:600}
+.down{color:#a33;font-weight:600} .small{font-size:.8em;white-space:normal}
 .flag{background:#fde2e1;color:#8a1c1c;border-radius:4px;padding:0 4px;font-size:.8em}
 sup.twin{color:#a05a00}
 .url{word-break:break-all}
@@ -807,9 +808,37 @@ def _between_judges(ctx: ReportContext) -> str:
 
 def _with_gold(render: Any) -> Any:
     def only_with_gold(ctx: ReportContext) -> str | None:
-        return render(ctx) if ctx.run.meta else None
+        return render(ctx) if (ctx.run.meta or {}).get("correlations") else None
 
     return only_with_gold
+
+
+def _feedback(ctx: ReportContext) -> str | None:
+    """Turn scores against the users' thumbs: AUC and point-biserial r (``meta.json``)."""
+    scores = ((ctx.run.meta or {}).get("feedback") or {}).get("turn") or {}
+    if not scores:
+        return None
+    rows = []
+    for name, entry in scores.items():
+        cells = "".join(
+            _coefficient_cell({**entry, "ci95": entry.get("ci95") or {}}, key)
+            for key in ("auc", "point_biserial")
+        )
+        rows.append(
+            f"<tr><td>{ctx.marked(name)}</td><td class='num'>{esc(entry.get('n'))}</td>"
+            f"<td class='num'>{esc(entry.get('n_up'))}</td>"
+            f"<td class='num'>{esc(entry.get('n_down'))}</td>{cells}</tr>"
+        )
+    return (
+        "<p class='muted'>The users' thumbs up (1) or down (0) on each answer against every "
+        "turn score: AUC, the chance that a thumbs-up turn scores higher than a thumbs-down "
+        "one (0.5 = chance), and the point-biserial r (Pearson's r with the 0/1 thumb), with "
+        "95% bootstrap intervals.</p>"
+        "<div class='scroll'><table id='feedback-agreement'><tr><th>score</th>"
+        "<th class='num'>turns</th><th class='num'>up</th><th class='num'>down</th>"
+        "<th class='num'>AUC [95% CI]</th><th class='num'>point-biserial r [95% CI]</th></tr>"
+        f"{''.join(rows)}</table></div>"
+    )
 
 
 def _judges_vs_gold(ctx: ReportContext) -> str | None:
@@ -830,6 +859,7 @@ SECTIONS: list[Section] = [
     Section("task-types", "Per task type", _task_types),
     Section("glossary", "What the scores mean", _glossary),
     Section("judge-agreement", "Agreement between judges", _between_judges),
+    Section("feedback", "Scores vs the users' thumbs", _feedback),
     Section(
         "headline",
         "Scores vs the users' satisfaction",
@@ -866,7 +896,7 @@ def render_report(run: Run, *, limits: ReportLimits | None = None) -> str:
     shown = [(sid, t, c) for sid, t, c in rendered if c is not None]
     toc = " · ".join(f"<a href='#{sid}'>{esc(t)}</a>" for sid, t, _ in shown)
     body = "".join(f"<section id='{sid}'><h2>{esc(t)}</h2>{c}</section>" for sid, t, c in shown)
-    if run.meta:
+    if (run.meta or {}).get("correlations"):
         gold_note = ""
     elif ctx.has_gold:
         gold_note = (

@@ -104,6 +104,8 @@ class TurnRow:
     task_type: str | None = None
     scores: Mapping[str, float | None] = field(default_factory=dict)
     gold_satisfaction: float | None = None
+    thumbs: int | None = None
+    feedback: str | None = None
 
 
 @dataclass(frozen=True)
@@ -209,6 +211,8 @@ def turn_row_to_dict(row: TurnRow) -> dict[str, Any]:
         "response_text": row.response_text,
         "scores": {k: _clean_number(v) for k, v in row.scores.items()},
         "gold_satisfaction": _clean_number(row.gold_satisfaction),
+        "thumbs": row.thumbs,
+        "feedback": row.feedback,
     }
 
 
@@ -250,6 +254,8 @@ def _turn_row_from_dict(d: Mapping[str, Any]) -> TurnRow:
         task_type=d.get("task_type"),
         scores={str(k): _number_or_none(v) for k, v in (d.get("scores") or {}).items()},
         gold_satisfaction=_number_or_none(d.get("gold_satisfaction")),
+        thumbs=None if d.get("thumbs") is None else int(d["thumbs"]),
+        feedback=None if d.get("feedback") is None else str(d["feedback"]),
     )
 
 
@@ -381,17 +387,15 @@ def csv_cell(value: Any) -> Any:
     """A value as a CSV cell a spreadsheet may open. Text starting with ``=``, ``+``, ``-``,
     ``@``, a tab or a carriage return gets a leading ``'`` (so it is never run as a
     formula); a float is rounded to 10 significant digits (``0.30000000000000004`` is
-    written ``0.3``) and never ``-0.0``; missing (``None``, NaN) is empty; everything else
-    is unchanged. Every CSV genir-eval writes goes through here."""
-    if value is None:
-        return ""
+    written ``0.3``) and never ``-0.0``; missing (``None``, NaN) is ``None``, which the
+    writer leaves empty; everything else is unchanged. Every CSV genir-eval writes goes
+    through here."""
     if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
         return "'" + value
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
-            return ""
-        cleaned = float(f"{value:.10g}") + 0.0  # + 0.0 turns -0.0 into 0.0
-        return repr(cleaned)
+            return None
+        return float(f"{value:.10g}") + 0.0  # + 0.0 turns -0.0 into 0.0
     return value
 
 
@@ -448,7 +452,7 @@ def write_run(
         (
             TURNS_FILE,
             [turn_row_to_dict(r) for r in turns],
-            ["version", "session_id", "turn", "task_type", "gold_satisfaction"],
+            ["version", "session_id", "turn", "task_type", "gold_satisfaction", "thumbs"],
         ),
         (
             SESSIONS_FILE,

@@ -100,15 +100,17 @@ def summarize(
         return ScoreSummary(name, level, 0, missing, missing_reasons=dict(reasons or {}))
     mean = float(present.mean())
     lo_v, hi_v = float(present.min()), float(present.max())
+    # values equal up to float noise (1 - 1e-16) count as equal: no spread to show
+    varies = hi_v - lo_v > 1e-9 * max(1.0, abs(lo_v), abs(hi_v))
     ci: tuple[float, float] | None = None
     method: str | None = None
-    if n >= SMALL_N and hi_v > lo_v:
+    if n >= SMALL_N and varies:
         if n <= BOOTSTRAP_MAX_N and n_boot > 0:
             ci, method = _bootstrap_mean_ci(present, n_boot, seed), "bootstrap"
         else:
             half = 1.96 * float(present.std(ddof=1)) / math.sqrt(n)
             ci, method = (mean - half, mean + half), "normal"
-    if hi_v > lo_v:
+    if varies:
         counts, _ = np.histogram(present, bins=HISTOGRAM_BINS, range=(lo_v, hi_v))
     else:
         counts = np.array([n])

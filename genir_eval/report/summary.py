@@ -19,7 +19,7 @@ from genir_eval.report.html import headline_score
 from genir_eval.report.outputs import META_FILE, REPORT_FILE, Run
 from genir_eval.report.scores import SMALL_N, ScoreSummary, score_summaries
 
-__all__ = ["format_summary", "format_paths", "score_table"]
+__all__ = ["format_summary", "format_paths", "score_table", "feedback_table"]
 
 CORRELATIONS = ("pearson", "spearman", "kendall")
 LEVELS = (("turn", "query level"), ("session", "session level"))
@@ -165,10 +165,51 @@ def score_table(run: Run, baselines: set[str] | None = None) -> list[str]:
     return [*lines, *_align(rows)]
 
 
+def _with_interval(entry: Mapping[str, Any], key: str) -> str:
+    value = entry.get(key)
+    if value is None:
+        return "-"
+    interval = (entry.get("ci95") or {}).get(key)
+    if (entry.get("n") or 0) < SMALL_N:
+        return f"{_num(value)} (n<{SMALL_N})"
+    if not interval:
+        return _num(value)
+    return f"{_num(value)} [{interval[0]:.2f}, {interval[1]:.2f}]".replace("-0.00", "0.00")
+
+
+def feedback_table(run: Run, baselines: set[str] | None = None) -> list[str]:
+    """Every turn score against the users' thumbs: AUC and point-biserial r."""
+    feedback = (run.meta or {}).get("feedback") or {}
+    scores = feedback.get("turn") or {}
+    if not scores:
+        return []
+    baselines = _baselines(run) if baselines is None else baselines
+    first_link = _first_link_judge(run)
+    rows = [["", "n", "up", "down", "AUC [95% CI]", "point-biserial r [95% CI]"]]
+    for name, entry in scores.items():
+        mark = BASELINE_MARK if _score_baseline(name, baselines, first_link) else ""
+        rows.append(
+            [
+                name + mark,
+                _num(entry.get("n")),
+                _num(entry.get("n_up")),
+                _num(entry.get("n_down")),
+                _with_interval(entry, "auc"),
+                _with_interval(entry, "point_biserial"),
+            ]
+        )
+    return [
+        "Turn scores vs the users' thumbs up/down (AUC 0.5 = chance)",
+        *_align(rows),
+    ]
+
+
 def _correlations(run: Run, baselines: set[str]) -> list[str]:
     meta = run.meta
-    if not meta:
-        return score_table(run, baselines)
+    if not meta or not meta.get("correlations"):
+        alone = score_table(run, baselines)
+        feedback = feedback_table(run, baselines)
+        return alone + ([""] + feedback if feedback else [])
     correlations = meta.get("correlations") or {}
     first_link = _first_link_judge(run)
 
@@ -192,7 +233,8 @@ def _correlations(run: Run, baselines: set[str]) -> list[str]:
         lines.append("")
         lines.append("Session scores vs user session satisfaction")
         lines.extend(_align(_correlation_rows(session, list(session), label)))
-    return lines
+    feedback = feedback_table(run, baselines)
+    return lines + ([""] + feedback if feedback else [])
 
 
 def _section(lines: list[str], title: str, rows: Sequence[Sequence[str]]) -> None:

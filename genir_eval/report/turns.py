@@ -169,11 +169,16 @@ def session_index(ctx: ReportContext, chosen: Chosen) -> str:
     page = max(1, ctx.limits.index_page)
     columns = _index_columns(ctx)
     gold = ctx.has_gold and any(r.gold_satisfaction is not None for r in sessions)
+    thumbs: dict[str, list[int]] = defaultdict(list)
+    for turn in run.turns:
+        if turn.thumbs is not None:
+            thumbs[turn.session_id].append(turn.thumbs)
     shown = set(chosen.positions)
     head = (
         "<tr><th class='num'>#</th><th>session</th><th>task type</th><th class='num'>turns</th>"
         + "".join(f"<th class='num'>{ctx.marked(c)}</th>" for c in columns)
         + ("<th class='num'>user satisfaction</th>" if gold else "")
+        + ("<th>users' thumbs</th>" if thumbs else "")
         + "<th>turns shown</th></tr>"
     )
     pages = []
@@ -190,6 +195,13 @@ def session_index(ctx: ReportContext, chosen: Chosen) -> str:
                 name, turns = esc(row.session_id), "<span class='muted'>turns.csv</span>"
             cells = "".join(f"<td class='num'>{fmt(row.scores.get(c))}</td>" for c in columns)
             gold_cell = f"<td class='num'>{fmt(row.gold_satisfaction, 1)}</td>" if gold else ""
+            if thumbs:
+                given = thumbs.get(row.session_id, [])
+                gold_cell += (
+                    f"<td>{sum(given)} 👍 {len(given) - sum(given)} 👎</td>"
+                    if given
+                    else "<td></td>"
+                )
             rows.append(
                 f"<tr><td class='num'>{i + 1}</td><td class='sid'>{name}</td>"
                 f"<td>{esc(row.task_type or '')}</td><td class='num'>{row.n_turns}</td>"
@@ -326,6 +338,7 @@ def _judgment_cell(ctx: ReportContext, judgment: Judgment) -> str:
 def _sources(detail: TurnDetail) -> str:
     if not detail.links:
         return "<p class='muted'>No sources.</p>"
+    with_gold = detail.ctx.has_gold_links
     by_item: dict[str, list[Judgment]] = defaultdict(list)
     for judgment in detail.judgments:
         by_item[judgment.item].append(judgment)
@@ -351,11 +364,14 @@ def _sources(detail: TurnDetail) -> str:
             f"<tr id='{detail.anchor}-src-{link.link_id}'><td class='num'>[{link.link_id}]</td>"
             f"<td class='url'>{esc(link.title) or '<span class=muted>(no title)</span>'}{cited}"
             f"<br><span class='muted'>{esc(link.url)}</span></td>"
-            f"<td class='num'>{fmt(link.gold, 0)}</td><td>{cells}</td></tr>"
+            + (f"<td class='num'>{fmt(link.gold, 0)}</td>" if with_gold else "")
+            + f"<td>{cells}</td></tr>"
         )
     return (
         "<div class='scroll'><table class='sources'><tr><th class='num'>#</th>"
-        "<th>title / url</th><th class='num'>gold</th><th>judges: label, reason</th></tr>"
+        "<th>title / url</th>"
+        + ("<th class='num'>gold</th>" if with_gold else "")
+        + "<th>judges: label, reason</th></tr>"
         f"{''.join(rows)}</table></div>"
     )
 
@@ -399,6 +415,16 @@ def _turn(detail: TurnDetail, spans_judge: str | None) -> str:
         if turn.gold_satisfaction is not None
         else ""
     )
+    if turn.thumbs is not None or turn.feedback:
+        thumb = (
+            {1: "<span class='up'>thumbs up</span>", 0: "<span class='down'>thumbs down</span>"}[
+                turn.thumbs
+            ]
+            if turn.thumbs in (0, 1)
+            else ""
+        )
+        comment = f" “{esc(turn.feedback)}”" if turn.feedback else ""
+        gold = (gold + "; " if gold else "") + f"user feedback: {thumb}{comment}"
     views = "".join(part for view in TURN_VIEWS if (part := view(detail)))
     return (
         f"<div class='turn' id='turn-{detail.anchor.removeprefix('t-')}'>"

@@ -92,6 +92,10 @@ class ReportContext:
             r.gold_satisfaction is not None for r in self.run.turns
         )
 
+    @cached_property
+    def has_gold_links(self) -> bool:
+        return any(link.gold is not None for link in self.run.links)
+
     def summaries(self, level: str) -> list[ScoreSummary]:
         key = f"_summaries_{level}"
         if key not in self.__dict__:

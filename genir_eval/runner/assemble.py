@@ -36,7 +36,7 @@ from typing import Any
 from genir_eval.judges.base import Label
 from genir_eval.meta.evaluate import score_labels
 from genir_eval.meta.item_eval import evaluate_item, evaluate_rubric
-from genir_eval.meta.stats import correlations
+from genir_eval.meta.stats import binary_agreement, correlations
 from genir_eval.metrics import (
     CitationMeasure,
     QueryMeasure,
@@ -60,6 +60,7 @@ __all__ = [
     "judges_against_gold",
     "link_judge_ids",
     "link_score_names",
+    "feedback_agreement",
 ]
 
 LINK_KIND = "link_usefulness"
@@ -338,6 +339,8 @@ def build_tables(
                     gold_satisfaction=_number(
                         _gold_at(gold.query_satisfaction if gold else None, position)
                     ),
+                    thumbs=_gold_at(gold.thumbs if gold else None, position),
+                    feedback=_gold_at(gold.feedback_text if gold else None, position),
                 )
             )
         tables.sessions.append(
@@ -445,7 +448,8 @@ def meta_evaluation(
     has_gold = any(r.gold_satisfaction is not None for r in tables.sessions) or any(
         r.gold_satisfaction is not None for r in tables.turns
     )
-    if not has_gold:
+    has_thumbs = any(r.thumbs is not None for r in tables.turns)
+    if not has_gold and not has_thumbs:
         return None
     result: dict[str, Any] = {
         "version": OUTPUT_VERSION,
@@ -472,8 +476,30 @@ def meta_evaluation(
             )
             for name in names
         }
+    if has_thumbs:
+        result["feedback"] = feedback_agreement(tables.turns, spec)
     result["judges"] = judges_against_gold(sessions, labels, judges, link_judges, spec)
     return result
+
+
+def feedback_agreement(turns: Sequence[TurnRow], spec: MetaSpec) -> dict[str, Any]:
+    """Every turn score against the users' thumbs (up = 1, down = 0): AUC and point-biserial
+    r with bootstrap intervals (:func:`genir_eval.meta.stats.binary_agreement`), since
+    Pearson's r on a binary target assumes what AUC does not."""
+    names: dict[str, None] = {}
+    for row in turns:
+        for name in row.scores:
+            names.setdefault(name, None)
+    thumbs = [row.thumbs for row in turns]
+    return {
+        "target": "thumbs (1 = up, 0 = down), per turn",
+        "turn": {
+            name: binary_agreement(
+                [row.scores.get(name) for row in turns], thumbs, n_boot=spec.n_boot, seed=spec.seed
+            )
+            for name in names
+        },
+    }
 
 
 def judges_against_gold(

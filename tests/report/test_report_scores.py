@@ -35,6 +35,12 @@ def test_small_samples_get_no_interval() -> None:
     assert summarize("s", [float(i) for i in range(SMALL_N - 1)]).ci is None
 
 
+def test_values_equal_up_to_float_noise_have_no_spread() -> None:
+    values = [0.1 + 0.2, 0.3] * 10  # 0.30000000000000004 and 0.3
+    summary = summarize("s", values)
+    assert summary.ci is None and summary.histogram == (20,)
+
+
 def test_interval_mean_median_histogram() -> None:
     values = [float(v) for v in (1, 2, 2, 3, 3, 3, 4, 4, 5, 9)]  # computed by hand below
     summary = summarize("s", values, n_boot=2000, seed=1)
@@ -58,11 +64,12 @@ def test_large_samples_use_the_normal_interval() -> None:
 
 def test_no_negative_zero_and_no_float_noise() -> None:
     assert fmt(-0.0001) == "0.000" and fmt(-0.0) == "0.000" and fmt(-0.25) == "-0.250"
-    assert csv_cell(0.1 + 0.2) == "0.3"
-    assert csv_cell(-0.0) == "0.0"
-    assert csv_cell(-1e-17 * 0) == "0.0"
-    assert csv_cell(2.0549999999999997) == "2.055"
-    assert csv_cell(None) == "" and csv_cell(3) == 3 and csv_cell("x") == "x"
+    # the CSV writer prints a float's repr: these are the texts written
+    assert repr(csv_cell(0.1 + 0.2)) == "0.3"
+    assert repr(csv_cell(-0.0)) == "0.0"
+    assert repr(csv_cell(2.0549999999999997)) == "2.055"
+    assert csv_cell(float("nan")) is None and csv_cell(None) is None
+    assert csv_cell(3) == 3 and csv_cell("x") == "x" and csv_cell("-x") == "'-x"
 
 
 def _session() -> Session:
@@ -227,3 +234,20 @@ def test_missing_reasons_name_the_judges_failure(tmp_path: Path) -> None:
     write_run(directory, links=links, turns=run.turns, sessions=sessions, meta=None, info=info)
     reasons = missing_reasons(load_run(directory))["sdcg_urge"]
     assert reasons == {"no citations": 2, "a failed (permanent)": 1}
+
+
+def test_csv_files_have_no_float_noise(tmp_path: Path) -> None:
+    scores = {"a": 0.1 + 0.2, "b": -0.0, "c": -1e-12 * 0.0, "d": 2.0549999999999997}
+    directory = write_run(
+        tmp_path / "run",
+        links=[],
+        turns=[TurnRow("s", 1, scores=scores)],
+        sessions=[SessionRow("s", n_turns=1, scores=scores)],
+        meta=None,
+        info={"version": 1},
+    )
+    for name in ("sessions.csv", "turns.csv"):
+        text = (directory / name).read_text(encoding="utf-8")
+        row = text.splitlines()[1]
+        assert "0.30000000000000004" not in text and "-0.0" not in text
+        assert ",0.3,0.0,0.0,2.055" in row, row
