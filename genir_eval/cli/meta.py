@@ -48,7 +48,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--sources",
         metavar="FILE",
         default=None,
-        help="JSONL or CSV file of source texts keyed by url (url, text), attached to the links",
+        help="JSONL or CSV file of source texts keyed by url (url, text), attached to the links "
+        "(default: none, the texts in the log)",
     )
     parser.add_argument(
         "--link-judge",

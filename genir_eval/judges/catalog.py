@@ -85,6 +85,20 @@ JUDGE_OPTIONS: dict[str, tuple[JudgeOption, ...]] = {
         _TEMPLATE,
     ),
     "link_usefulness.listwise": (_TEMPLATE,),
+    "citation_support": (
+        JudgeOption(
+            "allow_title_only",
+            False,
+            "judge a link without source text from its title and url (else: missing)",
+        ),
+        JudgeOption(
+            "quote",
+            "strict",
+            "strict: a supported verdict must quote the source; lenient: keep it, flagged",
+        ),
+        JudgeOption("max_source_chars", 6000, "source text beyond this is cut (and marked)"),
+        _TEMPLATE,
+    ),
     "spans": (_TEMPLATE,),
     "satisfaction.geval": (_LOGPROBS, _TEMPLATE),
     "satisfaction.urs": (_LOGPROBS, _TEMPLATE),
