@@ -106,6 +106,7 @@ details.raw pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f7f8fa;p
 sup.twin{color:#a05a00}
 .url{word-break:break-all}
 dl.glossary dt{font-weight:600;margin-top:6px} dl.glossary dd{margin-left:16px}
+#citations table{display:block;overflow-x:auto;max-width:100%}
 @media (max-width:860px){body{padding:10px}.level{width:auto}}
 """
 
