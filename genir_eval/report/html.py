@@ -77,7 +77,7 @@ table{border-collapse:collapse;margin:8px 0;font-size:.88em}
 th,td{border:1px solid #d8dde6;padding:3px 7px;text-align:left;vertical-align:top}
 th{background:#f2f4f8;overflow-wrap:break-word} td.num,th.num{text-align:right;
  font-variant-numeric:tabular-nums} td.num{white-space:nowrap}
-td.sid{word-break:break-all;max-width:22em}
+td.sid{overflow-wrap:break-word;max-width:22em}
 table.scores td:first-child{overflow-wrap:anywhere;max-width:16em}
 tr.headline-row td{background:#f4f8ff}
 .cards{display:flex;flex-wrap:wrap;gap:12px;margin:12px 0;align-items:center}
@@ -118,6 +118,17 @@ _fmt = fmt
 _ci = fmt_ci
 
 
+def _prompt_versions(text: Any) -> str:
+    """A judge's prompt versions; a long list (one per rubric bank) is folded."""
+    versions = [v for v in str(text or "").split(", ") if v]
+    if len(versions) <= 3:
+        return esc(", ".join(versions))
+    return (
+        f"<details class='raw'><summary>{len(versions)} versions</summary>"
+        f"<span class='small'>{esc(', '.join(versions))}</span></details>"
+    )
+
+
 def _header(run: Run) -> str:
     info = run.info
     scenario = info.get("scenario") or {}
@@ -146,7 +157,7 @@ def _header(run: Run) -> str:
     judge_rows = "".join(
         "<tr>"
         f"<td>{_e(j.get('name'))}</td><td>{_e(j.get('provider'))}</td>"
-        f"<td>{_e(j.get('model'))}</td><td>{_e(j.get('prompt_version', ''))}</td>"
+        f"<td>{_e(j.get('model'))}</td><td>{_prompt_versions(j.get('prompt_version'))}</td>"
         f"<td class='num'>{_e(j.get('labels', ''))}</td>"
         f"<td class='num'>{_e(j.get('missing', ''))}</td>"
         "</tr>"

@@ -126,8 +126,9 @@ class ReportContext:
     def marked(self, score: str) -> str:
         """``score`` escaped, with ``*`` when it comes from an offline twin."""
         mark = "<sup class='twin' title='offline twin: a baseline, not an LLM judgment'>*</sup>"
-        # a line may break before "@" in long names (sdcg_urge@link_usefulness.true)
-        name = esc(score).replace("@", "<wbr>@")
+        # a line may break before "@" and after "." in long names
+        # (sdcg_urge@link_usefulness.true)
+        name = esc(score).replace("@", "<wbr>@").replace(".", ".<wbr>")
         return name + (mark if self.is_baseline(score) else "")
 
 
