@@ -102,3 +102,32 @@ def test_quiet_prints_only_the_paths(
     captured = capsys.readouterr()
     assert captured.out.splitlines() == [str(out), str(out / "report.html")]
     assert captured.err == ""
+
+
+def test_without_gold_run_prints_the_score_table(tmp_path: Path) -> None:
+    out = tmp_path / "product"
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(io.StringIO()):
+        code = main(
+            [
+                "run",
+                str(ROOT / "scenarios" / "product-offline.toml"),
+                "--out",
+                str(out),
+                "--cache",
+                "none",
+                "--journal",
+                "none",
+            ]
+        )
+    assert code == 0
+    text = buffer.getvalue()
+    assert "No gold satisfaction" not in text
+    rows = {line.split()[0]: line for line in _table(text, "Session scores (no user satisfaction")}
+    sessions = [json.loads(line) for line in (out / "sessions.jsonl").read_text().splitlines()]
+    values = [s["scores"]["sdcg_urge"] for s in sessions if s["scores"]["sdcg_urge"] is not None]
+    # 12 sessions, 2 without a citation: the mean over the 10 others, with its interval
+    assert len(values) == 10
+    row = rows["sdcg_urge*"]
+    assert re.search(rf"\b10\s+{sum(values) / 10:.3f} \[\d\.\d\d, \d\.\d\d\]", row), row
+    assert row.rstrip().endswith("2 (no citations)")
