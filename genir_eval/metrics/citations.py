@@ -107,6 +107,7 @@ class CitationMeasure(Measure):
     """A measure of citation support, pooled over the statements of the given turns."""
 
     LEVEL = "citation"
+    RANGE = "0-1 (a share of citations or statements)"
 
     def compute(self, turns: Sequence[Sequence[CitedStatement]]) -> float | None:
         gains: list[float] = []
@@ -129,6 +130,10 @@ class CitationPrecision(CitationMeasure):
 
     NAME: ClassVar[str] = "citation-precision"
     SHORT: ClassVar[str] = "citation_precision"
+    SUMMARY = (
+        "the share of citations that support the statement citing them (a partial support "
+        "counts `partial`), pooled over the statements of a turn or session (after ALCE)"
+    )
     partial: float = 0.5
 
     def _validate(self) -> None:
@@ -144,6 +149,10 @@ class CitationRecall(CitationMeasure):
 
     NAME: ClassVar[str] = "citation-recall"
     SHORT: ClassVar[str] = "citation_recall"
+    SUMMARY = (
+        "the share of statements needing support that their best citation supports, pooled "
+        "over the statements of a turn or session (after ALCE)"
+    )
     partial: float = 0.5
 
     def _validate(self) -> None:
@@ -165,6 +174,10 @@ class UnsupportedClaims(CitationMeasure):
     NAME: ClassVar[str] = "unsupported-claims"
     SHORT: ClassVar[str] = "unsupported_claims"
     HIGHER_IS_BETTER: ClassVar[bool] = False
+    SUMMARY = (
+        "the share of statements needing support that no citation supports at all, over the "
+        "statements of a turn or session"
+    )
 
     def _gains(self, statement: CitedStatement) -> list[float]:
         if not statement.needs_support:

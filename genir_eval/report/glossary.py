@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from genir_eval.errors import ConfigError
-from genir_eval.metrics.measures import QueryMeasure, parse_measure
+from genir_eval.metrics.measures import Measure, QueryMeasure, parse_measure
 from genir_eval.report.outputs import Run
 from genir_eval.report.scores import link_judge_ids, scenario_measures
 
@@ -56,6 +56,13 @@ def _session_how(run: Run) -> str:
     return str(how or "decreasing")
 
 
+def _measure(text: str) -> Measure | None:
+    try:
+        return parse_measure(text)
+    except ConfigError:
+        return None
+
+
 def describe_score(name: str, run: Run) -> ScoreDescription:
     """What ``name`` means in ``run`` (see the module docstring)."""
     measures = scenario_measures(run)
@@ -74,16 +81,24 @@ def describe_score(name: str, run: Run) -> ScoreDescription:
     gold = name.startswith("gold:")
     base = name[5:] if gold else name
     base, _, at_judge = base.partition("@")
-    if base in measures:
+    measure = _measure(base)
+    if measure is not None and (base in measures or measure.LEVEL == "citation"):
+        if measure.LEVEL == "citation":
+            citers = [j for j, kind in judges.items() if kind == "citation_support"]
+            judge = at_judge or (citers[0] if citers else "the citation judge")
+            source = "the expert (gold) support labels" if gold else f"{judge}'s support verdicts"
+            return ScoreDescription(
+                name,
+                source,
+                measure.RANGE,
+                measure.HIGHER_IS_BETTER,
+                f"{str(measure)}: {measure.SUMMARY}",
+            )
         if gold:
             source = "the expert (gold) link labels"
         else:
             judge = at_judge or (link_judges[0] if link_judges else "?")
             source = f"{judge}'s link labels"
-        try:
-            measure = parse_measure(base)
-        except ConfigError:
-            return ScoreDescription(name, source, "", None, "")
         averages = measure.SUMMARY or (type(measure).__doc__ or "").strip().split("\n")[0]
         if isinstance(measure, QueryMeasure):
             averages += (

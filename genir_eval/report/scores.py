@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from genir_eval.errors import ConfigError
+from genir_eval.metrics.measures import parse_measure
 from genir_eval.report.outputs import Level, Run
 
 __all__ = [
@@ -162,6 +164,13 @@ def offline_judges(run: Run) -> list[str]:
     ]
 
 
+def _is_citation_measure(text: str) -> bool:
+    try:
+        return parse_measure(text).LEVEL == "citation"
+    except ConfigError:
+        return False
+
+
 def _short(reason: str) -> str:
     """A failure reason reduced to its class (``permanent: HTTP 400 ...`` -> ``permanent``)."""
     head = reason.split(":", 1)[0].strip()
@@ -223,10 +232,12 @@ def missing_reasons(run: Run, level: Level = "session") -> dict[str, Counter[str
     def reason_for(name: str, row: Any) -> str:
         base = name[5:] if name.startswith("gold:") else name
         base, _, at_judge = base.partition("@")
-        if base in measures:
+        if base in measures or _is_citation_measure(base):
             keys = keys_of(row)
             if not any(cited[k] for k in keys):
                 return "no citations"
+            if _is_citation_measure(base):
+                return "no usable support verdict"
             if name.startswith("gold:"):
                 return "no expert link labels"
             judge = at_judge or (link_judges[0] if link_judges else "")

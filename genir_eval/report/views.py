@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from genir_eval.errors import ConfigError
+from genir_eval.metrics.measures import parse_measure
 from genir_eval.report.outputs import Run
 from genir_eval.report.scores import (
     SMALL_N,
@@ -115,6 +117,13 @@ class ReportContext:
             return any(self.is_baseline(part) for part in score[2:-1].split("+"))
         if "@" in score:
             return score.rsplit("@", 1)[1] in self.baselines
+        if _is_citation_measure(score):
+            citers = [
+                str(j.get("id"))
+                for j in self.run.info.get("judges") or []
+                if isinstance(j, Mapping) and j.get("kind") == "citation_support"
+            ]
+            return bool(citers) and citers[0] in self.baselines
         judge = score.split(":", 1)[0]
         if judge in self.baselines:
             return True
@@ -139,6 +148,13 @@ class Section:
     id: str
     title: str
     render: Callable[[ReportContext], str | None]
+
+
+def _is_citation_measure(text: str) -> bool:
+    try:
+        return parse_measure(text).LEVEL == "citation"
+    except ConfigError:
+        return False
 
 
 def esc(value: Any) -> str:
