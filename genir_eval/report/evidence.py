@@ -55,6 +55,7 @@ class Judgment:
     missing_reason: str | None = None
     reason: str | None = None
     raw: str | None = None
+    raw_with_session: bool = False
 
 
 @dataclass(frozen=True)
@@ -146,11 +147,22 @@ def evidence_rows(
     ``gold:annotators``."""
     per_turn: dict[int | None, list[dict[str, Any]]] = {}
     spans_of: dict[tuple[str, int], list[int]] = {}
+    # a reply that labels the whole session and each turn is kept once, with the session
+    whole = {
+        (judge, label.raw)
+        for judge, judged in labels.items()
+        for label in judged
+        if label.key.session_id == session.session_id and label.key.turn is None and label.raw
+    }
     for judge, judged in labels.items():
         for label in judged:
             if label.key.session_id != session.session_id:
                 continue
-            per_turn.setdefault(label.key.turn, []).append(_judgment_dict(judge, label))
+            row = _judgment_dict(judge, label)
+            if label.key.turn is not None and (judge, label.raw) in whole:
+                row["raw"] = None
+                row["raw_with_session"] = True
+            per_turn.setdefault(label.key.turn, []).append(row)
             if (
                 judge in spans_judges
                 and label.key.turn is not None
@@ -214,6 +226,7 @@ def _from_dict(d: Mapping[str, Any]) -> TurnEvidence:
                 missing_reason=j.get("missing_reason"),
                 reason=j.get("reason"),
                 raw=j.get("raw"),
+                raw_with_session=bool(j.get("raw_with_session")),
             )
             for j in d.get("judgments") or ()
         ),

@@ -312,6 +312,8 @@ def _value(value: Any) -> str:
 
 
 def _raw(judgment: Judgment) -> str:
+    if judgment.raw_with_session:
+        return "<div class='muted small'>raw reply: with the session's judgments</div>"
     if not judgment.raw:
         return ""
     return (

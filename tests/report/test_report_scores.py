@@ -103,7 +103,8 @@ def test_evidence_rows_keep_reasons_raw_replies_and_spans(tmp_path: Path) -> Non
         ],
         "spans": [Label(_key("spans"), [0], raw='{"useful_segments": [0]}')],
         "satisfaction.urs": [
-            Label(_key("satisfaction", None), 7, raw='{"session": {"critique": "fine"}}')
+            Label(_key("satisfaction", None), 7, raw='{"session": {"critique": "fine"}}'),
+            Label(_key("turn"), 6, raw='{"session": {"critique": "fine"}}'),
         ],
     }
     rows = evidence_rows(session, labels, spans_judges=["spans"])
@@ -116,6 +117,9 @@ def test_evidence_rows_keep_reasons_raw_replies_and_spans(tmp_path: Path) -> Non
     assert by_item["link:2"]["value"] is None
     assert by_item["link:2"]["missing_reason"] == "permanent: HTTP 400"
     assert rows[1]["judgments"][0]["reason"] == "fine"
+    # the session's reply, which also labels the turn, is kept once: with the session
+    assert by_item["turn"]["raw"] is None and by_item["turn"]["raw_with_session"]
+    assert rows[1]["judgments"][0]["raw"] == '{"session": {"critique": "fine"}}'
     # written and read back, only for the sessions asked for
     path = tmp_path / "evidence.jsonl"
     other = {**turn, "session_id": "other"}
