@@ -104,7 +104,7 @@ details.raw pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f7f8fa;p
 .down{color:#a33;font-weight:600} .small{font-size:.8em;white-space:normal}
 .flag{background:#fde2e1;color:#8a1c1c;border-radius:4px;padding:0 4px;font-size:.8em}
 sup.twin{color:#a05a00}
-.url{word-break:break-all}
+.url{word-break:break-all} code{white-space:nowrap}
 dl.glossary dt{font-weight:600;margin-top:6px} dl.glossary dd{margin-left:16px}
 #citations table{display:block;overflow-x:auto;max-width:100%}
 @media (max-width:860px){body{padding:10px}.level{width:auto}}
