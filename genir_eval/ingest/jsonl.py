@@ -148,7 +148,7 @@ def _items(path: Path) -> Iterator[Session | InputError]:
                 continue
             try:
                 session = _read_line(line)
-                validate_session(session)
+                validate_session(session, derived=True)  # statements, segments: checked
                 seen.check(session.session_id)
             except _FieldError as problem:
                 yield InputError(problem.message, path=where, line=number, column=problem.field)
@@ -335,6 +335,7 @@ def _string(value: Any, field: str) -> str:
 
 
 def _validate_turn(turn: Any, position: int, where: str) -> None:
+    """Types and offsets of one turn; the shared rules come after (validate_session)."""
     turn = _object(turn, where)
     index = turn.get("index")
     if not _is_int(index) or index != position:
@@ -343,13 +344,21 @@ def _validate_turn(turn: Any, position: int, where: str) -> None:
         )
     _string(turn.get("query"), f"{where}.query")
     text = _string(turn.get("response_text"), f"{where}.response_text")
-    for i, statement in enumerate(_list(turn.get("statements", []), f"{where}.statements")):
-        at = f"{where}.statements[{i}]"
-        statement = _object(statement, at)
-        _string(statement.get("text"), f"{at}.text")
-        citations = _list(statement.get("citations", []), f"{at}.citations")
-        if not all(_is_int(c) for c in citations):
-            raise _FieldError(f"{at}.citations", "citations are integer link ids")
+    statements = _list(turn.get("statements", []), f"{where}.statements")
+    for i, statement in enumerate(statements):
+        if type(statement) is not dict or type(statement.get("text")) is not str:
+            at = f"{where}.statements[{i}]"
+            _string(_object(statement, at).get("text"), f"{at}.text")
+        citations = statement.get("citations", [])
+        if type(citations) is not list or not all(type(c) is int for c in citations):
+            at = f"{where}.statements[{i}].citations"
+            _list(citations, at)
+            raise _FieldError(at, "citations are integer link ids")
+    joined = "".join(s["text"] for s in statements)
+    if not joined.isascii() and _SURROGATE.search(joined):
+        raise _FieldError(
+            f"{where}.statements", "a statement holds an unpaired surrogate; it is not valid text"
+        )
     for i, link in enumerate(_list(turn.get("links", []), f"{where}.links")):
         at = f"{where}.links[{i}]"
         link = _object(link, at)
@@ -359,18 +368,22 @@ def _validate_turn(turn: Any, position: int, where: str) -> None:
         _string(link.get("title"), f"{at}.title")
         if link.get("text") is not None:
             _string(link["text"], f"{at}.text")
+    length = len(text)
     for i, segment in enumerate(_list(turn.get("segments", []), f"{where}.segments")):
-        at = f"{where}.segments[{i}]"
-        segment = _object(segment, at)
+        if type(segment) is not dict:
+            raise _FieldError(f"{where}.segments[{i}]", "expected an object")
         start: Any = segment.get("start")
         end: Any = segment.get("end")
-        if not _is_int(start) or not _is_int(end) or not 0 <= start <= end <= len(text):
+        if type(start) is not int or type(end) is not int or not 0 <= start <= end <= length:
             raise _FieldError(
-                f"{at}.start",
-                f"offsets {short_repr(start)}-{short_repr(end)} are not within response_text (0-{len(text)})",
+                f"{where}.segments[{i}].start",
+                f"offsets {short_repr(start)}-{short_repr(end)} are not within "
+                f"response_text (0-{length})",
             )
-        if _string(segment.get("text"), f"{at}.text") != text[start:end]:
-            raise _FieldError(f"{at}.text", "differs from response_text[start:end]")
+        if segment.get("text") != text[start:end]:
+            at = f"{where}.segments[{i}].text"
+            _string(segment.get("text"), at)
+            raise _FieldError(at, "differs from response_text[start:end]")
 
 
 def _per_turn(gold: dict[str, Any], key: str, n_turns: int) -> Sequence[Any] | None:

@@ -56,10 +56,12 @@ class _Problem(Exception):
 def validate_session(session: Session, *, derived: bool = False) -> None:
     """Check ``session`` against the rules above.
 
-    ``derived=True`` says the reader cut every turn's statements and segments out of its
-    response text itself (:func:`~genir_eval.ingest.response.build_response`), so they are
-    whole and in place by construction and only their citations are checked. Raises :class:`~genir_eval.errors.InputError` whose ``column`` is the offending field
-    and whose message names the turn (``turn 2: statement 1 cites [5], which is not among
+    ``derived=True`` says the reader has already made sure of every turn's statement texts
+    and segments (cut them out of the response text itself with
+    :func:`~genir_eval.ingest.response.build_response`, or checked them as JSONL does), so
+    only the statements' citations are checked here. Raises
+    :class:`~genir_eval.errors.InputError` whose ``column`` is the offending field and
+    whose message names the turn (``turn 2: statement 1 cites [5], which is not among
     the turn's links``); callers add the file and the row or line.
     """
     try:
@@ -103,22 +105,32 @@ def _check_turn(turn: Turn, position: int, where: str, derived: bool) -> None:
         raise _Problem(f"{where}.response_text", f"{at}: the response holds no text")
     links: dict[int, str] = {}
     for i, link in enumerate(turn.links):
-        field = f"{where}.links[{i}]"
-        if not _is_int(link.id) or not 0 <= link.id <= MAX_LINK_ID:
+        link_id = link.id
+        if type(link_id) is not int or not 0 <= link_id <= MAX_LINK_ID:
             raise _Problem(
-                f"{field}.id", f"{at}: link id {short_repr(link.id)} is not a citation number"
+                f"{where}.links[{i}].id",
+                f"{at}: link id {short_repr(link_id)} is not a citation number",
             )
-        url = _text(link.url, f"{field}.url", f"{at}: the url of link [{link.id}]")
-        _text(link.title, f"{field}.title", f"{at}: the title of link [{link.id}]")
+        url = link.url
+        if type(url) is not str or type(link.title) is not str or not (url + link.title).isascii():
+            field = f"{where}.links[{i}]"
+            _text(url, f"{field}.url", f"{at}: the url of link [{link_id}]")
+            _text(link.title, f"{field}.title", f"{at}: the title of link [{link_id}]")
         if link.text is not None:
-            _text(link.text, f"{field}.text", f"{at}: the source text of link [{link.id}]")
+            _text(link.text, f"{where}.links[{i}].text", f"{at}: the source text of [{link_id}]")
         if not url.strip():
-            raise _Problem(f"{field}.url", f"{at}: link [{link.id}] has no url")
-        if link.id in links:
-            first = links[link.id]
-            detail = f"urls {first!r} and {url!r}" if first != url else "twice the same url"
-            raise _Problem(f"{field}.id", f"{at}: link [{link.id}] is listed twice ({detail})")
-        links[link.id] = url
+            raise _Problem(f"{where}.links[{i}].url", f"{at}: link [{link_id}] has no url")
+        if link_id in links:
+            first = links[link_id]
+            detail = (
+                f"urls {short_repr(first)} and {short_repr(url)}"
+                if first != url
+                else "twice the same url"
+            )
+            raise _Problem(
+                f"{where}.links[{i}].id", f"{at}: link [{link_id}] is listed twice ({detail})"
+            )
+        links[link_id] = url
     if not turn.statements:
         raise _Problem(f"{where}.statements", f"{at}: the response has no statements")
     for j, statement in enumerate(turn.statements):
