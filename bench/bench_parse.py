@@ -14,7 +14,7 @@ sessions, each one of the demo fixtures' sessions under a new id) are parsed by
 flat when reading streams.
 
     python bench/bench_parse.py [--sample ../shared/urge/urge_sample_dev.csv] [--turns 5200]
-        [--sessions 100000 1000000] [--repeat 3] [--skip-memory]
+        [--sessions 100000 1000000] [--repeat 3] [--skip-memory] [--skip-speed]
 """
 
 from __future__ import annotations
@@ -144,10 +144,12 @@ def main() -> None:
     parser.add_argument("--fixtures", type=Path, default=ROOT / "fixtures" / "demo_sessions.csv")
     parser.add_argument("--sessions", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--skip-speed", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench_parse.") as tmp:
         folder = Path(tmp)
-        speed(args, folder)
+        if not args.skip_speed:
+            speed(args, folder)
         if not args.skip_memory:
             memory(args, folder)
 
