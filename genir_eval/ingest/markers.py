@@ -8,13 +8,14 @@ spaces and tabs before it belong to it, so ``websites [1].`` reads ``websites.``
 Code is text, not citations: nothing inside a fenced code block (a line opening with three
 or more backticks or tildes, up to the closing fence or the end of the text, as in
 CommonMark) or an inline code span (a run of backticks up to the next run of the same
-length) is a marker, so ``items[1]`` in code stays ``items[1]``. Indented code blocks are
+length in the same paragraph) is a marker, so ``items[1]`` in code stays ``items[1]``. Indented code blocks are
 not recognised: indentation also continues list items, and a marker there is a citation.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -27,6 +28,7 @@ MAX_ID_DIGITS = 18
 _MARKER = re.compile(r"[ \t]*(?<!\\)\[([0-9]+(?:[ \t]*,[ \t]*[0-9]+)*)\](?!\()")
 _FENCE = re.compile(r"( {0,3})(`{3,}|~{3,})(.*)")
 _BACKTICKS = re.compile(r"`+")
+_BLANK_LINE = re.compile(r"\n[ \t]*(?=\n)")
 _ID = re.compile(rf"[0-9]{{1,{MAX_ID_DIGITS}}}")
 
 
@@ -89,14 +91,16 @@ def find_markers(text: str) -> list[Marker]:
             continue
         code: list[tuple[int, int]] = []
         if "`" in chunk:
+            # A code span closes with the next run of as many backticks in the same
+            # paragraph (a blank line ends it), as in CommonMark; an unmatched run is text.
+            breaks = [m.start() for m in _BLANK_LINE.finditer(chunk)]
             runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(chunk)]
-            # the next run of the same length, for each run: a code span's closing run
             following: list[int | None] = [None] * len(runs)
-            last_of_length: dict[int, int] = {}
+            last_of_kind: dict[tuple[int, int], int] = {}
             for k in range(len(runs) - 1, -1, -1):
-                length = runs[k][1] - runs[k][0]
-                following[k] = last_of_length.get(length)
-                last_of_length[length] = k
+                kind = (bisect_right(breaks, runs[k][0]), runs[k][1] - runs[k][0])
+                following[k] = last_of_kind.get(kind)
+                last_of_kind[kind] = k
             i = 0
             while i < len(runs):
                 closing = following[i]

@@ -263,6 +263,15 @@ def test_markers_in_code_are_text_in_markdown_and_jsonl(tmp_path):
     assert from_jsonl.turns[0].response_text == turn.response_text
 
 
+def test_a_lone_backtick_does_not_hide_later_paragraphs_citations(tmp_path):
+    md = (
+        "## Query: q\nA stray ` backtick [1].\n\nNext paragraph [2] and a ` second one.\n"
+        f"Sources:\n[1] A - {url(1)}\n[2] B - {url(2)}\n"
+    )
+    (session,) = load_sessions(write(tmp_path, "markdown", md)).sessions
+    assert [s.citations for s in session.turns[0].statements] == [(1,), (2,), ()]
+
+
 def test_sources_line_inside_a_code_block_is_answer_text(tmp_path):
     md = (
         "## Query: q\nSee the config [1].\n```\nSources:\n[9] not a source\n```\n"
