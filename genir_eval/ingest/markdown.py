@@ -142,15 +142,13 @@ def parse_markdown(
     text: str, *, name: str = "session", path: str | None = None, skip_invalid: bool = False
 ) -> LoadResult:
     """Parse Markdown log text; ``name`` stands in for the file stem in default ids."""
-    result = LoadResult()
-    for item in _items(io.StringIO(text), None, name, path):
-        if isinstance(item, InputError):
-            if not skip_invalid:
-                raise item
-            result.skipped.append(item)
-        else:
-            result.sessions.append(item)
-    return result
+    stream = SessionStream(
+        _items(io.StringIO(text), None, name, path),
+        path=path or "<text>",
+        format="markdown",
+        skip_invalid=skip_invalid,
+    )
+    return LoadResult(sessions=list(stream), skipped=stream.skipped)
 
 
 def _file_items(path: Path) -> Iterator[Session | InputError]:

@@ -502,3 +502,22 @@ def test_failed_parse_leaves_no_output_and_keeps_an_old_one(tmp_path, capsys):
     assert [p.name for p in tmp_path.iterdir()] == sorted(["log.jsonl", "out.jsonl"]) or set(
         p.name for p in tmp_path.iterdir()
     ) == {"log.jsonl", "out.jsonl"}
+
+
+# -- streaming ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["urge", "jsonl", "markdown"])
+def test_sessions_come_one_at_a_time_before_a_later_error(tmp_path, fmt):
+    good = render(fmt, [SESSION, SESSION])
+    broken = {"urge": "not,a,row\n", "jsonl": "{oops\n", "markdown": "# Session: z\nstray\n"}
+    path = write(tmp_path, fmt, good + broken[fmt])
+    stream = iter_sessions(path)
+    first, second = next(stream), next(stream)
+    assert stream.count == 2 and first.turns == second.turns
+    with pytest.raises(InputError) as caught:
+        next(stream)
+    # the broken part starts on the line after the good ones (its 2nd line in Markdown)
+    assert caught.value.line == len(good.splitlines()) + (2 if fmt == "markdown" else 1)
+    with pytest.raises(StopIteration):
+        next(stream)
