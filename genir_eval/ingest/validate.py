@@ -17,7 +17,7 @@ The rules, checked in this order:
 * segments lie within the response text and repeat it exactly;
 * text holds no unpaired UTF-16 surrogate (it could not be written back as UTF-8);
 * gold: satisfactions are finite numbers from 1 to 5, usefulness labels integers 0-3,
-  per-turn lists have one entry per turn, link usefulness only labels the turn's links,
+  thumbs up (1), down (0) or none, per-turn lists have one entry per turn, link usefulness only labels the turn's links,
   citation usefulness has one entry per statement.
 """
 
@@ -219,6 +219,14 @@ def _check_gold(gold: Gold, turns: tuple[Turn, ...]) -> None:
             if not all(isinstance(span, str) for span in spans):
                 raise _Problem(f"gold.{key}[{i}]", f"turn {i + 1}: a useful span is not a string")
             _text("".join(spans), f"gold.{key}[{i}]", f"turn {i + 1}: a useful span")
+    for i, thumb in enumerate(_per_turn(gold.thumbs, "thumbs", n)):
+        if thumb is not None and (not _is_int(thumb) or thumb not in (0, 1)):
+            raise _Problem(
+                f"gold.thumbs[{i}]", f"turn {i + 1}: thumbs {short_repr(thumb)} is not up or down"
+            )
+    for i, comment in enumerate(_per_turn(gold.feedback_text, "feedback_text", n)):
+        if comment is not None:
+            _text(comment, f"gold.feedback_text[{i}]", f"turn {i + 1}: the feedback text")
     if gold.dissatisfaction is not None:
         for choice in gold.dissatisfaction.choices:
             _text(choice, "gold.dissatisfaction.choices", "a dissatisfaction choice")
