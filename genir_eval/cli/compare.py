@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 
 from genir_eval.cli import COMMANDS
-from genir_eval.errors import ConfigError
+from genir_eval.errors import ConfigError, InputError
+from genir_eval.settings import check_setting
 
 __all__ = ["add_parser", "run"]
 
@@ -82,12 +84,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def run(args: argparse.Namespace) -> int:
+    for option, value in (("--max-drop", args.max_drop), ("--fail-below", args.fail_below)):
+        if value is not None and not math.isfinite(value):
+            raise ConfigError(f"{option}: expected a finite number, got {value}")
     if args.alpha is not None and not 0 <= args.alpha < 1:
         raise ConfigError(f"--alpha: expected a number in [0, 1), got {args.alpha}")
     if args.max_drop is not None and args.max_drop < 0:
         raise ConfigError(f"--max-drop: expected a number >= 0, got {args.max_drop}")
-    if args.resamples < 1:
-        raise ConfigError(f"--resamples: expected an integer >= 1, got {args.resamples}")
+    for name, value in (("resamples", args.resamples), ("seed", args.seed)):
+        try:
+            check_setting(name, value)
+        except ValueError as error:
+            raise ConfigError(f"--{name}: {error}") from None
     from genir_eval.report.html import headline_score
     from genir_eval.report.outputs import load_run
     from genir_eval.runner.compare import (
@@ -101,6 +109,14 @@ def run(args: argparse.Namespace) -> int:
 
     output = "json" if args.json else args.format
     run_a, run_b = load_run(args.run_a), load_run(args.run_b)
+    for run in (run_a, run_b):
+        status = run.info.get("status") or {}
+        if not status.get("ok", True):
+            raise InputError(
+                "a failed run (exit code 3 when it ran): "
+                f"{'; '.join(status.get('reasons', ()))}; its scores are not a result to compare",
+                path=str(run.directory),
+            )
     metrics = args.metric or [headline_score(run_b)]
     if metrics == [None]:
         raise ConfigError("--metric: RUN_B has no scores to compare")

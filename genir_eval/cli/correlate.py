@@ -11,6 +11,7 @@ from genir_eval.cli import COMMANDS
 from genir_eval.errors import ConfigError
 from genir_eval.ingest import FORMATS, load_sessions
 from genir_eval.meta.urge_table import urge_table
+from genir_eval.settings import check_setting
 
 __all__ = ["add_parser", "run", "format_table"]
 
@@ -58,8 +59,14 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(
             f"--labels: unknown label source {args.labels!r}; expected one of {LABEL_SOURCES}"
         )
-    if args.bootstrap < 0:
-        raise ConfigError(f"--bootstrap: expected a count >= 0, got {args.bootstrap}")
+    for name, option, value in (
+        ("n_boot", "--bootstrap", args.bootstrap),
+        ("seed", "--seed", args.seed),
+    ):
+        try:
+            check_setting(name, value)
+        except ValueError as error:
+            raise ConfigError(f"{option}: {error}") from None
     result = load_sessions(args.input, format=args.format)
     table = urge_table(result.sessions, n_boot=args.bootstrap, seed=args.seed)
     if args.json:

@@ -6,15 +6,20 @@ import argparse
 import asyncio
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from genir_eval.cli import COMMANDS
 from genir_eval.errors import ConfigError
 from genir_eval.ingest import FORMATS, load_sessions
 from genir_eval.judges import judge_names, make_judge
+from genir_eval.judges.base import Label
 from genir_eval.llm.options import add_engine_arguments, engine_from_args
+from genir_eval.llm.progress import Heartbeat
 from genir_eval.meta.evaluate import DEFAULT_LINK_BASELINE, evaluate_judge
 from genir_eval.meta.prompt_selection import select_prompts
+from genir_eval.runner.status import failure_lines, raise_if_failed, run_status
+from genir_eval.settings import check_setting, public_url
 
 __all__ = ["add_parser", "run", "parse_option", "format_result"]
 
@@ -96,46 +101,118 @@ def parse_option(text: str) -> tuple[str, Any]:
     return key.strip(), value
 
 
-async def _run(args: argparse.Namespace, sessions: list[Any], options: dict[str, Any]) -> dict:
+class _Recorded:
+    """A judge that keeps every label it returns, so the command can tell how many are
+    missing and why (the run's status) without a second pass."""
+
+    def __init__(self, judge: Any) -> None:
+        self._judge = judge
+        self.labels: list[Label] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._judge, name)
+
+    async def __call__(self, session: Any, engine: Any) -> list[Label]:
+        labels = await self._judge(session, engine)
+        self.labels.extend(labels)
+        return labels
+
+
+async def _run(
+    args: argparse.Namespace, sessions: list[Any], judge: _Recorded, options: dict[str, Any]
+) -> dict:
     async with engine_from_args(args) as engine:
-        result = await evaluate_judge(
-            args.judge,
-            sessions,
-            engine,
-            options=options,
-            link_judge=args.link_judge,
-            n_boot=args.bootstrap,
-            seed=args.seed,
-        )
-        if args.prompt_selection:
-            common = {k: v for k, v in options.items() if k in {"model", "temperature"}}
-            result["prompt_selection"] = await select_prompts(
+        heartbeat = None
+        if not args.quiet and not _is_tty(sys.stderr):
+            heartbeat = Heartbeat(
+                lambda: (
+                    f"{engine.completed} calls done; waiting for "
+                    f"{engine.waiting_for() or 'the judge'}"
+                ),
+                stream=sys.stderr,
+            )
+        try:
+            result = await evaluate_judge(
+                judge,  # type: ignore[arg-type]
                 sessions,
                 engine,
-                paraphrases=args.paraphrase,
-                n_splits=args.splits,
+                options=options,
+                link_judge=args.link_judge,
+                n_boot=args.bootstrap,
                 seed=args.seed,
-                common=common,
             )
-            result["engine"] = engine.stats()
+            if args.prompt_selection:
+                common = {k: v for k, v in options.items() if k in {"model", "temperature"}}
+                result["prompt_selection"] = await select_prompts(
+                    sessions,
+                    engine,
+                    paraphrases=args.paraphrase,
+                    n_splits=args.splits,
+                    seed=args.seed,
+                    common=common,
+                )
+                result["engine"] = engine.stats()
+        finally:
+            if heartbeat is not None:
+                await heartbeat.aclose()
+        where = f"{engine.provider.name}/{engine.model}"
+        url = public_url(engine.provider.base_url)
+        missing = [label for label in judge.labels if label.value is None]
+        result["status"] = run_status(
+            {args.judge: {"labels": len(judge.labels), "missing": len(missing)}},
+            [
+                {"judge": args.judge, "reason": label.missing_reason or "missing"}
+                for label in missing
+            ],
+            [engine.stats()],
+            endpoints={args.judge: f"{where} at {url}" if url else where},
+            max_missing=args.max_missing,
+            allow_permanent=bool(args.allow_permanent),
+        )
     return result
+
+
+def _is_tty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _check_template(options: dict[str, Any]) -> None:
+    template = options.get("template")
+    if isinstance(template, str) and (template.endswith(".txt") or "/" in template):
+        path = Path(template).resolve()
+        if not path.is_file():
+            raise ConfigError(f"--option template: no template file {str(path)!r}")
+        options["template"] = str(path)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.judge not in judge_names():
         raise ConfigError(f"--judge: unknown judge {args.judge!r}; expected one of {judge_names()}")
+    for name, value in (("n_boot", args.bootstrap), ("splits", args.splits), ("seed", args.seed)):
+        try:
+            check_setting(name, value)
+        except ValueError as error:
+            option = {"n_boot": "--bootstrap"}.get(name, f"--{name}")
+            raise ConfigError(f"{option}: {error}") from None
     options = dict(parse_option(o) for o in args.option)
+    _check_template(options)
     try:
-        make_judge(args.judge, **options)
-    except (TypeError, ValueError) as error:
+        judge = _Recorded(make_judge(args.judge, **options))
+    except (ConfigError, TypeError, ValueError) as error:
         raise ConfigError(f"--option: {error}") from None
     sessions = list(load_sessions(args.input, format=args.format, sources=args.sources).sessions)
-    result = asyncio.run(_run(args, sessions, options))
+    result = asyncio.run(_run(args, sessions, judge, options))
     if args.json:
         json.dump(result, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(format_result(result))
+    for line in failure_lines(result["status"]):
+        print(f"genir-eval: {line}", file=sys.stderr)
+    raise_if_failed(result["status"], f"meta {args.judge}")
     return 0
 
 

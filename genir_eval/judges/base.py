@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import difflib
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -35,6 +36,7 @@ from genir_eval.records import Session
 Engine = Any
 
 __all__ = [
+    "check_options",
     "LABEL_VERSION",
     "Label",
     "Judge",
@@ -137,6 +139,19 @@ def make_judge(name: str, **options: Any) -> Judge:
         known = ", ".join(judge_names())
         raise ConfigError(f"unknown judge {name!r}; expected one of: {known}") from None
     return factory(**options)
+
+
+def check_options(judge: str, options: Mapping[str, Any], accepted: Iterable[str]) -> None:
+    """Refuse an option ``judge`` does not take, naming the closest one it does (a typo such
+    as ``judgez`` must not be ignored silently: the run would measure something else)."""
+    allowed = sorted(set(accepted))
+    for name in options:
+        if name not in allowed:
+            hint = difflib.get_close_matches(str(name), allowed, n=1)
+            suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+            raise ConfigError(
+                f"{judge}: unknown option {name!r}{suggestion}; it takes: {', '.join(allowed)}"
+            )
 
 
 def judge_names() -> list[str]:

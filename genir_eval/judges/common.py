@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from genir_eval.judges.base import JudgeStats
+from genir_eval.judges.base import JudgeStats, check_options
 from genir_eval.judges.prompting import fence, load_template, session_language, template_version
 from genir_eval.llm.base import GenerateConfig, JudgmentKey
 from genir_eval.records import Session, Turn
 
 __all__ = [
+    "COMMON_OPTIONS",
     "JudgeContext",
     "BuiltinJudge",
     "generate_config",
@@ -22,6 +24,10 @@ __all__ = [
 ]
 
 MAX_STATEMENT_CHARS = 1500
+
+#: Options every built-in judge takes: the prompt's language, a paraphrased template, the
+#: model and sampling settings of its calls.
+COMMON_OPTIONS = ("language", "template", "model", "temperature", "max_tokens")
 
 
 @dataclass(frozen=True)
@@ -70,9 +76,30 @@ class BuiltinJudge:
     template: str = ""
     task: str = ""
 
+    #: Options a judge reads besides :data:`COMMON_OPTIONS` and its ``__init__`` keywords.
+    extra_options: tuple[str, ...] = ()
+
     def __init__(self, **options: Any) -> None:
+        check_options(self.name, options, self.accepted_options())
         self.options: Mapping[str, Any] = dict(options)
         self.stats = JudgeStats()
+
+    @classmethod
+    def accepted_options(cls) -> set[str]:
+        """Every option this judge takes: the common ones, its ``extra_options`` and the
+        keyword parameters of the ``__init__`` of the class and its bases."""
+        accepted = set(COMMON_OPTIONS) | set(cls.extra_options)
+        for klass in cls.__mro__:
+            init = klass.__dict__.get("__init__")
+            if init is None:
+                continue
+            for parameter in inspect.signature(init).parameters.values():
+                if parameter.kind is inspect.Parameter.KEYWORD_ONLY or (
+                    parameter.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+                    and parameter.name != "self"
+                ):
+                    accepted.add(parameter.name)
+        return accepted
 
     def language(self, session: Session) -> str:
         forced = self.options.get("language")

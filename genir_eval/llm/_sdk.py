@@ -7,6 +7,7 @@ import importlib
 import itertools
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from genir_eval.llm.base import Provider
 from genir_eval.llm.classify import classify_exception
@@ -45,6 +46,9 @@ class SDKProvider(Provider):
         """``pool_shards`` clients of ``client_class`` (one when ``http_client`` is injected),
         with the SDK's own retries off: the engine retries, with its limits."""
         self._base_url = base_url.rstrip("/")
+        # credentials inside the URL (https://user:key@host) are secrets like the API key
+        url = urlsplit(self._base_url)
+        self._set_secrets(unquote(url.password or ""), unquote(url.username or ""))
         # A dead host that never completes the TCP handshake is known in seconds, not after
         # the whole attempt timeout (which a slow but healthy model may need).
         sdk = importlib.import_module(client_class.__module__.split(".")[0])

@@ -175,6 +175,7 @@ def redactor(secrets: Iterable[str]) -> re.Pattern[str] | None:
     long (longest first, so a whole key is replaced in one piece); ``None`` without secrets.
     Secrets under 4 characters (placeholders such as a local server's ``"x"``) are ignored:
     replacing them would garble every message and protect nothing."""
+    secrets = list(secrets)
     parts: set[str] = set()
     for secret in secrets:
         if len(secret) < 4:
@@ -185,7 +186,13 @@ def redactor(secrets: Iterable[str]) -> re.Pattern[str] | None:
             parts.add(secret[-n:])
     if not parts:
         return None
-    return re.compile("|".join(re.escape(p) for p in sorted(parts, key=len, reverse=True)))
+    alternatives = [re.escape(p) for p in sorted(parts, key=len, reverse=True)]
+    # A masked echo keeps fewer than 8 characters of each end ("sk-proj...abcd", first 7
+    # and last 4, as OpenAI's "Incorrect API key provided" does): the key's first three
+    # characters, a mask of dots, stars or an ellipsis, and whatever follows it.
+    for start in sorted({s[:3] for s in secrets if len(s) >= 12}):
+        alternatives.append(re.escape(start) + r"[\w-]*(?:\*{2,}|\.{2,}|…)[\w-]*")
+    return re.compile("|".join(alternatives))
 
 
 class Provider(abc.ABC):
@@ -212,8 +219,11 @@ class Provider(abc.ABC):
         return ""
 
     def _set_secrets(self, *secrets: str | None) -> None:
-        """Remember the credentials this provider sends, so :meth:`redact` can remove them."""
-        self._redact_pattern = redactor(s for s in secrets if s)
+        """Remember the credentials this provider sends (added to those already known), so
+        :meth:`redact` can remove them."""
+        known = getattr(self, "_secrets", ())
+        self._secrets: tuple[str, ...] = (*known, *(s for s in secrets if s))
+        self._redact_pattern = redactor(self._secrets)
 
     def redact(self, text: str) -> str:
         """``text`` with this provider's credentials (and their first or last 8+ characters)

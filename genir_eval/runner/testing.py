@@ -32,6 +32,10 @@ def assert_run(
     if at_least is None and at_most is None:
         raise ValueError("assert_run needs at_least and/or at_most")
     loaded = run if isinstance(run, Run) else load_run(run)
+    status = loaded.info.get("status") or {}
+    if not status.get("ok", True):
+        reasons = "; ".join(status.get("reasons", ()))
+        raise AssertionError(f"run {loaded.directory} failed ({reasons}): its scores are no result")
     try:
         scores = loaded.scores(metric, level)
     except KeyError as error:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from genir_eval.errors import ConfigError
-from genir_eval.judges.base import JudgeStats, Label, ask, register_judge
+from genir_eval.judges.base import JudgeStats, Label, ask, check_options, register_judge
 from genir_eval.judges.common import generate_config
 from genir_eval.judges.item.candidates import (
     PROMPT_VERSION,
@@ -117,9 +117,7 @@ class ItemJudge:
     kind = "item"
 
     def __init__(self, name: str, **options: Any) -> None:
-        unknown = set(options) - _OPTIONS
-        if unknown:
-            raise ConfigError(f"{name}: unknown options {sorted(unknown)}")
+        check_options(name, options, _OPTIONS)
         if name not in VARIANTS + BASELINES:
             raise ConfigError(f"unknown ITEM judge {name!r}")
         self.name = name

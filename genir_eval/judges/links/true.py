@@ -136,7 +136,7 @@ class TrueLinkJudge(BuiltinJudge):
                 values = {
                     "query": fence(turn.query, "QUERY"),
                     "intent": fence(session.intent or "(not given)", "INTENT"),
-                    "task_type": session.task_type or "unknown",
+                    "task_type": fence(session.task_type or "unknown", "TASK TYPE"),
                     "title": fence(link.title if link else "(unknown)", "TITLE"),
                     "url": fence(link.url if link else "(unknown)", "URL"),
                     "statements": fence(citing_statements(turn, link_id), "STATEMENTS"),

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from genir_eval.errors import ConfigError
-from genir_eval.judges.base import JudgeStats, Label, ask, register_judge
+from genir_eval.judges.base import JudgeStats, Label, ask, check_options, register_judge
 from genir_eval.judges.common import generate_config
 from genir_eval.judges.item.candidates import candidates_for_turn
 from genir_eval.judges.parsing import (
@@ -220,9 +220,7 @@ class RubricJudge:
     kind = "rubric"
 
     def __init__(self, **options: Any) -> None:
-        unknown = set(options) - _RUBRIC_OPTIONS
-        if unknown:
-            raise ConfigError(f"rubric: unknown options {sorted(unknown)}")
+        check_options("rubric", options, _RUBRIC_OPTIONS)
         self.options: Mapping[str, Any] = dict(options)
         self.n = int(options.get("n", 10))
         self.rubric_kind = str(options.get("kind", "questions"))
@@ -527,9 +525,7 @@ class DirectJudge:
 
     def __init__(self, scale: str, **options: Any) -> None:
         allowed = {"threshold", "links_only", "model", "max_tokens", "temperature", "language"}
-        unknown = set(options) - allowed
-        if unknown:
-            raise ConfigError(f"rubric-{scale}: unknown options {sorted(unknown)}")
+        check_options(f"rubric-{scale}", options, allowed)
         if scale not in ("thomas", "yesno"):
             raise ConfigError(f"unknown direct grading scale {scale!r}")
         self.scale = scale

@@ -48,6 +48,8 @@ class GevalSatisfactionJudge(BuiltinJudge):
     name = NAME
     kind = "satisfaction"
     template = "satisfaction_geval"
+    # log-probability weighting of the rating (on by default; false for providers without)
+    extra_options = ("logprobs",)
     task = NAME
 
     async def __call__(self, session: Session, engine: Any) -> list[Label]:
@@ -66,7 +68,7 @@ class GevalSatisfactionJudge(BuiltinJudge):
         )
         values = {
             "intent": fence(session.intent or "(not given)", "INTENT"),
-            "task_type": session.task_type or "unknown",
+            "task_type": fence(session.task_type or "unknown", "TASK TYPE"),
             "turns": fenced_turns(session),
             "n_turns": n,
             "n_plus_one": n + 1,

@@ -44,6 +44,8 @@ class DimensionalSatisfactionJudge(BuiltinJudge):
     name = NAME
     kind = "satisfaction"
     template = "satisfaction_dimensions"
+    # log-probability weighting of the rating (on by default; false for providers without)
+    extra_options = ("logprobs",)
     task = NAME
 
     def dimensions(self, session: Session) -> tuple[tuple[str, ...], bool]:
@@ -70,7 +72,7 @@ class DimensionalSatisfactionJudge(BuiltinJudge):
         keys = ", ".join(f'"{d}": <1-10>' for d in dims)
         values = {
             "intent": fence(session.intent or "(not given)", "INTENT"),
-            "task_type": session.task_type or "unknown",
+            "task_type": fence(session.task_type or "unknown", "TASK TYPE"),
             "turns": fenced_turns(session),
             "dimensions": "\n".join(f"- {DIMENSION_TEXT[language][d]}" for d in dims),
             "emphasis": self.emphasis(language),
