@@ -180,3 +180,63 @@ def test_redact_replaces_the_key_and_its_long_ends() -> None:
         f"Bearer [redacted] / [redacted]...[redacted] / {SECRET[:7]}"
     )
     assert redactor(["", "abc"]) is None
+
+
+@pytest.mark.parametrize(
+    "echo",
+    [
+        f"{SECRET[:7]}...{SECRET[-4:]}",  # OpenAI's "Incorrect API key provided: sk-proj...abcd"
+        f"{SECRET[:7]}****{SECRET[-4:]}",
+        f"{SECRET[:3]}…{SECRET[-2:]}",
+        f"{SECRET[:7]}{'*' * 20}{SECRET[-4:]}",
+    ],
+)
+def test_masked_echoes_of_the_key_are_redacted(echo: str) -> None:
+    pattern = redactor([SECRET])
+    assert pattern is not None
+    text = f"Incorrect API key provided: {echo}. You can find your API key at ..."
+    assert pattern.sub("[redacted]", text) == (
+        "Incorrect API key provided: [redacted]. You can find your API key at ..."
+    )
+
+
+def test_credentials_in_the_base_url_are_secrets(tmp_path: Path) -> None:
+    """``https://user:key@host``: the key is redacted from errors; run.json and the cache
+    key keep only scheme, host, port and path."""
+    from genir_eval.llm.openai_provider import OpenAIProvider
+    from genir_eval.runner import parse_scenario, run_scenario
+
+    password = "pw-" + SECRET[3:]
+    with FakeLLMServer(reply=lambda r: '{"M": 2, "T": 2, "O": 2}') as server:
+        url = server.openai_base_url.replace("://", f"://gateway:{password}@")
+        provider = OpenAIProvider(model="m", base_url=url, api_key=server.api_key)
+        # the user name too: some gateways take the key as the user name
+        assert provider.redact(f"GET {url} failed") == (
+            f"GET {url.replace(f'gateway:{password}', '[redacted]:[redacted]')} failed"
+        )
+        scenario = parse_scenario(
+            {
+                "input": {
+                    "path": str(Path(__file__).parents[2] / "fixtures" / "demo_sessions.csv")
+                },
+                "llm": {"provider": "openai", "base_url": url},
+                "engine": {"cache": str(tmp_path / "cache.sqlite")},
+                "judges": [{"name": "link_usefulness.dna"}],
+                "meta": {"n_boot": 10},
+                "output": {"csv": True},
+            },
+            base_dir=tmp_path,
+        )
+        run_scenario(scenario, out_dir=tmp_path / "run")
+    leaks: list[str] = []
+    for path in sorted((tmp_path / "run").iterdir()) + [tmp_path / "cache.sqlite"]:
+        if path.is_file():
+            data = path.read_bytes()
+            leaks += [
+                f"{path.name}"
+                for fragment in (password, password[3:15])
+                if fragment.encode() in data
+            ]
+    assert leaks == []
+    info = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert info["scenario"]["document"]["llm"]["base_url"] == server.openai_base_url
