@@ -1,0 +1,228 @@
+"""Malformed scenarios, generated: each ends in one located line, never a traceback.
+
+Hypothesis takes a valid scenario and breaks it: a known key gets a value of any TOML kind
+(NaN, infinities, huge or negative numbers, empty or odd strings, lists, tables, booleans),
+a section gains an unknown key, a judge gets random options. Either the document is valid,
+or :func:`parse_scenario` raises :class:`ConfigError` whose message is one line naming the
+key it broke. Written to a file and given to ``genir-eval run``, an invalid one exits 2
+with one line naming the file and the key, before any call.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from genir_eval.cli import main
+from genir_eval.errors import ConfigError
+from genir_eval.runner import parse_scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO_CSV = ROOT / "fixtures" / "demo_sessions.csv"
+
+BASE: dict[str, Any] = {
+    "version": 1,
+    "name": "fuzz",
+    "input": {"path": str(DEMO_CSV), "format": "urge", "skip_invalid": False, "limit": 3},
+    "llm": {"provider": "offline", "model": "offline"},
+    "engine": {
+        "concurrency": 4,
+        "rpm": 600.0,
+        "tpm": 100000,
+        "max_attempts": 2,
+        "timeout": 10.0,
+        "deadline": 30.0,
+        "cache": False,
+        "cache_mode": "off",
+        "journal": False,
+        "max_missing": 0.05,
+        "allow_permanent": False,
+        "stop_after": 5,
+        "give_up_after": 45.0,
+    },
+    "judges": [
+        {"name": "link_usefulness.dna", "id": "dna", "options": {"judges": 1}},
+        {"name": "satisfaction.urs", "id": "urs"},
+    ],
+    "aggregate": {
+        "link_judges": ["dna"],
+        "measures": ["sdcg_urge"],
+        "session": "decreasing",
+        "gold": True,
+    },
+    "meta": {"enabled": True, "headline": "sdcg_urge", "n_boot": 10, "seed": 0},
+    "output": {"dir": "out", "csv": True, "report": False},
+}
+
+# (section, key) pairs that exist; None is the top level
+KNOWN = [(None, key) for key in ("version", "name", "description")] + [
+    (section, key) for section, table in BASE.items() if isinstance(table, dict) for key in table
+]
+
+values = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.sampled_from([math.nan, math.inf, -math.inf, 0.0, -0.0, 1e308, -1.5, 0.5]),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
+    st.sampled_from(["", " ", "offline", "http://", "x://y", "../nowhere", "nan", "inf"]),
+    st.lists(st.one_of(st.text(max_size=5), st.integers(), st.booleans()), max_size=3),
+    st.dictionaries(st.text(min_size=1, max_size=5), st.integers(), max_size=2),
+)
+keys = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=12)
+
+
+@st.composite
+def broken(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
+    """A document and the key path that was broken (what the error must name)."""
+    document = copy.deepcopy(BASE)
+    how = draw(st.sampled_from(["value", "unknown key", "judge option", "judge value"]))
+    if how == "value":
+        section, key = draw(st.sampled_from(KNOWN))
+        value = draw(values)
+        table = document if section is None else document[section]
+        if value is None:
+            table.pop(key, None)
+        else:
+            table[key] = value
+        return document, key if section is None else f"{section}.{key}"
+    if how == "unknown key":
+        section = draw(st.sampled_from([None, "input", "llm", "engine", "meta", "output"]))
+        key = draw(keys)
+        table = document if section is None else document[section]
+        table[key] = draw(values.filter(lambda v: v is not None))
+        return document, key if section is None else f"{section}.{key}"
+    judge = draw(st.integers(0, 1))
+    if how == "judge option":
+        options = document["judges"][judge].setdefault("options", {})
+        options[draw(keys)] = draw(values.filter(lambda v: v is not None))
+        return document, f"judges[{judge}].options"
+    key = draw(st.sampled_from(["name", "id", "provider", "model", "base_url", "options", "x"]))
+    document["judges"][judge][key] = draw(values.filter(lambda v: v is not None))
+    return document, f"judges[{judge}]"
+
+
+_SECTIONS = (
+    "version",
+    "name",
+    "description",
+    "input",
+    "llm",
+    "engine",
+    "judges",
+    "aggregate",
+    "meta",
+    "output",
+)
+
+
+def _check_message(error: ConfigError, broken_key: str) -> str:
+    text = str(error)
+    assert "\n" not in text, text
+    # located: the message starts with the key it is about, the broken one or, when the
+    # broken value makes another key invalid (no link judge left for meta.headline), that one
+    where = text.split(":", 1)[0]
+    assert where == broken_key or where.startswith(broken_key) or where.startswith(_SECTIONS), (
+        broken_key,
+        text,
+    )
+    return text
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(broken())
+def test_every_malformed_scenario_is_one_located_error(case: tuple[dict[str, Any], str]) -> None:
+    document, broken_key = case
+    try:
+        parse_scenario(document, base_dir=ROOT)
+    except ConfigError as error:
+        _check_message(error, broken_key)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return (
+            "{" + ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
+        )
+    raise TypeError(type(value))
+
+
+def _toml(document: dict[str, Any]) -> str:
+    lines = [
+        f"{json.dumps(k)} = {_toml_value(v)}"
+        for k, v in document.items()
+        if k != "judges" and not isinstance(v, dict)
+    ]
+    for key, table in document.items():
+        if isinstance(table, dict):
+            lines.append(f"[{json.dumps(key)}]")
+            lines += [f"{json.dumps(k)} = {_toml_value(v)}" for k, v in table.items()]
+    for judge in document.get("judges") or []:
+        lines.append("[[judges]]")
+        lines += [f"{json.dumps(k)} = {_toml_value(v)}" for k, v in judge.items()]
+    return "\n".join(lines) + "\n"
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(broken())
+def test_malformed_scenario_files_exit_2_with_one_line(
+    tmp_path_factory: pytest.TempPathFactory,
+    capsys: pytest.CaptureFixture[str],
+    case: tuple[dict[str, Any], str],
+) -> None:
+    document, broken_key = case
+    try:
+        parse_scenario(document, base_dir=ROOT)
+    except ConfigError:
+        pass
+    else:
+        return  # a valid scenario: running it is another test's business
+    folder = tmp_path_factory.mktemp("fuzz")
+    path = folder / "broken.toml"
+    path.write_text(_toml(document), encoding="utf-8")
+    capsys.readouterr()
+    code = main(["run", str(path), "--out", str(folder / "run"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert str(path) in lines[0]
+    assert not (folder / "run").exists()
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b"\xff\xfe[input]\n", b'[input]\npath = "\xe9"\n', b"name = 'x'\n[input\n"],
+)
+def test_unreadable_scenario_files(
+    tmp_path: Path, raw: bytes, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_bytes(raw)
+    assert main(["run", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(path) in err and "Traceback" not in err
