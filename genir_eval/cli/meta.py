@@ -212,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(format_result(result))
     for line in failure_lines(result["status"]):
         print(f"genir-eval: {line}", file=sys.stderr)
-    raise_if_failed(result["status"], f"meta {args.judge}")
+    raise_if_failed(result["status"], f"meta {args.judge}", shown=True)
     return 0
 
 

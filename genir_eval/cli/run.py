@@ -100,5 +100,5 @@ def run(args: argparse.Namespace) -> int:
     status = result.info.get("status") or {}
     for line in failure_lines(status):
         print(f"genir-eval: {line}", file=sys.stderr)
-    raise_if_failed(status, str(result.directory))
+    raise_if_failed(status, str(result.directory), shown=True)
     return 0

@@ -407,7 +407,7 @@ class Engine:
             # goes into a Failure, the journal and the run's output.
             message = self.provider.redact(str(error))
             self.errors_seen[error.error_class] += 1
-            self.health.on_error(error, message)
+            self.health.on_error(error, message, sent_at=sent_at)
             # Only a rate limit lowers the in-flight limit and the pace: an isolated 5xx or a
             # dropped connection says nothing about how much the provider accepts.
             if error.error_class == "rate_limit":

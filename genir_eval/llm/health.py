@@ -96,8 +96,10 @@ class EndpointHealth:
         self.streak = 0
         self._unreachable_since = None
 
-    def on_error(self, error: ProviderError, message: str) -> None:
-        """Account one failed attempt; ``message`` is its redacted text."""
+    def on_error(self, error: ProviderError, message: str, *, sent_at: float | None = None) -> None:
+        """Account one failed attempt; ``message`` is its redacted text, ``sent_at`` when it
+        was sent (on this object's clock): an endpoint is unreachable since the first attempt
+        that never reached it was sent, not since it timed out."""
         if self.stopped:
             return
         if is_endpoint_error(error):
@@ -111,8 +113,8 @@ class EndpointHealth:
         if is_connection_error(error):
             now = self._clock()
             if self._unreachable_since is None:
-                self._unreachable_since = now
-            elif self.give_up_after and now - self._unreachable_since >= self.give_up_after:
+                self._unreachable_since = now if sent_at is None else min(now, sent_at)
+            if self.give_up_after and now - self._unreachable_since >= self.give_up_after:
                 self._stop(
                     f"gave up: the endpoint was unreachable for "
                     f"{now - self._unreachable_since:.0f}s; last: {message}"

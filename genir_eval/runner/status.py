@@ -106,8 +106,14 @@ def failure_lines(status: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def raise_if_failed(status: Mapping[str, Any], where: str) -> None:
-    """:class:`~genir_eval.errors.RunFailed` (exit code 3) when ``status`` is not ok."""
-    if not status.get("ok", True):
-        reasons = "; ".join(status.get("reasons", ()))
-        raise RunFailed(f"{where}: the run failed: {reasons}")
+def raise_if_failed(status: Mapping[str, Any], where: str, *, shown: bool = False) -> None:
+    """:class:`~genir_eval.errors.RunFailed` (exit code 3) when ``status`` is not ok; with
+    ``shown``, the reasons were printed already (:func:`failure_lines`) and are not repeated."""
+    if status.get("ok", True):
+        return
+    if shown:
+        raise RunFailed(
+            f"{where}: the run failed (reasons above); its outputs are written, with every "
+            "missing label and its reason, but they are not a result"
+        )
+    raise RunFailed(f"{where}: the run failed: {'; '.join(status.get('reasons', ()))}")

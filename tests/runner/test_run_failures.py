@@ -181,3 +181,20 @@ def test_a_heartbeat_line_without_a_terminal(tmp_path: Path) -> None:
     lines = asyncio.run(wait())
     assert lines >= 1
     assert stream.getvalue().splitlines()[0] == "genir-eval: waiting for 3 replies"
+
+
+def test_meta_exits_3_when_every_label_is_missing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeLLMServer(reply=lambda request: REPLY) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key-0123456789abcdef")
+        code = main(
+            ["meta", str(DEMO_CSV), "--judge", "link_usefulness.dna", "--json", "--quiet"]
+            + ["--base-url", server.openai_base_url, "--cache-mode", "off", "--journal", "none"]
+        )
+    captured = capsys.readouterr()
+    assert code == 3
+    result = json.loads(captured.out)
+    assert result["status"]["ok"] is False
+    assert result["status"]["top_failures"][0]["endpoint"].endswith(server.openai_base_url)
+    assert "RUN FAILED" in captured.err and "Traceback" not in captured.err
