@@ -1,7 +1,7 @@
 """Every log field reaches every judge's prompt only inside a fence.
 
 One session carries a distinct marker in each field a log can set (query, response,
-statements, link urls and titles, segments, task type, intent, the user's feedback and
+statements, link urls, titles and source texts, segments, task type, intent, the user's feedback and
 marked spans). Every registered judge renders its prompts for it through an engine that
 answers nothing useful (so repair prompts are rendered too); no marker may appear outside a
 ``<<<BEGIN ...>>>`` / ``<<<END ...>>>`` block in any message.
@@ -43,8 +43,8 @@ def _hostile_session() -> Session:
         response_text=response,
         statements=(Statement(s1, (1,)), Statement(s2, (1, 2))),
         links=(
-            Link(1, f"https://a.example/{MARK}urlone{MARK}", _mark("titleone")),
-            Link(2, f"https://b.example/{MARK}urltwo{MARK}", _mark("titletwo")),
+            Link(1, f"https://a.example/{MARK}urlone{MARK}", _mark("titleone"), _mark("textone")),
+            Link(2, f"https://b.example/{MARK}urltwo{MARK}", _mark("titletwo"), _mark("texttwo")),
         ),
         segments=(Segment(s1, 0, len(s1)), Segment(s2, len(s1) + 1, len(response))),
     )
@@ -53,7 +53,14 @@ def _hostile_session() -> Session:
         query=_mark("querytwo"),
         response_text=_mark("responsetwo"),
         statements=(Statement(_mark("responsetwo"), (1,)),),
-        links=(Link(1, f"https://c.example/{MARK}urlthree{MARK}", _mark("titlethree")),),
+        links=(
+            Link(
+                1,
+                f"https://c.example/{MARK}urlthree{MARK}",
+                _mark("titlethree"),
+                _mark("textthree"),
+            ),
+        ),
         segments=(Segment(_mark("responsetwo"), 0, len(_mark("responsetwo"))),),
     )
     return Session(

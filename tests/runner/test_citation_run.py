@@ -120,7 +120,8 @@ def test_meta_command_reports_agreement_with_gold_support(
 ) -> None:
     fixture = ROOT / "fixtures" / "citation_sessions.jsonl"
     args = ["meta", str(fixture), "--judge", "citation_support", "--provider", "offline"]
-    assert main([*args, "--journal", "none", "--cache-mode", "off"]) == 0
+    # one link of the fixtures has no source text on purpose: 1 of 17 labels missing
+    assert main([*args, "--journal", "none", "--cache-mode", "off", "--max-missing", "0.1"]) == 0
     out = capsys.readouterr().out
     assert "citation support: accuracy " in out and " n 16 missing 0" in out
     assert "citation-precision(partial=0.5): judge " in out

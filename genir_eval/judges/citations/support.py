@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from genir_eval.errors import ConfigError
-from genir_eval.judges.base import Label, ask, register_judge
+from genir_eval.judges.base import Label, ask, check_options, register_judge
 from genir_eval.judges.common import BuiltinJudge, JudgeContext, generate_config
 from genir_eval.judges.parsing import ReplyError, expect_key, extract_object
 from genir_eval.judges.prompting import fence, render_messages
@@ -144,11 +144,10 @@ class CitationSupportJudge(BuiltinJudge):
     kind = KIND
     template = "citation_support"
     task = NAME
+    extra_options = tuple(sorted(_OPTIONS))
 
     def __init__(self, **options: Any) -> None:
-        unknown = set(options) - _OPTIONS
-        if unknown:
-            raise ConfigError(f"{NAME}: unknown options {sorted(unknown)}")
+        check_options(NAME, options, _OPTIONS)
         allow = options.get("allow_title_only", False)
         if not isinstance(allow, bool):
             raise ConfigError(f"{NAME}: allow_title_only must be true or false")

@@ -138,7 +138,9 @@ def test_offline_judge_missing_without_text_and_title_basis_on_request() -> None
 
 
 def test_options_are_checked() -> None:
-    with pytest.raises(ConfigError, match="unknown options"):
+    with pytest.raises(
+        ConfigError, match=r"unknown option 'allow_title' \(did you mean 'allow_title_only'\?\)"
+    ):
         make_judge("citation_support", allow_title=True)
     with pytest.raises(ConfigError, match="quote"):
         make_judge("citation_support", quote="loose")
