@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Sequence
 
@@ -65,13 +66,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except GenirError as error:
-        print(f"genir-eval: error: {error}", file=sys.stderr)
+        print(f"genir-eval: error: {one_line(str(error))}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
         print("genir-eval: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+
+
+def one_line(message: str) -> str:
+    """``message`` with line breaks and other control characters shown escaped (a value
+    quoted from a log or a scenario may hold them): an error is always one line."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), message)
 
 
 if __name__ == "__main__":  # pragma: no cover
