@@ -651,7 +651,7 @@ def _task_types(ctx: ReportContext) -> str:
     groups: dict[str, list[SessionRow]] = defaultdict(list)
     for row in run.sessions:
         groups[row.task_type or "(none)"].append(row)
-    names = run.score_names("session")
+    names = ctx.score_names("session")
     judges = {str(j.get("id")) for j in run.info.get("judges") or [] if isinstance(j, Mapping)}
     columns = [ctx.headline] if ctx.headline in names else []
     columns += [n for n in names if n in judges and n not in columns]
@@ -679,7 +679,7 @@ def _glossary(ctx: ReportContext) -> str:
     run = ctx.run
     families: dict[str, list[str]] = {}
     for level in ("session", "turn"):
-        for name in run.score_names(level):  # type: ignore[arg-type]
+        for name in ctx.score_names(level):
             base = name
             if not name.startswith("z("):
                 base = name.removeprefix("gold:").partition("@")[0]
@@ -776,7 +776,7 @@ def _between_judges(ctx: ReportContext) -> str:
                 raw_columns=[0],
             )
         )
-    names = run.score_names("session")
+    names = ctx.score_names("session")
     own = [
         str(j.get("id"))
         for j in run.info.get("judges") or []

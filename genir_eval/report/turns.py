@@ -137,7 +137,7 @@ def choose_sessions(ctx: ReportContext) -> Chosen:
 
 def _index_columns(ctx: ReportContext) -> list[str]:
     """The scores the index shows: the headline, then each judge's own session score."""
-    names = ctx.run.score_names("session")
+    names = ctx.score_names("session")
     judges = [str(j.get("id")) for j in ctx.run.info.get("judges") or [] if isinstance(j, Mapping)]
     columns = [ctx.headline] if ctx.headline in names else []
     columns += [n for n in names if n in judges and n not in columns]

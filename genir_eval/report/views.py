@@ -94,6 +94,13 @@ class ReportContext:
             r.gold_satisfaction is not None for r in self.run.turns
         )
 
+    def score_names(self, level: str) -> list[str]:
+        """``run.score_names(level)``, computed once (it reads every row)."""
+        key = f"_names_{level}"
+        if key not in self.__dict__:
+            self.__dict__[key] = self.run.score_names("session" if level == "session" else "turn")
+        return list(self.__dict__[key])
+
     @cached_property
     def has_gold_links(self) -> bool:
         return any(link.gold is not None for link in self.run.links)
