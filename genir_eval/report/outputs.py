@@ -38,10 +38,14 @@ import os
 import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from genir_eval.errors import InputError, StorageError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "OUTPUT_VERSION",
@@ -52,6 +56,8 @@ __all__ = [
     "Run",
     "Level",
     "write_run",
+    "RunWriter",
+    "TABLES",
     "write_json",
     "write_text_atomic",
     "file_digest",
@@ -269,28 +275,95 @@ def _session_row_from_dict(d: Mapping[str, Any]) -> SessionRow:
     )
 
 
+TableName = Literal["links", "turns", "sessions", "citations"]
+# table name -> its JSONL file and the CSV columns that come first
+TABLES: dict[str, tuple[str, list[str]]] = {
+    "links": (
+        LINKS_FILE,
+        ["version", "session_id", "turn", "link_id", "url", "title", "cited", "gold"],
+    ),
+    "turns": (TURNS_FILE, ["version", "session_id", "turn", "task_type", "gold_satisfaction"]),
+    "sessions": (
+        SESSIONS_FILE,
+        ["version", "session_id", "task_type", "n_turns", "gold_satisfaction"],
+    ),
+    # written only when a citation judge ran
+    "citations": (
+        CITATIONS_FILE,
+        ["version", "session_id", "turn", "statement", "link_id", "judge"],
+    ),
+}
+
+
 @dataclass(frozen=True)
 class Run:
-    """A run directory read back: its three tables, the meta-evaluation and the run info."""
+    """A run directory read back: its three tables, the meta-evaluation and the run info.
+
+    The tables are read from their JSONL files on first use (``links``, ``turns``,
+    ``sessions``: all rows as records). A large run is better read with
+    :meth:`iter_rows` (one row at a time) or :meth:`columns` (numbers only), whose memory
+    does not depend on the number of rows (beyond the columns asked for).
+    """
 
     directory: Path
-    links: tuple[LinkRow, ...]
-    turns: tuple[TurnRow, ...]
-    sessions: tuple[SessionRow, ...]
     meta: Mapping[str, Any] | None
     info: Mapping[str, Any]
-    citations: tuple[CitationRow, ...] = ()
 
     @property
     def report_path(self) -> Path:
         return self.directory / REPORT_FILE
 
+    def iter_rows(self, table: TableName) -> Iterator[dict[str, Any]]:
+        """The rows of ``table`` (``links``, ``turns``, ``sessions`` or ``citations``, which
+        has none when no citation judge ran) as dicts, in order."""
+        path = self.directory / TABLES[table][0]
+        if table == "citations" and not path.is_file():
+            return
+        yield from _iter_jsonl(path)
+
+    @cached_property
+    def citations(self) -> tuple[CitationRow, ...]:
+        return tuple(_citation_row_from_dict(d) for d in self.iter_rows("citations"))
+
+    @cached_property
+    def links(self) -> tuple[LinkRow, ...]:
+        return tuple(_link_row_from_dict(d) for d in self.iter_rows("links"))
+
+    @cached_property
+    def turns(self) -> tuple[TurnRow, ...]:
+        return tuple(_turn_row_from_dict(d) for d in self.iter_rows("turns"))
+
+    @cached_property
+    def sessions(self) -> tuple[SessionRow, ...]:
+        return tuple(_session_row_from_dict(d) for d in self.iter_rows("sessions"))
+
+    def columns(self, level: Level, names: Iterable[str] | None = None) -> dict[str, np.ndarray]:
+        """Scores of ``level`` as float arrays (NaN where missing), one per name (every score
+        when ``names`` is ``None``), plus ``gold_satisfaction``; read in one pass."""
+        import numpy as np
+
+        wanted = None if names is None else list(names)
+        values: dict[str, list[float]] = {n: [] for n in wanted or ()}
+        gold: list[float] = []
+        for count, row in enumerate(self.iter_rows("sessions" if level == "session" else "turns")):
+            scores = row.get("scores") or {}
+            if wanted is None:
+                for name in scores:
+                    values.setdefault(name, [math.nan] * count)
+            for name, column in values.items():
+                value = scores.get(name)
+                column.append(math.nan if value is None else float(value))
+            g = row.get("gold_satisfaction")
+            gold.append(math.nan if g is None else float(g))
+        out = {name: np.asarray(column, dtype=float) for name, column in values.items()}
+        out["gold_satisfaction"] = np.asarray(gold, dtype=float)
+        return out
+
     def score_names(self, level: Level = "session") -> list[str]:
         """The names of the scores present at ``level``, in first-seen order."""
-        rows: Sequence[TurnRow | SessionRow] = self.sessions if level == "session" else self.turns
         seen: dict[str, None] = {}
-        for row in rows:
-            for name in row.scores:
+        for row in self.iter_rows("sessions" if level == "session" else "turns"):
+            for name in row.get("scores") or {}:
                 seen.setdefault(name, None)
         return list(seen)
 
@@ -305,8 +378,16 @@ class Run:
                 f"no score {name!r} at {level} level; known: {', '.join(known) or 'none'}"
             )
         if level == "session":
-            return {row.session_id: row.scores.get(name) for row in self.sessions}
-        return {f"{row.session_id}#{row.turn}": row.scores.get(name) for row in self.turns}
+            return {
+                str(row["session_id"]): _number_or_none((row.get("scores") or {}).get(name))
+                for row in self.iter_rows("sessions")
+            }
+        return {
+            f"{row['session_id']}#{row['turn']}": _number_or_none(
+                (row.get("scores") or {}).get(name)
+            )
+            for row in self.iter_rows("turns")
+        }
 
     def mean(self, name: str, level: Level = "session") -> float | None:
         """Mean of ``name`` over the rows where it is defined (``None`` when none is)."""
@@ -492,20 +573,210 @@ def write_run(
         with contextlib.suppress(FileNotFoundError):
             meta_path.unlink()
     if report is not None:
+        # the tables are read back from the files just written, when the report asks
         run = Run(
-            directory=out,
-            links=tuple(_link_row_from_dict(r) for r in tables[0][1]),
-            turns=tuple(_turn_row_from_dict(r) for r in tables[1][1]),
-            sessions=tuple(_session_row_from_dict(r) for r in tables[2][1]),
+            directory=out.resolve(),
             meta=json.loads(json.dumps(meta)) if meta is not None else None,
             info=dict(info),
-            citations=tuple(_citation_row_from_dict(r) for r in tables[3][1]),
         )
         write_text_atomic(out / REPORT_FILE, report(run))
         written.append(REPORT_FILE)
     files = {name: file_digest(out / name) for name in written}
     write_json(out / RUN_FILE, {**info, "files": files})
     return out
+
+
+class _Part:
+    """Rows appended to a part file beside ``name`` (a unique name, renamed or removed at
+    the end)."""
+
+    def __init__(self, directory: Path, name: str) -> None:
+        self.path = directory / f".{name}.{os.getpid()}.{secrets.token_hex(6)}.part"
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        self.handle = open(fd, "w", encoding="utf-8")  # closed by finish() or abort()
+        self.rows = 0
+
+    def write(self, row: Mapping[str, Any]) -> None:
+        self.handle.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
+        self.rows += 1
+
+
+class _Table:
+    """One table being written: JSONL rows go to a part file as they come; the CSV columns
+    (fixed columns, then every key in first-seen order) are gathered on the way."""
+
+    def __init__(self, directory: Path, name: str) -> None:
+        self.name = name
+        self.file, self.base = TABLES[name]
+        self.part_file = _Part(directory, self.file)
+        self.part, self.handle = self.part_file.path, self.part_file.handle
+        self.columns: dict[str, None] = dict.fromkeys(self.base)
+        self.first_scores_end: int | None = None  # column index after the first row's keys
+        self.rows = 0
+
+    def write(self, row: Mapping[str, Any]) -> None:
+        self.handle.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
+        for key in _flatten(row):
+            self.columns.setdefault(key, None)
+        if self.rows == 0:
+            self.first_scores_end = len(self.columns)
+        self.rows += 1
+
+
+class RunWriter:
+    """Writes a run directory as its rows come, in memory that does not grow with the rows.
+
+    ``add(links=..., turns=..., sessions=...)`` appends rows (records or dicts) to part
+    files beside the tables; :meth:`finish` makes the tables in one more streaming pass:
+    each row may be amended by ``amend(table, row)`` (scores that need every row first, as
+    z-score combinations do), JSONL and CSV are written through unique temporary names and
+    renamed into place, then ``meta.json``, ``report.html`` and ``run.json`` last with the
+    SHA-256 of every file, exactly as :func:`write_run` writes them (same rows, same
+    columns in the same order). ``run.json`` is removed when the writer is created, so an
+    interrupted run never looks finished; :meth:`abort` removes the part files.
+    """
+
+    def __init__(
+        self, directory: str | os.PathLike[str], *, csv: bool = True, evidence: bool = False
+    ) -> None:
+        self.directory = Path(directory).resolve()
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            (self.directory / RUN_FILE).unlink()
+        self.csv = csv
+        self._tables = {name: _Table(self.directory, name) for name in TABLES}
+        # evidence.jsonl (rows of genir_eval.report.evidence.evidence_rows), when kept
+        self._evidence = _Part(self.directory, EVIDENCE_FILE) if evidence else None
+
+    def rows(self, table: TableName) -> int:
+        """Rows written so far to ``table``."""
+        return self._tables[table].rows
+
+    def add(
+        self,
+        *,
+        links: Iterable[LinkRow | Mapping[str, Any]] = (),
+        turns: Iterable[TurnRow | Mapping[str, Any]] = (),
+        sessions: Iterable[SessionRow | Mapping[str, Any]] = (),
+        citations: Iterable[CitationRow | Mapping[str, Any]] = (),
+        evidence: Iterable[Mapping[str, Any]] = (),
+    ) -> None:
+        if self._evidence is not None:
+            for row in evidence:
+                self._evidence.write(row)
+        parts: tuple[tuple[str, Iterable[Any], Callable[[Any], dict[str, Any]]], ...] = (
+            ("links", links, link_row_to_dict),
+            ("turns", turns, turn_row_to_dict),
+            ("sessions", sessions, session_row_to_dict),
+            ("citations", citations, citation_row_to_dict),
+        )
+        for name, rows, to_dict in parts:
+            table = self._tables[name]
+            for row in rows:
+                table.write(row if isinstance(row, Mapping) else to_dict(row))
+
+    def finish(
+        self,
+        *,
+        meta: Mapping[str, Any] | None,
+        info: Mapping[str, Any],
+        amend: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
+        extra_scores: Mapping[str, Sequence[str]] | None = None,
+        report: Callable[[Run], str] | None = None,
+    ) -> Run:
+        """Write the tables, ``meta.json`` (or remove a stale one), ``report.html`` (when
+        ``report`` renders it) and ``run.json``; returns the run.
+
+        ``extra_scores`` names, per table, the scores ``amend`` adds to every row (their CSV
+        columns follow the first row's own, where :func:`write_run` puts them)."""
+        out = self.directory
+        written: list[str] = []
+        for table in self._tables.values():
+            table.handle.close()
+            if table.name == "citations" and not table.rows:
+                # no citation judge: no citations table (nor a stale one)
+                table.part.unlink()
+                for stale in (table.file, table.file.replace(".jsonl", ".csv")):
+                    with contextlib.suppress(FileNotFoundError):
+                        (out / stale).unlink()
+                continue
+            added = [f"score:{n}" for n in (extra_scores or {}).get(table.name, ())]
+            columns = list(table.columns)
+            at = table.first_scores_end if table.first_scores_end is not None else len(columns)
+            columns[at:at] = [c for c in added if c not in table.columns]
+            written.extend(self._rewrite(table, columns, amend))
+        if self._evidence is not None:
+            self._evidence.handle.close()
+            os.replace(self._evidence.path, out / EVIDENCE_FILE)
+            written.append(EVIDENCE_FILE)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                (out / EVIDENCE_FILE).unlink()
+        meta_path = out / META_FILE
+        if meta is not None:
+            write_json(meta_path, meta)
+            written.append(META_FILE)
+        else:
+            # a stale meta-evaluation from an earlier run must not linger
+            with contextlib.suppress(FileNotFoundError):
+                meta_path.unlink()
+        run = Run(directory=out, meta=meta, info=dict(info))
+        if report is not None:
+            write_text_atomic(out / REPORT_FILE, report(run))
+            written.append(REPORT_FILE)
+        files = {name: file_digest(out / name) for name in written}
+        write_json(out / RUN_FILE, {**info, "files": files})
+        return Run(directory=out, meta=meta, info={**info, "files": files})
+
+    def _rewrite(
+        self,
+        table: _Table,
+        columns: list[str],
+        amend: Callable[[str, dict[str, Any]], dict[str, Any]] | None,
+    ) -> list[str]:
+        jsonl_path = self.directory / table.file
+        csv_path = jsonl_path.with_name(table.file.replace(".jsonl", ".csv"))
+        parse = amend is not None or self.csv
+        with contextlib.ExitStack() as stack:
+            source = stack.enter_context(table.part.open(encoding="utf-8"))
+            jsonl = stack.enter_context(_temporary(jsonl_path))
+            writer = None
+            if self.csv:
+                handle = stack.enter_context(_temporary(csv_path))
+                writer = csv_module.DictWriter(
+                    handle, fieldnames=[csv_cell(c) for c in columns], restval=""
+                )
+                writer.writeheader()
+            for text in source:
+                if not parse:
+                    jsonl.write(text)
+                    continue
+                row = json.loads(text)
+                if amend is not None:
+                    row = amend(table.name, row)
+                    text = json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n"
+                jsonl.write(text)
+                if writer is not None:
+                    writer.writerow(
+                        {
+                            csv_cell(k): "" if v is None else csv_cell(v)
+                            for k, v in _flatten(row).items()
+                        }
+                    )
+        table.part.unlink()
+        if self.csv:
+            return [table.file, csv_path.name]
+        with contextlib.suppress(FileNotFoundError):
+            csv_path.unlink()
+        return [table.file]
+
+    def abort(self) -> None:
+        """Remove the part files (the run stopped before :meth:`finish`)."""
+        for part in [*(t.part_file for t in self._tables.values()), self._evidence]:
+            if part is not None:
+                part.handle.close()
+                with contextlib.suppress(FileNotFoundError):
+                    part.path.unlink()
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -531,8 +802,7 @@ def _check_version(document: Mapping[str, Any], path: Path, line: int | None) ->
         )
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    rows = []
+def _iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
     with path.open(encoding="utf-8") as handle:
         for number, text in enumerate(handle, start=1):
             if not text.strip():
@@ -546,8 +816,7 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
             if not isinstance(row, dict):
                 raise InputError("expected a JSON object", path=str(path), line=number)
             _check_version(row, path, number)
-            rows.append(row)
-    return rows
+            yield row
 
 
 def load_run(directory: str | os.PathLike[str]) -> Run:
@@ -555,8 +824,11 @@ def load_run(directory: str | os.PathLike[str]) -> Run:
 
     Refuses, naming the folder and the file, a folder that is not a finished run: no
     ``run.json`` (never written, or a re-run that stopped before the end), or a file whose
-    SHA-256 differs from the one ``run.json`` lists (written by another run)."""
-    out = Path(directory)
+    SHA-256 differs from the one ``run.json`` lists (written by another run). Every row is
+    checked in one streaming pass (valid JSON, known version, the fields its record needs);
+    the tables themselves are read again when first used, from the folder's absolute path.
+    """
+    out = Path(directory).resolve()
     if not out.is_dir():
         raise InputError(
             "no such folder" if not out.exists() else "not a folder (a run is a folder)",
@@ -574,24 +846,23 @@ def load_run(directory: str | os.PathLike[str]) -> Run:
     info = _read_json(out / RUN_FILE)
     _check_files(out, info)
     meta_path = out / META_FILE
+    readers: tuple[tuple[str, Callable[[Mapping[str, Any]], Any]], ...] = (
+        (LINKS_FILE, _link_row_from_dict),
+        (TURNS_FILE, _turn_row_from_dict),
+        (SESSIONS_FILE, _session_row_from_dict),
+        (CITATIONS_FILE, _citation_row_from_dict),
+    )
     try:
-        links = tuple(_link_row_from_dict(d) for d in _read_jsonl(out / LINKS_FILE))
-        turns = tuple(_turn_row_from_dict(d) for d in _read_jsonl(out / TURNS_FILE))
-        sessions = tuple(_session_row_from_dict(d) for d in _read_jsonl(out / SESSIONS_FILE))
-        citations = tuple(
-            _citation_row_from_dict(d)
-            for d in (_read_jsonl(out / CITATIONS_FILE) if (out / CITATIONS_FILE).is_file() else [])
-        )
+        for name, read in readers:
+            if (out / name).is_file():
+                for row in _iter_jsonl(out / name):
+                    read(row)
     except (KeyError, TypeError, ValueError) as error:
         raise InputError(f"malformed row: {error}", path=str(out)) from None
     return Run(
         directory=out,
-        links=links,
-        turns=turns,
-        sessions=sessions,
         meta=_read_json(meta_path) if meta_path.is_file() else None,
         info=info,
-        citations=citations,
     )
 
 

@@ -28,13 +28,17 @@ judge's labels against the gold ones with :mod:`genir_eval.meta.evaluate`, the c
 
 from __future__ import annotations
 
+import math
+from array import array
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from genir_eval.judges.base import Label
-from genir_eval.meta.evaluate import score_labels
+from genir_eval.meta.evaluate import GoldComparison
 from genir_eval.meta.item_eval import evaluate_item, evaluate_rubric
 from genir_eval.meta.stats import binary_agreement, correlations
 from genir_eval.metrics import (
@@ -53,6 +57,8 @@ from genir_eval.report.outputs import OUTPUT_VERSION, CitationRow, LinkRow, Sess
 from genir_eval.runner.scenario import AggregateSpec, MetaSpec, measure_groups
 
 __all__ = [
+    "Assembly",
+    "ScoreColumns",
     "Tables",
     "JudgeInfo",
     "build_tables",
@@ -64,6 +70,7 @@ __all__ = [
 ]
 
 LINK_KIND = "link_usefulness"
+FEEDBACK_TARGET = "thumbs (1 = up, 0 = down), per turn"
 SPANS_KIND = "spans"
 ITEM_KIND = "item"
 RUBRIC_KIND = "rubric"
@@ -160,8 +167,13 @@ def build_tables(
     labels: Mapping[str, Sequence[Label]],
     judges: Sequence[JudgeInfo],
     spec: AggregateSpec,
+    *,
+    combine: bool = True,
 ) -> Tables:
-    """The links, turns and sessions tables of a run; ``labels`` maps judge id to labels."""
+    """The links, turns and sessions tables of a run; ``labels`` maps judge id to labels.
+
+    ``combine=False`` leaves out the z-score combinations, which need every session of the
+    run (:class:`Assembly` adds them once all windows are in)."""
     tables = Tables()
     link_judges = link_judge_ids(spec, judges)
     score_names = link_score_names(spec, link_judges)
@@ -352,7 +364,8 @@ def build_tables(
                 gold_satisfaction=_number(gold.session_satisfaction) if gold else None,
             )
         )
-    _combine(tables, spec)
+    if combine:
+        _combine(tables, spec)
     return tables
 
 
@@ -412,8 +425,6 @@ def _turn_link_labels(
 
 
 def _combine(tables: Tables, spec: AggregateSpec) -> None:
-    from dataclasses import replace
-
     for combo in spec.combine:
         a, b = combo.scores
         for level in ("session", "turn"):
@@ -431,6 +442,225 @@ def _combine(tables: Tables, spec: AggregateSpec) -> None:
                 tables.turns = updated
 
 
+def _nan(value: float | None) -> float:
+    return math.nan if value is None else float(value)
+
+
+def _optional(column: np.ndarray) -> list[float | None]:
+    return [None if math.isnan(v) else v for v in column.tolist()]
+
+
+class ScoreColumns:
+    """Every score of one level (turns or sessions) as a float column aligned with the rows
+    (NaN where a row has no value), and the users' satisfaction: 8 bytes a number, whatever
+    the rows' texts. Names keep their first-seen order, as the run's tables list them."""
+
+    def __init__(self) -> None:
+        self._columns: dict[str, array[float]] = {}
+        self._present: dict[str, int] = defaultdict(int)  # rows whose scores name it
+        self._extra: dict[str, np.ndarray] = {}
+        self._first_row: int | None = None  # names in the first row
+        self.gold: array[float] = array("d")
+        self.thumbs: array[float] = array("d")  # turns only: 1 up, 0 down, NaN none
+        self.rows = 0
+
+    def add(self, rows: Sequence[TurnRow | SessionRow]) -> None:
+        for row in rows:
+            for name in row.scores:
+                if name not in self._columns:
+                    self._columns[name] = array("d", [math.nan]) * self.rows
+                self._present[name] += 1
+            for name, column in self._columns.items():
+                column.append(_nan(row.scores.get(name)))
+            self.gold.append(_nan(row.gold_satisfaction))
+            self.thumbs.append(_nan(getattr(row, "thumbs", None)))
+            if self._first_row is None:
+                self._first_row = len(self._columns)
+            self.rows += 1
+
+    def names(self) -> list[str]:
+        """Score names in the order a row-by-row reading of the table meets them (scores
+        added with :meth:`put` sit at the end of the first row's, as in every row)."""
+        names = list(self._columns)
+        at = self._first_row if self._first_row is not None else len(names)
+        return names[:at] + [n for n in self._extra if n not in self._columns] + names[at:]
+
+    def in_every_row(self, name: str) -> bool:
+        return name in self._extra or (self.rows > 0 and self._present.get(name) == self.rows)
+
+    def column(self, name: str) -> np.ndarray:
+        if name in self._extra:
+            return self._extra[name]
+        return np.frombuffer(self._columns[name], dtype=float)
+
+    def put(self, name: str, values: np.ndarray) -> None:
+        """A score computed from whole columns (a z-score combination), one per row."""
+        self._extra[name] = values
+
+    @property
+    def extra(self) -> dict[str, np.ndarray]:
+        return dict(self._extra)
+
+    def correlations(self, n_boot: int, seed: int) -> dict[str, Any] | None:
+        """Each score against the users' satisfaction (``None`` when no row has gold)."""
+        gold = np.frombuffer(self.gold, dtype=float)
+        if not self.rows or np.isnan(gold).all():
+            return None
+        return {
+            name: correlations(self.column(name), gold, n_boot=n_boot, seed=seed)
+            for name in self.names()
+        }
+
+    def has_thumbs(self) -> bool:
+        return bool(self.rows) and not np.isnan(np.frombuffer(self.thumbs, dtype=float)).all()
+
+    def feedback(self, n_boot: int, seed: int) -> dict[str, Any]:
+        """Each score against the users' thumbs, as :func:`feedback_agreement` gives it."""
+        thumbs = _optional(np.frombuffer(self.thumbs, dtype=float))
+        return {
+            "target": FEEDBACK_TARGET,
+            "turn": {
+                name: binary_agreement(
+                    _optional(self.column(name)), thumbs, n_boot=n_boot, seed=seed
+                )
+                for name in self.names()
+            },
+        }
+
+
+def combine_columns(turns: ScoreColumns, sessions: ScoreColumns, spec: AggregateSpec) -> None:
+    """The scenario's z-score combinations over every session (and turn, when both scores
+    exist for every turn), added to the columns with :meth:`ScoreColumns.put`."""
+    for combo in spec.combine:
+        a, b = combo.scores
+        for columns in (sessions, turns):
+            if not (columns.in_every_row(a) and columns.in_every_row(b)):
+                continue
+            combined = zscore_combine(_optional(columns.column(a)), _optional(columns.column(b)))
+            columns.put(combo.name, np.asarray([_nan(v) for v in combined], dtype=float))
+
+
+class JudgesAgainstGold:
+    """Each judge's labels against the gold ones (see :func:`judges_against_gold`),
+    gathered window by window: only numbers are kept, except for ITEM and RUBRIC judges,
+    whose figures need their sessions and labels (kept for those judges only)."""
+
+    def __init__(
+        self, judges: Sequence[JudgeInfo], link_judges: Sequence[str], spec: MetaSpec
+    ) -> None:
+        self.judges = list(judges)
+        self.source = link_judges[0] if link_judges else None
+        self.comparisons = {
+            judge.id: GoldComparison(
+                judge.kind,
+                with_link_labels=self.source is not None,
+                link_source=self.source,
+                n_boot=spec.n_boot,
+                seed=spec.seed,
+            )
+            for judge in judges
+        }
+        self.kept: dict[str, tuple[list[Session], list[Label]]] = {
+            judge.id: ([], []) for judge in judges if judge.kind in {ITEM_KIND, RUBRIC_KIND}
+        }
+
+    def add(self, sessions: Sequence[Session], labels: Mapping[str, Sequence[Label]]) -> None:
+        link_labels = labels.get(self.source, ()) if self.source is not None else None
+        for judge in self.judges:
+            own = labels.get(judge.id, ())
+            self.comparisons[judge.id].add(sessions, own, link_labels)
+            if judge.id in self.kept:
+                self.kept[judge.id][0].extend(sessions)
+                self.kept[judge.id][1].extend(own)
+
+    def result(self) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for judge in self.judges:
+            block: dict[str, Any] = {"kind": judge.kind}
+            block.update(self.comparisons[judge.id].result())
+            if judge.kind == ITEM_KIND:
+                block["item"] = evaluate_item(*self.kept[judge.id])
+            elif judge.kind == RUBRIC_KIND:
+                block["rubric"] = evaluate_rubric(*self.kept[judge.id])
+            if len(block) > 1:
+                out[judge.id] = block
+        return out
+
+
+class Assembly:
+    """A run's tables and meta-evaluation, built window by window of sessions.
+
+    :meth:`add` turns one window's sessions and labels into its table rows (returned, for
+    the caller to write out and forget) and keeps what the end of the run needs: the score
+    columns of turns and sessions, the judges-against-gold accumulators, label counts and
+    failures. :meth:`finish` adds the z-score combinations and :meth:`meta` gives the
+    meta-evaluation, the same document :func:`meta_evaluation` gives for all at once.
+    """
+
+    def __init__(
+        self,
+        judges: Sequence[JudgeInfo],
+        aggregate_spec: AggregateSpec,
+        meta_spec: MetaSpec,
+        link_judges: Sequence[str],
+    ) -> None:
+        self.judges = list(judges)
+        self.aggregate_spec = aggregate_spec
+        self.meta_spec = meta_spec
+        self.turns, self.sessions = ScoreColumns(), ScoreColumns()
+        self.gold = JudgesAgainstGold(judges, link_judges, meta_spec) if meta_spec.enabled else None
+        self.failures: list[dict[str, Any]] = []
+        self.label_counts: dict[str, dict[str, int]] = {}
+        self.prompt_versions: dict[str, set[str]] = defaultdict(set)
+        self.links = 0
+
+    def add(self, sessions: Sequence[Session], labels: Mapping[str, Sequence[Label]]) -> Tables:
+        tables = build_tables(sessions, labels, self.judges, self.aggregate_spec, combine=False)
+        self.turns.add(tables.turns)
+        self.sessions.add(tables.sessions)
+        self.links += len(tables.links)
+        self.failures.extend(tables.failures)
+        for judge_id, counts in tables.label_counts.items():
+            total = self.label_counts.setdefault(judge_id, {"labels": 0, "missing": 0})
+            for key, value in counts.items():
+                total[key] = total.get(key, 0) + value
+        for judge_id, judged in labels.items():
+            self.prompt_versions[judge_id].update(lb.key.prompt_version for lb in judged)
+        if self.gold is not None:
+            self.gold.add(sessions, labels)
+        return tables
+
+    def finish(self) -> dict[str, dict[str, np.ndarray]]:
+        """Add the z-score combinations; returns them per table (``turns``, ``sessions``)."""
+        combine_columns(self.turns, self.sessions, self.aggregate_spec)
+        return {"turns": self.turns.extra, "sessions": self.sessions.extra}
+
+    def meta(self, headline: str | None) -> dict[str, Any] | None:
+        """Scores against the users' satisfaction and thumbs, and judges against gold labels
+        (``None`` when the meta-evaluation is off or no row has gold or thumbs)."""
+        spec = self.meta_spec
+        if not spec.enabled or self.gold is None:
+            return None
+        by_level = {
+            "turn": self.turns.correlations(spec.n_boot, spec.seed),
+            "session": self.sessions.correlations(spec.n_boot, spec.seed),
+        }
+        has_thumbs = self.turns.has_thumbs()
+        if all(block is None for block in by_level.values()) and not has_thumbs:
+            return None
+        result: dict[str, Any] = {
+            "version": OUTPUT_VERSION,
+            "headline": headline,
+            "n_boot": spec.n_boot,
+            "seed": spec.seed,
+            "correlations": {level: b for level, b in by_level.items() if b is not None},
+        }
+        if has_thumbs:
+            result["feedback"] = self.turns.feedback(spec.n_boot, spec.seed)
+        result["judges"] = self.gold.result()
+        return result
+
+
 def meta_evaluation(
     tables: Tables,
     sessions: Sequence[Session],
@@ -442,44 +672,14 @@ def meta_evaluation(
 ) -> dict[str, Any] | None:
     """Scores against the users' satisfaction (query and session level, with bootstrap
     intervals) under ``correlations``, and each judge's labels against the gold ones under
-    ``judges`` (see :func:`judges_against_gold`); ``None`` when there is no gold."""
-    if not spec.enabled:
-        return None
-    has_gold = any(r.gold_satisfaction is not None for r in tables.sessions) or any(
-        r.gold_satisfaction is not None for r in tables.turns
-    )
-    has_thumbs = any(r.thumbs is not None for r in tables.turns)
-    if not has_gold and not has_thumbs:
-        return None
-    result: dict[str, Any] = {
-        "version": OUTPUT_VERSION,
-        "headline": headline,
-        "n_boot": spec.n_boot,
-        "seed": spec.seed,
-        "correlations": {},
-    }
-    levels: list[tuple[str, Sequence[TurnRow | SessionRow]]] = [
-        ("turn", tables.turns),
-        ("session", tables.sessions),
-    ]
-    for level, rows in levels:
-        names: dict[str, None] = {}
-        for row in rows:
-            for name in row.scores:
-                names.setdefault(name, None)
-        gold = [row.gold_satisfaction for row in rows]
-        if all(g is None for g in gold):
-            continue
-        result["correlations"][level] = {
-            name: correlations(
-                [row.scores.get(name) for row in rows], gold, n_boot=spec.n_boot, seed=spec.seed
-            )
-            for name in names
-        }
-    if has_thumbs:
-        result["feedback"] = feedback_agreement(tables.turns, spec)
-    result["judges"] = judges_against_gold(sessions, labels, judges, link_judges, spec)
-    return result
+    ``judges`` (see :func:`judges_against_gold`); ``None`` when there is no gold.
+    ``tables`` are the run's complete tables (z-score combinations included)."""
+    assembly = Assembly(judges, AggregateSpec(), spec, link_judges)
+    assembly.turns.add(tables.turns)
+    assembly.sessions.add(tables.sessions)
+    if assembly.gold is not None:
+        assembly.gold.add(sessions, labels)
+    return assembly.meta(headline)
 
 
 def feedback_agreement(turns: Sequence[TurnRow], spec: MetaSpec) -> dict[str, Any]:
@@ -492,7 +692,7 @@ def feedback_agreement(turns: Sequence[TurnRow], spec: MetaSpec) -> dict[str, An
             names.setdefault(name, None)
     thumbs = [row.thumbs for row in turns]
     return {
-        "target": "thumbs (1 = up, 0 = down), per turn",
+        "target": FEEDBACK_TARGET,
         "turn": {
             name: binary_agreement(
                 [row.scores.get(name) for row in turns], thumbs, n_boot=spec.n_boot, seed=spec.seed
@@ -510,35 +710,15 @@ def judges_against_gold(
     spec: MetaSpec,
 ) -> dict[str, dict[str, Any]]:
     """Each judge's labels against the gold ones, by judge id, exactly as ``genir-eval meta``
-    scores them (:func:`genir_eval.meta.evaluate.score_labels`, plus
-    :func:`~genir_eval.meta.item_eval.evaluate_item` / ``evaluate_rubric`` for ITEM and
-    RUBRIC judges), so both commands give the same figures under the same names.
+    scores them (:class:`genir_eval.meta.evaluate.GoldComparison`, the code behind
+    ``score_labels``, plus :func:`~genir_eval.meta.item_eval.evaluate_item` /
+    ``evaluate_rubric`` for ITEM and RUBRIC judges), so both commands give the same figures
+    under the same names.
 
     A satisfaction judge is combined with ``sdcg_urge`` from the labels of the scenario's
     first link judge (``link_labels`` in its blocks names it), where ``genir-eval meta``
     uses an offline twin.
     """
-    source = link_judges[0] if link_judges else None
-    link_labels = labels.get(source) if source is not None else None
-    out: dict[str, dict[str, Any]] = {}
-    for judge in judges:
-        own = labels.get(judge.id, ())
-        block: dict[str, Any] = {"kind": judge.kind}
-        block.update(
-            score_labels(
-                sessions,
-                own,
-                kind=judge.kind,
-                link_labels=link_labels,
-                link_source=source,
-                n_boot=spec.n_boot,
-                seed=spec.seed,
-            )
-        )
-        if judge.kind == ITEM_KIND:
-            block["item"] = evaluate_item(sessions, own)
-        elif judge.kind == RUBRIC_KIND:
-            block["rubric"] = evaluate_rubric(sessions, own)
-        if len(block) > 1:
-            out[judge.id] = block
-    return out
+    gathered = JudgesAgainstGold(judges, link_judges, spec)
+    gathered.add(sessions, labels)
+    return gathered.result()

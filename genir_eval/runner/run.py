@@ -16,6 +16,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import itertools
+import math
 import os
 import platform
 import re
@@ -28,7 +30,7 @@ from pathlib import Path
 from typing import Any, TextIO, cast
 
 from genir_eval.errors import ConfigError, StorageError
-from genir_eval.ingest import Format, load_sessions
+from genir_eval.ingest import Format, iter_sessions
 from genir_eval.judges.base import Judge, Label, judge_sessions, make_judge
 from genir_eval.llm.base import Completion, Failure, Request
 from genir_eval.llm.cache import Cache
@@ -41,14 +43,8 @@ from genir_eval.llm.sync import run_sync
 from genir_eval.records import Session
 from genir_eval.report.evidence import evidence_rows
 from genir_eval.report.html import render_report
-from genir_eval.report.outputs import (
-    OUTPUT_VERSION,
-    Run,
-    check_writable_folder,
-    load_run,
-    write_run,
-)
-from genir_eval.runner.assemble import JudgeInfo, build_tables, link_judge_ids, meta_evaluation
+from genir_eval.report.outputs import OUTPUT_VERSION, Run, RunWriter, check_writable_folder
+from genir_eval.runner.assemble import Assembly, JudgeInfo, link_judge_ids
 from genir_eval.runner.scenario import (
     EngineSpec,
     JudgeSpec,
@@ -330,6 +326,61 @@ def _evidence(
         )
 
 
+# Sessions judged, scored and written together: the run's memory is bounded by a window
+# (and the score columns), not by the number of sessions.
+WINDOW = 500
+
+
+def _session_stream(
+    scenario: Scenario, sessions: Iterable[Session] | None
+) -> tuple[Iterator[Session], list[Any]]:
+    """The scenario's sessions one at a time, as the reader parses them (``input.limit``
+    applied), and the list the reader fills with skipped sessions' errors as it goes."""
+    skipped: list[Any] = []
+    if sessions is None:
+        reader = iter_sessions(
+            scenario.input.path,
+            format=cast(Format | None, scenario.input.format),
+            skip_invalid=scenario.input.skip_invalid,
+            sources=scenario.input.sources,
+        )
+        sessions, skipped = reader, reader.skipped
+    stream: Iterator[Session] = iter(sessions)
+    if scenario.input.limit is not None:
+        stream = itertools.islice(stream, scenario.input.limit)
+    return stream, skipped
+
+
+def _windows(stream: Iterator[Session], size: int) -> Iterator[list[Session]]:
+    while batch := list(itertools.islice(stream, size)):
+        yield batch
+
+
+def _amend(
+    combined: Mapping[str, Mapping[str, Any]],
+) -> Callable[[str, dict[str, Any]], dict[str, Any]] | None:
+    """Adds each row's z-score combinations (computed over the whole run) to its scores."""
+    if not any(combined.values()):
+        return None
+    position = {table: 0 for table in combined}
+
+    def amend(table: str, row: dict[str, Any]) -> dict[str, Any]:
+        values = combined.get(table)
+        if values:
+            i = position[table]
+            position[table] = i + 1
+            for name, column in values.items():
+                value = float(column[i])
+                row["scores"][name] = None if math.isnan(value) else value
+        return row
+
+    return amend
+
+
+def _names(combined: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
+    return {table: list(values) for table, values in combined.items()}
+
+
 async def arun_scenario(
     scenario: Scenario | str | os.PathLike[str],
     *,
@@ -337,9 +388,12 @@ async def arun_scenario(
     overrides: Overrides | None = None,
     progress: bool = False,
     log: TextIO | None = None,
-    sessions: Sequence[Session] | None = None,
+    sessions: Iterable[Session] | None = None,
+    window: int = WINDOW,
 ) -> Run:
     """Async twin of :func:`run_scenario`."""
+    if window < 1:
+        raise ValueError(f"window must be >= 1, got {window}")
     started = time.monotonic()
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     loaded = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
@@ -352,19 +406,10 @@ async def arun_scenario(
         (lambda m: print(f"genir-eval: {m}", file=log)) if log else (lambda m: None)
     )
 
-    skipped: list[str] = []
-    if sessions is None:
-        result = load_sessions(
-            loaded.input.path,
-            format=cast(Format | None, loaded.input.format),
-            skip_invalid=loaded.input.skip_invalid,
-            sources=loaded.input.sources,
-        )
-        sessions = result.sessions
-        skipped = [str(error) for error in result.skipped]
-    if loaded.input.limit is not None:
-        sessions = list(sessions)[: loaded.input.limit]
-    if not sessions:
+    stream, skipped = _session_stream(loaded, sessions)
+    windows = _windows(stream, window)
+    first = next(windows, None)
+    if first is None:
         raise ConfigError(f"input.path: no session to evaluate in {loaded.input.path}")
     out = Path(out_dir).resolve() if out_dir is not None else loaded.output.dir
     check_writable_folder(out, "the output folder")
@@ -374,9 +419,13 @@ async def arun_scenario(
     groups = _groups(loaded)
     engine_spec = loaded.engine
     prices = load_prices(str(engine_spec.prices)) if engine_spec.prices else load_prices()
-    display = Progress(quiet=not progress, label=f"judging {len(sessions)} sessions")
-    labels: dict[str, list[Label]] = {}
+    display = Progress(quiet=not progress, label="judging")
     engine_stats: list[dict[str, Any]] = []
+    assembly = Assembly(
+        infos, loaded.aggregate, loaded.meta, link_judge_ids(loaded.aggregate, infos)
+    )
+    writer = RunWriter(out, csv=loaded.output.csv, evidence=True)
+    n_sessions = 0
     journal_paths: list[Path] = []
     storage = contextlib.AsyncExitStack()
     heartbeat: Heartbeat | None = None
@@ -424,8 +473,9 @@ async def arun_scenario(
                 give_up_after=engine_spec.give_up_after,
             )
         say(
-            f"judging {len(sessions)} sessions with {len(loaded.judges)} judges "
-            f"({', '.join(f'{g.provider}/{g.model}' for g in groups)})"
+            f"judging with {len(loaded.judges)} judges "
+            f"({', '.join(f'{g.provider}/{g.model}' for g in groups)}), "
+            f"{window} sessions at a time"
         )
         if progress and log is not None and not _is_tty(log):
             # no progress bar without a terminal: a line at least every 30 s instead
@@ -433,13 +483,50 @@ async def arun_scenario(
                 lambda: _waiting_line(display, groups), stream=log, every_s=HEARTBEAT_S
             )
 
-        async def judge_all(spec: JudgeSpec, group: _Group) -> None:
-            assert group.engine is not None
-            # the wrapper only feeds the progress line: without one, no per-call detour
-            engine = _TrackedEngine(group.engine, display) if progress else group.engine
-            labels[spec.id] = await judge_sessions(judges[spec.id], sessions, engine)
+        async def judge_window(batch: list[Session]) -> dict[str, list[Label]]:
+            labels: dict[str, list[Label]] = {}
 
-        await _all_or_none(judge_all(spec, group) for group in groups for spec in group.specs)
+            async def judge_all(spec: JudgeSpec, group: _Group) -> None:
+                assert group.engine is not None
+                # the wrapper only feeds the progress line: without one, no per-call detour
+                engine = _TrackedEngine(group.engine, display) if progress else group.engine
+                labels[spec.id] = await judge_sessions(judges[spec.id], batch, engine)
+
+            await _all_or_none(judge_all(spec, group) for group in groups for spec in group.specs)
+            return labels
+
+        # Two windows in flight: the next one is judged while this one is scored and
+        # written, so the engine does not drain at each window's end.
+        batch: list[Session] | None = first
+        current: asyncio.Future[dict[str, list[Label]]] = asyncio.ensure_future(judge_window(first))
+        following_task: asyncio.Future[dict[str, list[Label]]] | None = None
+        try:
+            while batch is not None:
+                following = next(windows, None)
+                if following is not None:
+                    following_task = asyncio.ensure_future(judge_window(following))
+                labels = await current
+                tables = assembly.add(batch, labels)
+                writer.add(
+                    links=tables.links,
+                    turns=tables.turns,
+                    sessions=tables.sessions,
+                    citations=tables.citations,
+                    evidence=_evidence(batch, labels, infos),
+                )
+                n_sessions += len(batch)
+                del labels, tables
+                batch = following
+                if following_task is not None:
+                    current, following_task = following_task, None
+        finally:
+            for task in (current, following_task):
+                if task is not None and not task.done():
+                    task.cancel()
+                    await asyncio.gather(task, return_exceptions=True)
+    except BaseException:
+        writer.abort()
+        raise
     finally:
         if heartbeat is not None:
             await heartbeat.aclose()
@@ -450,23 +537,16 @@ async def arun_scenario(
                 await group.engine.aclose()
         await storage.aclose()
 
-    tables = build_tables(sessions, labels, infos, loaded.aggregate)
+    skipped = [str(error) for error in skipped]
+    combined = assembly.finish()
     headline = _default_headline(loaded, infos)
-    meta = meta_evaluation(
-        tables,
-        sessions,
-        labels,
-        infos,
-        loaded.meta,
-        headline,
-        link_judges=link_judge_ids(loaded.aggregate, infos),
-    )
+    meta = assembly.meta(headline)
     spec_by_id = {spec.id: spec for spec in loaded.judges}
     group_of = {spec.id: group for group in groups for spec in group.specs}
     judge_rows = []
     for info in infos:
         spec, group, judge = spec_by_id[info.id], group_of[info.id], judges[info.id]
-        versions = sorted({label.key.prompt_version for label in labels.get(info.id, [])})
+        versions = sorted(assembly.prompt_versions.get(info.id, set()))
         stats: Any = getattr(judge, "stats", None)
         judge_rows.append(
             {
@@ -478,7 +558,7 @@ async def arun_scenario(
                 "base_url": public_url(group.base_url),
                 "options": dict(spec.options),
                 "prompt_version": ", ".join(versions),
-                **tables.label_counts.get(info.id, {"labels": 0, "missing": 0}),
+                **assembly.label_counts.get(info.id, {"labels": 0, "missing": 0}),
                 "reply_stats": stats.rates() if hasattr(stats, "rates") else None,
             }
         )
@@ -498,9 +578,9 @@ async def arun_scenario(
             "path": str(loaded.input.path),
             "format": loaded.input.format,
             "sources": str(loaded.input.sources) if loaded.input.sources else None,
-            "sessions": len(sessions),
-            "turns": len(tables.turns),
-            "links": len(tables.links),
+            "sessions": n_sessions,
+            "turns": writer.rows("turns"),
+            "links": writer.rows("links"),
         },
         "skipped": skipped,
         "judges": judge_rows,
@@ -520,11 +600,11 @@ async def arun_scenario(
             "resumed": _resumed(judges.values()) + sum(s["journal_hits"] for s in engine_stats),
             "path": str(engine_spec.cache) if cache is not None else None,
         },
-        "failures": tables.failures,
+        "failures": assembly.failures,
     }
     status = run_status(
-        tables.label_counts,
-        tables.failures,
+        assembly.label_counts,
+        assembly.failures,
         engine_stats,
         endpoints={spec.id: _where(group) for group in groups for spec in group.specs},
         max_missing=engine_spec.max_missing,
@@ -532,19 +612,15 @@ async def arun_scenario(
     )
     info_doc["status"] = status
     try:
-        write_run(
-            out,
-            links=tables.links,
-            turns=tables.turns,
-            sessions=tables.sessions,
+        run = writer.finish(
             meta=meta,
             info=info_doc,
-            csv=loaded.output.csv,
+            amend=_amend(combined),
+            extra_scores=_names(combined),
             report=render_report if loaded.output.report else None,
-            citations=tables.citations,
-            evidence=_evidence(sessions, labels, infos),
         )
     except OSError as error:
+        writer.abort()
         kept = ", ".join(str(p) for p in journal_paths)
         again = (
             f"the judgments are kept in {kept}: run again once fixed, no call is repeated"
@@ -555,9 +631,8 @@ async def arun_scenario(
             f"cannot write the run's outputs: {error.strerror or error}; {again}",
             path=str(error.filename or out),
         ) from None
-    run = load_run(out)
     say(
-        f"wrote {out} ({len(tables.sessions)} sessions, {len(tables.failures)} missing labels, "
+        f"wrote {out} ({n_sessions} sessions, {len(assembly.failures)} missing labels, "
         f"{info_doc['provider_calls']} provider calls, {info_doc['cache']['hits']} cache hits, "
         f"{info_doc['cache']['resumed']} resumed) in {time.monotonic() - started:.2f}s"
     )
@@ -571,12 +646,15 @@ def run_scenario(
     overrides: Overrides | None = None,
     progress: bool = False,
     log: TextIO | None = None,
-    sessions: Sequence[Session] | None = None,
+    sessions: Iterable[Session] | None = None,
+    window: int = WINDOW,
 ) -> Run:
     """Run ``scenario`` (a :class:`Scenario` or the path of its TOML file) and return the
     run read back from its directory (``out_dir``, else the scenario's ``output.dir``).
 
-    ``sessions`` replaces the scenario's input (already loaded sessions); ``progress`` shows
+    ``sessions`` replaces the scenario's input (sessions already loaded, or any iterable
+    of them). Sessions are judged, scored and written ``window`` at a time, so memory does
+    not grow with their number (only the score columns do, 8 bytes a score); ``progress`` shows
     one progress line on stderr; ``log`` receives one-line notices. Raises
     :class:`~genir_eval.errors.ConfigError` before any call when the scenario is invalid or
     a provider's API key is not set. Works from notebooks too (see ``run_sync``).
@@ -589,5 +667,6 @@ def run_scenario(
             progress=progress,
             log=log,
             sessions=sessions,
+            window=window,
         )
     )
