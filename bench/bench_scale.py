@@ -5,8 +5,9 @@ copied under a new id, its queries varied and its gold labels drawn at random, s
 and correlations are not degenerate) as canonical JSONL, then runs, in a fresh process
 per size, a scenario with one link judge (the offline twin of ``link_usefulness.dna``),
 the link metrics, a z-score combination, the meta-evaluation (1,000 bootstrap resamples)
-and the report, exactly as ``genir-eval run`` does. Prints per size the wall time, the
-peak resident memory of that process (``resource.getrusage``), that every output file is
+and the report (rendered from the finished run folder, timed apart), as ``genir-eval run``
+does. Prints per size the wall time, the peak resident memory of that process
+(``resource.getrusage``; also before the report), that every output file is
 there with one row per session/turn/link, and the slope between sizes in seconds per
 1,000 sessions: a run whose time is linear in its sessions shows a flat slope.
 
@@ -77,6 +78,7 @@ seed = 0
 
 [output]
 dir = "{out}"
+report = false
 """
 
 
@@ -110,20 +112,26 @@ def write_sessions(path: Path, n: int, seed: int = 0) -> tuple[int, int]:
 
 
 def _child_run(scenario: str) -> None:
-    """In a fresh process: run the scenario, print timings and peak RSS as JSON."""
+    """In a fresh process: run the scenario, then render its report from the run folder
+    (as ``genir-eval run`` does at its end, timed apart); print timings and peak RSS."""
     started = time.perf_counter()
+    from genir_eval.report.html import write_report
     from genir_eval.runner import run_scenario
 
     run = run_scenario(scenario)
+    run_wall = time.perf_counter() - started
+    run_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    write_report(run)
     wall = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     usage = resource.getrusage(resource.RUSAGE_SELF)
     print(
         json.dumps(
             {
                 "wall_s": wall,
+                "run_wall_s": run_wall,
                 "cpu_s": usage.ru_utime + usage.ru_stime,
-                "peak_rss_mb": peak / 1024,
+                "run_peak_rss_mb": run_peak / 1024,
+                "peak_rss_mb": usage.ru_maxrss / 1024,
                 "calls": run.info["provider_calls"],
                 "input": run.info["input"],
                 "status": (run.info.get("status") or {}).get("ok"),
@@ -193,8 +201,9 @@ def main() -> None:
         rows.append((n, result))
         print(
             f"{n:>9,} sessions ({turns:,} turns, {links:,} links, {result['calls']:,} calls): "
-            f"{result['wall_s']:8.1f} s wall, {result['cpu_s']:8.1f} s CPU, "
-            f"peak RSS {result['peak_rss_mb']:7.1f} MB, "
+            f"{result['wall_s']:8.1f} s wall ({result['run_wall_s']:.1f} s before the report), "
+            f"{result['cpu_s']:8.1f} s CPU, peak RSS {result['peak_rss_mb']:7.1f} MB "
+            f"({result['run_peak_rss_mb']:.1f} MB before the report), "
             f"{1000 * result['wall_s'] / n:6.2f} s per 1k sessions; {check}",
             flush=True,
         )
