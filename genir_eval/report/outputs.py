@@ -623,6 +623,10 @@ class _Table:
         self.rows += 1
 
 
+def _csv_value(value: Any) -> Any:
+    return "" if value is None else csv_cell(value)
+
+
 class RunWriter:
     """Writes a run directory as its rows come, in memory that does not grow with the rows.
 
@@ -734,36 +738,33 @@ class RunWriter:
         columns: list[str],
         amend: Callable[[str, dict[str, Any]], dict[str, Any]] | None,
     ) -> list[str]:
+        """The table's JSONL (the part file itself, renamed, when no row is amended) and
+        its CSV, in one pass over the part file."""
         jsonl_path = self.directory / table.file
         csv_path = jsonl_path.with_name(table.file.replace(".jsonl", ".csv"))
-        parse = amend is not None or self.csv
+        source_path = table.part
+        if amend is None:
+            os.replace(table.part, jsonl_path)
+            source_path = jsonl_path
         with contextlib.ExitStack() as stack:
-            source = stack.enter_context(table.part.open(encoding="utf-8"))
-            jsonl = stack.enter_context(_temporary(jsonl_path))
+            source = stack.enter_context(source_path.open(encoding="utf-8"))
+            jsonl = stack.enter_context(_temporary(jsonl_path)) if amend is not None else None
             writer = None
             if self.csv:
                 handle = stack.enter_context(_temporary(csv_path))
-                writer = csv_module.DictWriter(
-                    handle, fieldnames=[csv_cell(c) for c in columns], restval=""
-                )
-                writer.writeheader()
-            for text in source:
-                if not parse:
-                    jsonl.write(text)
-                    continue
-                row = json.loads(text)
-                if amend is not None:
-                    row = amend(table.name, row)
-                    text = json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n"
-                jsonl.write(text)
-                if writer is not None:
-                    writer.writerow(
-                        {
-                            csv_cell(k): "" if v is None else csv_cell(v)
-                            for k, v in _flatten(row).items()
-                        }
-                    )
-        table.part.unlink()
+                writer = csv_module.writer(handle)
+                writer.writerow([csv_cell(c) for c in columns])
+            if jsonl is not None or writer is not None:
+                for text in source:
+                    row = json.loads(text)
+                    if jsonl is not None and amend is not None:
+                        row = amend(table.name, row)
+                        jsonl.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
+                    if writer is not None:
+                        flat = _flatten(row)
+                        writer.writerow([_csv_value(flat.get(c)) for c in columns])
+        if amend is not None:
+            table.part.unlink()
         if self.csv:
             return [table.file, csv_path.name]
         with contextlib.suppress(FileNotFoundError):
