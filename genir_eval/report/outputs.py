@@ -282,7 +282,10 @@ TABLES: dict[str, tuple[str, list[str]]] = {
         LINKS_FILE,
         ["version", "session_id", "turn", "link_id", "url", "title", "cited", "gold"],
     ),
-    "turns": (TURNS_FILE, ["version", "session_id", "turn", "task_type", "gold_satisfaction"]),
+    "turns": (
+        TURNS_FILE,
+        ["version", "session_id", "turn", "task_type", "gold_satisfaction", "thumbs"],
+    ),
     "sessions": (
         SESSIONS_FILE,
         ["version", "session_id", "task_type", "n_turns", "gold_satisfaction"],
@@ -524,25 +527,13 @@ def write_run(
     with contextlib.suppress(FileNotFoundError):
         (out / RUN_FILE).unlink()
     written: list[str] = []
+    # the CSV's first columns, as the streaming writer uses them (TABLES)
     tables: list[tuple[str, list[dict[str, Any]], list[str]]] = [
-        (
-            LINKS_FILE,
-            [link_row_to_dict(r) for r in links],
-            ["version", "session_id", "turn", "link_id", "url", "title", "cited", "gold"],
-        ),
-        (
-            TURNS_FILE,
-            [turn_row_to_dict(r) for r in turns],
-            ["version", "session_id", "turn", "task_type", "gold_satisfaction", "thumbs"],
-        ),
-        (
-            SESSIONS_FILE,
-            [session_row_to_dict(r) for r in sessions],
-            ["version", "session_id", "task_type", "n_turns", "gold_satisfaction"],
-        ),
+        (LINKS_FILE, [link_row_to_dict(r) for r in links], TABLES["links"][1]),
+        (TURNS_FILE, [turn_row_to_dict(r) for r in turns], TABLES["turns"][1]),
+        (SESSIONS_FILE, [session_row_to_dict(r) for r in sessions], TABLES["sessions"][1]),
+        (CITATIONS_FILE, [citation_row_to_dict(r) for r in citations], TABLES["citations"][1]),
     ]
-    citation_base = ["version", "session_id", "turn", "statement", "link_id", "judge"]
-    tables.append((CITATIONS_FILE, [citation_row_to_dict(r) for r in citations], citation_base))
     for name, rows, base in tables:
         if name == CITATIONS_FILE and not rows:
             for stale in (name, name.replace(".jsonl", ".csv")):
@@ -611,14 +602,17 @@ class _Table:
         self.part_file = _Part(directory, self.file)
         self.part, self.handle = self.part_file.path, self.part_file.handle
         self.columns: dict[str, None] = dict.fromkeys(self.base)
-        self.first_scores_end: int | None = None  # column index after the first row's keys
+        self.first_scores_end: int | None = None  # column after the first row's scores
         self.rows = 0
 
     def write(self, row: Mapping[str, Any]) -> None:
         self.handle.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
         for key in _flatten(row):
             self.columns.setdefault(key, None)
-        if self.rows == 0:
+            if self.rows == 0 and key.startswith("score:"):
+                # a score added to every row at the end goes after the first row's scores
+                self.first_scores_end = list(self.columns).index(key) + 1
+        if self.rows == 0 and self.first_scores_end is None:
             self.first_scores_end = len(self.columns)
         self.rows += 1
 
