@@ -491,8 +491,9 @@ class GoldComparison:
     """One judge's labels against the gold ones, gathered window by window of sessions.
 
     ``add(sessions, labels, link_labels)`` keeps only numbers (label/gold pairs, per-query
-    and per-session columns, span set sizes), never the sessions or labels, so a run of any
-    size keeps memory linear in its queries at 8 bytes a number; ``result()`` gives the
+    and per-session columns, span set sizes), so a run of any size keeps memory linear in its
+    queries at 8 bytes a number (a citation support judge's sessions and labels are kept
+    whole: its figures need each turn's statements); ``result()`` gives the
     blocks :func:`score_labels` documents, the same figures as scoring all sessions at once.
     A link judge is its own source of ``sdcg_urge``; any other kind is combined with
     ``link_labels`` when ``with_link_labels`` is set (``link_source`` names them).
