@@ -6,9 +6,12 @@ Two conditions make every later attempt of an engine a ``stopped`` failure, with
   escape (401 and 403: the key is wrong or lacks access; 402 or an exhausted quota: no money
   left; 404: the model does not exist). A bad request (400) or an unusable reply belongs to
   one request and does not count; any reply that is not such an error resets the streak.
-- ``give_up_after`` seconds of nothing but connection failures (refused, reset, DNS,
-  connect timeouts) since the last reply of any kind: the endpoint is dead, retrying each
-  judgment for its whole deadline would only delay the same result.
+- ``give_up_after`` seconds of nothing but failures to get any reply (connections refused,
+  reset or timed out, DNS errors, attempts that timed out without an answer), counted from
+  the send of the first such attempt after the last reply of any kind: the endpoint is dead
+  or hung, and retrying each judgment for its whole deadline would only delay the same
+  result. With the default 60 s attempt timeout a hung server is given up when its first
+  attempts time out, a refused or unresolvable one after ``give_up_after``.
 
 Both conditions are per engine, that is per provider, model and endpoint.
 """
@@ -35,6 +38,8 @@ _CONNECTION_MARKERS = (
     "Name or service not known",
     "nodename nor servname",
     "Temporary failure in name resolution",
+    "attempt timed out after",  # no answer at all within the attempt timeout
+    "APITimeoutError",
 )
 
 
@@ -48,7 +53,7 @@ def is_endpoint_error(error: ProviderError) -> bool:
 
 
 def is_connection_error(error: ProviderError) -> bool:
-    """A failure to reach the endpoint at all (no HTTP reply)."""
+    """A failure to get any HTTP reply from the endpoint (unreachable, or no answer)."""
     if error.status is not None or error.error_class != "transient":
         return False
     text = str(error)
@@ -56,7 +61,7 @@ def is_connection_error(error: ProviderError) -> bool:
 
 
 class EndpointHealth:
-    """Counts an engine's endpoint errors and connection failures and says when to stop.
+    """Counts an engine's endpoint errors and attempts without a reply; says when to stop.
 
     ``stop_after=0`` and ``give_up_after=0`` disable the respective condition."""
 
@@ -116,7 +121,7 @@ class EndpointHealth:
                 self._unreachable_since = now if sent_at is None else min(now, sent_at)
             if self.give_up_after and now - self._unreachable_since >= self.give_up_after:
                 self._stop(
-                    f"gave up: the endpoint was unreachable for "
+                    f"gave up: the endpoint was unreachable or silent for "
                     f"{now - self._unreachable_since:.0f}s; last: {message}"
                 )
             return

@@ -32,7 +32,8 @@ DEFAULT_MAX_MISSING = 0.05
 #: Consecutive permanent errors of one endpoint (401, 403, exhausted quota, unknown model)
 #: after which the engine stops sending.
 DEFAULT_STOP_AFTER = 5
-#: Seconds of nothing but connection failures after which an endpoint is given up.
+#: Seconds with no reply at all (connection failures, attempts timed out) after which an
+#: endpoint is given up.
 DEFAULT_GIVE_UP_AFTER = 45.0
 
 
@@ -153,7 +154,8 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
         type=setting_type("give_up_after"),
         default=DEFAULT_GIVE_UP_AFTER,
         metavar="SECONDS",
-        help="give an endpoint up after this long with nothing but connection failures "
+        help="give an endpoint up after this long with no reply at all (connection failures, "
+        "attempts timed out) "
         f"(default {DEFAULT_GIVE_UP_AFTER:g}, 0: never)",
     )
     group.add_argument("--quiet", action="store_true", help="no progress bar, notice or summary")

@@ -37,7 +37,7 @@ kind raises :class:`~genir_eval.errors.ConfigError` naming the key and what was 
     max_missing = 0.05                # the run fails (exit 3) when a judge misses more labels
     allow_permanent = false           # true: permanent provider errors alone do not fail it
     stop_after = 5                    # consecutive 401/403/quota/404 errors before stopping
-    give_up_after = 45.0              # seconds of connection failures before giving up
+    give_up_after = 45.0              # seconds with no reply at all before giving up
 
     [[judges]]
     name = "link_usefulness.dna"      # a registered judge (genir-eval judges list)

@@ -35,7 +35,8 @@ REFUSED = ProviderError("APIConnectionError: Connection error.", error_class="tr
         (_status(400), False, False),  # one bad request is that request's problem
         (_status(500, "transient"), False, False),
         (REFUSED, False, True),
-        (ProviderError("attempt timed out after 60s", error_class="transient"), False, False),
+        (ProviderError("attempt timed out after 60s", error_class="transient"), False, True),
+        (ProviderError("RemoteProtocolError: dropped", error_class="transient"), False, False),
     ],
 )
 def test_error_kinds(error: ProviderError, endpoint: bool, connection: bool) -> None:
@@ -71,7 +72,7 @@ def test_gives_up_an_unreachable_endpoint_counting_from_the_first_send() -> None
     assert not health.stopped  # 44 s since 141
     clock.now = 186.0
     health.on_error(REFUSED, "refused", sent_at=176.0)
-    assert health.stopped and "unreachable for 45s" in (health.reason or "")
+    assert health.stopped and "unreachable or silent for 45s" in (health.reason or "")
 
 
 def test_disabled_conditions_never_stop() -> None:

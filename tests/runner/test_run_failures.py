@@ -198,3 +198,34 @@ def test_meta_exits_3_when_every_label_is_missing(
     assert result["status"]["ok"] is False
     assert result["status"]["top_failures"][0]["endpoint"].endswith(server.openai_base_url)
     assert "RUN FAILED" in captured.err and "Traceback" not in captured.err
+
+
+def test_a_hung_endpoint_is_given_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that accepts and never answers: attempts time out, and after give_up_after
+    seconds of nothing but that the engine stops instead of retrying to the deadline."""
+    from genir_eval.testing.fake_llm_server import FaultPlan
+
+    with FakeLLMServer(faults=FaultPlan(rate=1.0, kinds=("hang",))) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
+        scenario = parse_scenario(
+            {
+                "input": {"path": str(DEMO_CSV)},
+                "llm": {"provider": "openai", "base_url": server.openai_base_url},
+                "engine": {
+                    "cache": False,
+                    "timeout": 0.5,
+                    "deadline": 600.0,
+                    "max_attempts": 1000,
+                    "give_up_after": 2.0,
+                },
+                "judges": [{"name": "link_usefulness.dna"}],
+                "meta": {"n_boot": 20},
+            },
+            base_dir=tmp_path,
+        )
+        started = time.monotonic()
+        run = run_scenario(scenario, out_dir=tmp_path / "run")
+        elapsed = time.monotonic() - started
+    status = run.info["status"]
+    assert any("unreachable or silent" in reason for reason in status["reasons"])
+    assert elapsed < 60  # the deadline (600 s) and the attempts (1000) were never reached
