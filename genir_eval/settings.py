@@ -63,6 +63,7 @@ SETTINGS: dict[str, Setting] = {
         Setting("max_missing", False, 0, 1),
         Setting("stop_after", True, 0, 10**9),
         Setting("give_up_after", False, 0, 30 * _DAY),
+        Setting("ray_workers", True, 1, 10**6),
         Setting("n_boot", True, 0, MAX_RESAMPLES),
         Setting("resamples", True, 1, MAX_RESAMPLES),
         Setting("splits", True, 1, MAX_RESAMPLES),

@@ -11,7 +11,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from genir_eval.cli import COMMANDS
-from genir_eval.llm.options import add_engine_arguments
+from genir_eval.llm.options import add_engine_arguments, setting_type
 
 if TYPE_CHECKING:
     from genir_eval.runner.run import Overrides
@@ -55,6 +55,24 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "--out", metavar="DIR", help="output directory (default: the scenario's output.dir)"
     )
     add_engine_arguments(parser)
+    parser.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        help="where the judging runs: this process (local, the default) or a Ray cluster "
+        '(ray; needs pip install "genir-eval[ray]")',
+    )
+    parser.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        help='the Ray cluster to join ("auto": the one `ray start` runs here; '
+        "ray://host:10001 for a remote one); default: a new local cluster",
+    )
+    parser.add_argument(
+        "--ray-workers",
+        metavar="N",
+        type=setting_type("ray_workers"),
+        help="shards of sessions, one Ray task each (default: the cluster's CPUs)",
+    )
     parser.set_defaults(func=run, **{name: None for name in _SCENARIO_DECIDES})
 
 
@@ -79,6 +97,9 @@ def overrides_from_args(args: argparse.Namespace) -> Overrides:
         allow_permanent=args.allow_permanent,
         stop_after=args.stop_after,
         give_up_after=args.give_up_after,
+        executor=args.executor,
+        ray_address=args.ray_address,
+        ray_workers=args.ray_workers,
     )
 
 

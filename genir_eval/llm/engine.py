@@ -22,6 +22,7 @@ import sys
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, TextIO
 
@@ -42,6 +43,7 @@ from genir_eval.llm.limits import (
     AdaptiveLimit,
     LearnedRate,
     LookupWindow,
+    RateGate,
     RequestRate,
     TokenBudget,
 )
@@ -103,6 +105,7 @@ class Engine:
         owns_storage: bool = True,
         stop_after: int = 5,
         give_up_after: float = 45.0,
+        rate_gate: Callable[[], Any] | None = None,
     ) -> None:
         for name, value in (
             ("concurrency", concurrency),
@@ -135,6 +138,7 @@ class Engine:
         self.quiet = quiet
         self.summary_stream = summary_stream
         self.owns_storage = owns_storage
+        self._rate_gate = rate_gate
         self.run_id = uuid.uuid4().hex
         self._aimd = (aimd_increase_every, aimd_cooldown_s)
         self._rng = random.Random(seed)
@@ -148,7 +152,7 @@ class Engine:
         self.in_flight = 0
         self.backing_off = 0
         self._rate: RequestRate | None = None
-        self._learned: LearnedRate | None = None
+        self._learned: RateGate | None = None
         self._budget: TokenBudget | None = None
         self._progress = Progress(quiet=quiet or not progress) if progress else None
         self._started = time.time()
@@ -311,6 +315,11 @@ class Engine:
         self.health.rebind()
         self._rate = RequestRate(self.rpm) if self.rpm else None
         self._learned = None if self.rpm else LearnedRate()
+        if self._rate_gate is not None:
+            # the request rate is kept elsewhere (a Ray cluster's coordinator): its gate
+            # stands in for both, and is told of answers and 429s as the learned rate is
+            self._rate = None
+            self._learned = self._rate_gate()
         self._budget = TokenBudget(self.tpm) if self.tpm else None
 
     def _estimate_tokens(self, request: Request) -> int:
@@ -523,6 +532,8 @@ class Engine:
         learned = self._learned
         if learned is None:
             return {"source": "none"}
+        if not isinstance(learned, LearnedRate):
+            return {"source": "shared"}  # kept by the cluster's coordinator
         rate = learned.rate()
         return {
             "source": "learned",

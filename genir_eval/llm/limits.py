@@ -30,6 +30,7 @@ import math
 import time
 from collections import deque
 from collections.abc import Callable
+from typing import Protocol
 
 from genir_eval.llm.base import RateLimitInfo
 
@@ -37,6 +38,7 @@ __all__ = [
     "AdaptiveLimit",
     "LearnedRate",
     "LookupWindow",
+    "RateGate",
     "RequestRate",
     "TokenBudget",
     "Reservation",
@@ -344,6 +346,19 @@ class RequestRate:
                 future.set_result(None)  # the gate passes straight to the next in line
                 return
         self._busy = False
+
+
+class RateGate(Protocol):
+    """What paces an engine's sends and hears how the provider took them (:class:`LearnedRate`,
+    or a cluster-wide limiter standing in for it)."""
+
+    async def acquire(self, *, first: bool = False) -> None: ...
+
+    def on_answer(self, info: RateLimitInfo | None = None) -> None: ...
+
+    def on_rate_limit(
+        self, *, sent_at: float | None = None, info: RateLimitInfo | None = None
+    ) -> None: ...
 
 
 class LearnedRate:

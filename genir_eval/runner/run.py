@@ -85,6 +85,9 @@ class Overrides:
     allow_permanent: bool | None = None
     stop_after: int | None = None
     give_up_after: float | None = None
+    executor: str | None = None
+    ray_address: str | None = None
+    ray_workers: int | None = None
 
 
 def apply_overrides(scenario: Scenario, overrides: Overrides | None) -> Scenario:
@@ -107,6 +110,9 @@ def apply_overrides(scenario: Scenario, overrides: Overrides | None) -> Scenario
             "allow_permanent",
             "stop_after",
             "give_up_after",
+            "executor",
+            "ray_address",
+            "ray_workers",
         )
         if getattr(o, name) is not None
     }
@@ -255,6 +261,16 @@ def _journal_path(out: Path, group: _Group, n_groups: int) -> Path:
     if group.base_url:
         tag += "." + hashlib.sha256(group.base_url.encode()).hexdigest()[:8]
     return out / f"journal.{tag}.sqlite"
+
+
+def _add_stats(judge: Judge, stats: Any) -> None:
+    """Add a Ray worker's reply statistics (``JudgeStats``) into the driver's judge."""
+    mine: Any = getattr(judge, "stats", None)
+    if mine is None or stats is None:
+        return
+    for name, value in vars(stats).items():
+        if isinstance(value, int) and isinstance(getattr(mine, name, None), int):
+            setattr(mine, name, getattr(mine, name) + value)
 
 
 def _judge_info(judge: Judge, spec: JudgeSpec) -> JudgeInfo:
@@ -483,7 +499,30 @@ async def arun_scenario(
                 lambda: _waiting_line(display, groups), stream=log, every_s=HEARTBEAT_S
             )
 
+        on_ray = asyncio.Lock()
+
         async def judge_window(batch: list[Session]) -> dict[str, list[Label]]:
+            if engine_spec.executor == "ray":
+                from genir_eval.runner.ray_executor import judge_on_ray
+
+                # One window on the cluster at a time: each has its coordinator, and two
+                # at once would split the provider's rate limit into two budgets.
+                async with on_ray:
+                    judged = await judge_on_ray(
+                        loaded,
+                        batch,
+                        out,
+                        address=engine_spec.ray_address,
+                        workers=engine_spec.ray_workers,
+                        say=say,
+                    )
+                for judge_id, shard_stats in judged.judge_stats.items():
+                    _add_stats(judges[judge_id], shard_stats)
+                engine_stats.extend(judged.engine_stats)
+                for path in judged.journal_paths:
+                    if path not in journal_paths:
+                        journal_paths.append(path)
+                return judged.labels
             labels: dict[str, list[Label]] = {}
 
             async def judge_all(spec: JudgeSpec, group: _Group) -> None:
@@ -533,7 +572,8 @@ async def arun_scenario(
         display.close()
         for group in groups:
             if group.engine is not None:
-                engine_stats.append(group.engine.stats())
+                if engine_spec.executor != "ray":  # on Ray the workers' engines did the calls
+                    engine_stats.append(group.engine.stats())
                 await group.engine.aclose()
         await storage.aclose()
 

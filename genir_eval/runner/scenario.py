@@ -38,6 +38,10 @@ kind raises :class:`~genir_eval.errors.ConfigError` naming the key and what was 
     allow_permanent = false           # true: permanent provider errors alone do not fail it
     stop_after = 5                    # consecutive 401/403/quota/404 errors before stopping
     give_up_after = 45.0              # seconds with no reply at all before giving up
+    executor = "local"                # local | ray: shard the sessions over a Ray cluster
+    ray_address = "auto"              # the Ray cluster (executor = "ray"; default: a new
+                                      # local one, or this process's ray.init)
+    ray_workers = 4                   # shards (default: the cluster's CPUs)
 
     [[judges]]
     name = "link_usefulness.dna"      # a registered judge (genir-eval judges list)
@@ -155,6 +159,10 @@ class EngineSpec:
     allow_permanent: bool = False
     stop_after: int = DEFAULT_STOP_AFTER
     give_up_after: float = DEFAULT_GIVE_UP_AFTER
+    #: where the judging runs: "local" (this process) or "ray" (runner/ray_executor.py)
+    executor: str = "local"
+    ray_address: str | None = None
+    ray_workers: int | None = None
 
 
 @dataclass(frozen=True)
@@ -377,6 +385,10 @@ def _llm(t: _Table, default: LlmSpec) -> LlmSpec:
     )
 
 
+#: Where a run's judging step runs.
+EXECUTORS = ("local", "ray")
+
+
 def _engine(t: _Table, base: Path) -> EngineSpec:
     cache_value = t.get("cache")
     cache: Path | None
@@ -402,6 +414,9 @@ def _engine(t: _Table, base: Path) -> EngineSpec:
         allow_permanent=t.boolean("allow_permanent", False),
         stop_after=t.setting("stop_after", DEFAULT_STOP_AFTER),
         give_up_after=t.setting("give_up_after", DEFAULT_GIVE_UP_AFTER),
+        executor=t.string("executor", "local", choices=EXECUTORS),
+        ray_address=t.string("ray_address", None),
+        ray_workers=t.setting("ray_workers", None),
         cache=cache,
         cache_mode=t.string("cache_mode", "read-write", choices=CACHE_MODES),
         journal=_journal(t, base),

@@ -124,6 +124,8 @@ def test_llm_defaults_and_per_judge_override() -> None:
             r"meta.headline: 'sdcg-urge' is not a score of this scenario",
         ),
         (_with(version=2), r"version: expected 1, got 2"),
+        (_with(engine={"executor": "dask"}), r"engine.executor: expected one of local, ray"),
+        (_with(engine={"ray_workers": 0}), r"engine.ray_workers"),
     ],
 )
 def test_invalid_scenarios_name_the_key(document: dict[str, object], message: str) -> None:

@@ -1,0 +1,265 @@
+"""The judging step of a run: every judge over a list of sessions, through the engines.
+
+:func:`judge_locally` is what a local run does (one engine per provider/model/endpoint,
+sharing one cache; a journal per engine in the output folder; all judges concurrently) and
+what each Ray worker does over its shard (:mod:`genir_eval.runner.ray_executor`, with a
+journal shard and the cluster's global request rate). The runner calls one or the other and
+gets the same :class:`Judged` back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import re
+from collections.abc import Callable, Coroutine, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from genir_eval.judges.base import Judge, Label, judge_sessions, make_judge
+from genir_eval.llm.base import Completion, Failure, Request
+from genir_eval.llm.cache import Cache
+from genir_eval.llm.engine import Engine
+from genir_eval.llm.journal import Journal
+from genir_eval.llm.prices import load_prices
+from genir_eval.llm.progress import Heartbeat, Progress
+from genir_eval.llm.providers import DEFAULT_MODELS, make_provider, resolve_provider
+from genir_eval.records import Session
+from genir_eval.runner.scenario import JudgeSpec, Scenario
+from genir_eval.settings import public_url
+
+__all__ = ["Group", "Judged", "groups_of", "judge_locally"]
+
+
+@dataclass
+class Group:
+    """The judges sharing one provider, model and endpoint, and their engine."""
+
+    provider: str
+    model: str
+    base_url: str | None
+    notice: str | None
+    specs: list[JudgeSpec]
+    engine: Engine | None = None
+    journal: Journal | None = None
+
+
+@dataclass
+class Judged:
+    """What the judging step gives the rest of the run."""
+
+    #: judge id -> its labels, in session order
+    labels: dict[str, list[Label]]
+    #: one ``Engine.stats()`` per engine (per engine and shard on Ray)
+    engine_stats: list[dict[str, Any]] = field(default_factory=list)
+    #: the journal files written (kept for a resume)
+    journal_paths: list[Path] = field(default_factory=list)
+    #: judge id -> the judge's reply statistics (``JudgeStats``), when it keeps any
+    judge_stats: dict[str, Any] = field(default_factory=dict)
+
+
+def groups_of(scenario: Scenario) -> list[Group]:
+    groups: dict[tuple[str, str, str | None], Group] = {}
+    for spec in scenario.judges:
+        resolved, notice = resolve_provider(spec.llm.provider, base_url=spec.llm.base_url)
+        model = spec.llm.model or DEFAULT_MODELS[resolved]
+        key = (resolved, model, spec.llm.base_url)
+        if key not in groups:
+            groups[key] = Group(resolved, model, spec.llm.base_url, notice, [])
+        groups[key].specs.append(spec)
+    return list(groups.values())
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "x"
+
+
+def journal_path(out: Path, group: Group, n_groups: int, tag: str | None = None) -> Path:
+    """``journal.sqlite`` in the output folder (``journal.<tag>.sqlite`` for a shard), with
+    the provider/model in the name when the run has several engines."""
+    stem = "journal" if tag is None else f"journal.{tag}"
+    if n_groups == 1:
+        return out / f"{stem}.sqlite"
+    name = _slug(f"{group.provider}.{group.model}")
+    if group.base_url:
+        name += "." + hashlib.sha256(group.base_url.encode()).hexdigest()[:8]
+    return out / f"{stem}.{name}.sqlite"
+
+
+class _TrackedEngine:
+    """An engine as a judge sees it, reporting each finished call to the run's one
+    progress line (several engines, one display)."""
+
+    def __init__(self, engine: Engine, progress: Progress) -> None:
+        self._engine = engine
+        self._progress = progress
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._engine, name)
+
+    async def complete(self, request: Request) -> Completion | Failure:
+        result = await self._engine.complete(request)
+        self._progress.update(
+            failed=isinstance(result, Failure),
+            cached=isinstance(result, Completion) and result.cached,
+        )
+        return result
+
+    def expect(self, n: int) -> None:
+        self._progress.add_total(n)
+
+
+def _where(group: Group) -> str:
+    where = f"{group.provider}/{group.model}"
+    url = public_url(group.base_url)
+    return f"{where} at {url}" if url else where
+
+
+def _is_tty(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+#: Without a terminal, a progress line at least this often (seconds).
+HEARTBEAT_S = 30.0
+
+
+def _waiting_line(display: Progress, groups: Sequence[Group]) -> str:
+    waits = [g.engine.waiting_for() for g in groups if g.engine is not None]
+    waits = [w for w in waits if w]
+    total = max(display.total, display.done)
+    line = f"{display.done}/{total} judgments done, {display.failures} failed"
+    return f"{line}; waiting for {'; '.join(waits)}" if waits else f"{line}; judging"
+
+
+async def _all_or_none(coroutines: Iterable[Coroutine[Any, Any, None]]) -> None:
+    """Await every coroutine; when one raises, cancel the others and raise that error (a
+    journal that cannot be written stops the run before more calls are paid for)."""
+    tasks = [asyncio.ensure_future(c) for c in coroutines]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+async def judge_locally(
+    scenario: Scenario,
+    sessions: Sequence[Session],
+    out: Path,
+    *,
+    groups: list[Group] | None = None,
+    judges: dict[str, Judge] | None = None,
+    progress: bool = False,
+    log: TextIO | None = None,
+    say: Callable[[str], None] | None = None,
+    journal_tag: str | None = None,
+    rate_gate: Callable[[], Any] | None = None,
+) -> Judged:
+    """Every judge of ``scenario`` over ``sessions`` in this process.
+
+    ``groups``/``judges``: the runner's own (built here when not given); ``journal_tag``
+    names a journal shard (``journal.<tag>.sqlite``); ``rate_gate`` makes the engines take
+    their request rate from a shared limiter instead of their own (Ray workers).
+    """
+    say = say or (lambda message: None)
+    groups = groups if groups is not None else groups_of(scenario)
+    if judges is None:
+        judges = {spec.id: make_judge(spec.name, **spec.options) for spec in scenario.judges}
+    engine_spec = scenario.engine
+    prices = load_prices(str(engine_spec.prices)) if engine_spec.prices else load_prices()
+    display = Progress(quiet=not progress, label=f"judging {len(sessions)} sessions")
+    labels: dict[str, list[Label]] = {}
+    engine_stats: list[dict[str, Any]] = []
+    journal_paths: list[Path] = []
+    storage = contextlib.AsyncExitStack()
+    heartbeat: Heartbeat | None = None
+    try:
+        cache: Cache | None = None
+        if engine_spec.cache is not None and engine_spec.cache_mode != "off":
+            cache = Cache(engine_spec.cache, mode=engine_spec.cache_mode)  # type: ignore[arg-type]
+            storage.push_async_callback(cache.aclose)
+        shared_journal: Journal | None = None
+        if isinstance(engine_spec.journal, Path):
+            # one file named by the user: every provider/model's judgments in it, keyed apart
+            path = engine_spec.journal
+            if journal_tag is not None:
+                path = path.with_name(f"{path.stem}.{journal_tag}{path.suffix}")
+            shared_journal = Journal(path)
+            storage.push_async_callback(shared_journal.aclose)
+        for group in groups:
+            if group.notice:
+                say(group.notice)
+            provider = make_provider(
+                group.provider,
+                model=group.model,
+                base_url=group.base_url,
+                timeout=engine_spec.timeout,
+            )
+            if shared_journal is not None:
+                group.journal = shared_journal
+            elif engine_spec.journal:
+                group.journal = Journal(journal_path(out, group, len(groups), journal_tag))
+                storage.push_async_callback(group.journal.aclose)
+            if group.journal is not None and group.journal.path not in journal_paths:
+                journal_paths.append(group.journal.path)
+            group.engine = Engine(
+                provider,
+                concurrency=engine_spec.concurrency,
+                rpm=engine_spec.rpm,
+                tpm=engine_spec.tpm,
+                max_attempts=engine_spec.max_attempts,
+                attempt_timeout=engine_spec.timeout,
+                deadline=engine_spec.deadline,
+                cache=cache,
+                journal=group.journal,
+                prices=prices,
+                progress=False,
+                quiet=True,
+                owns_storage=False,
+                stop_after=engine_spec.stop_after,
+                give_up_after=engine_spec.give_up_after,
+                rate_gate=rate_gate,
+            )
+        say(
+            f"judging {len(sessions)} sessions with {len(scenario.judges)} judges "
+            f"({', '.join(f'{g.provider}/{g.model}' for g in groups)})"
+        )
+        if progress and log is not None and not _is_tty(log):
+            # no progress bar without a terminal: a line at least every 30 s instead
+            heartbeat = Heartbeat(
+                lambda: _waiting_line(display, groups), stream=log, every_s=HEARTBEAT_S
+            )
+
+        async def judge_all(spec: JudgeSpec, group: Group) -> None:
+            assert group.engine is not None and judges is not None
+            # the wrapper only feeds the progress line: without one, no per-call detour
+            engine = _TrackedEngine(group.engine, display) if progress else group.engine
+            labels[spec.id] = await judge_sessions(judges[spec.id], sessions, engine)
+
+        await _all_or_none(judge_all(spec, group) for group in groups for spec in group.specs)
+    finally:
+        if heartbeat is not None:
+            await heartbeat.aclose()
+        display.close()
+        for group in groups:
+            if group.engine is not None:
+                engine_stats.append(group.engine.stats())
+                await group.engine.aclose()
+        await storage.aclose()
+    return Judged(
+        labels={spec.id: labels[spec.id] for spec in scenario.judges},
+        engine_stats=engine_stats,
+        journal_paths=journal_paths,
+        judge_stats={
+            judge_id: stats
+            for judge_id, judge in judges.items()
+            if (stats := getattr(judge, "stats", None)) is not None
+        },
+    )

@@ -1,0 +1,283 @@
+"""Judging on a Ray cluster: the sessions sharded over workers, one global request rate.
+
+``[engine] executor = "ray"`` (``genir-eval run --executor ray [--ray-address ADDR]``) runs
+the judging step of a run here; everything before it (reading the sessions) and after it
+(aggregation, meta-evaluation, the outputs) runs on the driver exactly as a local run does,
+from the labels the workers send back.
+
+What runs where:
+
+- **driver** (the machine running ``genir-eval run``): splits the sessions into contiguous
+  shards, one per worker, starts one Ray task per shard and one coordinator actor, merges
+  the labels in session order, then aggregates, meta-evaluates and writes the run folder.
+- **worker** (a Ray task, one CPU): rebuilds the scenario's judges and runs the same async
+  engine as a local run over its shard (:func:`genir_eval.runner.executor.judge_locally`),
+  with its own journal shard ``journal.shard-<k>-of-<n>.sqlite`` in the output folder and its
+  own connection to the scenario's cache file (SQLite in WAL mode: the workers of one node
+  share it safely; on a cluster without a shared file system each node keeps its own).
+- **coordinator** (a Ray actor): the provider's one request-rate budget. Every send of every
+  worker first asks it for a time slot: slots are spaced ``60 / rpm`` apart (with a 5% guard;
+  a worker reaching its slot more than 25 ms late gives it up and asks again) when the rate
+  is configured, or at the rate learned from all workers' replies and 429s
+  (:class:`~genir_eval.llm.limits.LearnedRate`, fed by every worker) when it is not. So the
+  limit is one global budget, never multiplied by the number of workers. It also records
+  which process holds which shard (``where()``).
+
+Why Ray tasks and an actor, not Ray Data: a shard's identity must survive a retry, because
+its journal is what makes a retried shard resume without repeating a call; a task per shard
+with Ray's ``max_retries`` gives exactly that (a killed worker's task is rerun with the same
+arguments, opens the same journal shard and finds its finished judgments there). Ray Data's
+``map_batches`` sizes and re-splits blocks itself, runs a synchronous function per batch
+(one event loop per batch would cap the in-flight requests at the batch size) and offers
+nothing here that the judging needs: the work is I/O-bound calls, not a data pipeline.
+
+Retried shards resume from their journal only if the output folder is the same folder for
+the retry: on one machine it is; on a cluster, put the output folder on a file system every
+node mounts (NFS), or a retried shard on another node judges its shard again (through the
+cache, if that is shared). Resume a run with the same number of workers, so the shards and
+their journals line up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from genir_eval.errors import ConfigError
+from genir_eval.judges.base import Label
+from genir_eval.llm.base import RateLimitInfo
+from genir_eval.llm.limits import LearnedRate
+from genir_eval.records import Session
+from genir_eval.runner.executor import Judged, judge_locally
+from genir_eval.runner.scenario import Scenario
+
+__all__ = ["Coordinator", "SharedRate", "judge_on_ray", "shards"]
+
+#: Attempts of a shard whose worker died (Ray's ``max_retries``: retries, not attempts).
+SHARD_RETRIES = 3
+#: Slots are spaced this much wider than ``60 / rpm``, and a worker sends within
+#: ``SLOT_LATE_S`` of its slot or not at all: any 1 s window of sends then holds at most
+#: ``rpm / 60`` of them with 25 ms to spare for the way from the send to the provider.
+SLOT_GUARD = 0.05
+SLOT_LATE_S = 0.025
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError(
+            'executor = "ray" needs Ray: pip install "genir-eval[ray]" (or use the local '
+            "executor, the default)"
+        ) from None
+    return ray
+
+
+class Coordinator:
+    """The run's global request rate and its shard registry (run as a Ray actor).
+
+    ``slot()`` returns the wall-clock time (``time.time()``) at which the caller may send:
+    consecutive slots are ``60 / rpm * (1 + guard)`` apart when ``rpm`` is given, ``1 / rate``
+    apart at the learned rate otherwise, and "now" while nothing limits the rate yet.
+    """
+
+    def __init__(self, rpm: float | None, *, guard: float = SLOT_GUARD) -> None:
+        self.rpm = rpm
+        self.spacing = 60.0 / rpm * (1.0 + guard) if rpm else None
+        self.learned = None if rpm else LearnedRate()
+        self.next_at = 0.0
+        self.slots = 0
+        self.most_in_1s = 0  # the most slots handed out for any 1 s window
+        self._recent: deque[float] = deque()
+        self.workers: dict[int, list[dict[str, Any]]] = {}
+
+    def slot(self) -> float:
+        now = time.time()
+        spacing = self.spacing
+        if spacing is None:
+            assert self.learned is not None
+            rate = self.learned.rate()
+            if rate is None:
+                return now
+            spacing = 1.0 / rate
+        at = max(now, self.next_at)
+        self.next_at = at + spacing
+        self.slots += 1
+        recent = self._recent
+        recent.append(at)
+        while recent[0] <= at - 1.0:
+            recent.popleft()
+        self.most_in_1s = max(self.most_in_1s, len(recent))
+        return at
+
+    def on_answer(self, info: RateLimitInfo | None) -> None:
+        if self.learned is not None:
+            self.learned.on_answer(info)
+
+    def on_rate_limit(self, sent_wall: float, info: RateLimitInfo | None) -> None:
+        if self.learned is not None:
+            # the worker's wall clock to this process's monotonic clock
+            sent_at = time.monotonic() - (time.time() - sent_wall)
+            self.learned.on_rate_limit(sent_at=sent_at, info=info)
+
+    def hello(self, shard: int, pid: int, node: str) -> None:
+        """A worker started (or restarted) ``shard``."""
+        self.workers.setdefault(shard, []).append({"pid": pid, "node": node, "at": time.time()})
+
+    def where(self) -> dict[int, list[dict[str, Any]]]:
+        return self.workers
+
+    def stats(self) -> dict[str, Any]:
+        if self.learned is None:
+            return {
+                "source": "configured",
+                "rpm": self.rpm,
+                "slots": self.slots,
+                "most_in_1s": self.most_in_1s,
+            }
+        rate = self.learned.rate()
+        stated = self.learned.stated
+        return {
+            "source": "learned",
+            "rpm": None if rate is None else round(rate * 60.0, 1),
+            "stated_rpm": None if stated is None else round(stated * 60.0, 1),
+            "decreases": self.learned.decreases,
+            "slots": self.slots,
+            "most_in_1s": self.most_in_1s,
+        }
+
+
+class SharedRate:
+    """A worker's side of the coordinator: the engine's request rate (``rate_gate``)."""
+
+    def __init__(self, coordinator: Any, *, learned: bool) -> None:
+        self.coordinator = coordinator
+        self.learned = learned
+        self.late = 0  # slots given up because they were reached too late
+
+    async def acquire(self, *, first: bool = False) -> None:
+        # A slot reached too late (a slow reply from the actor, a stalled event loop) is
+        # given up rather than used: sent late, the request would share a 1 s window with
+        # the slots after it. So every send goes within SLOT_LATE_S of its slot.
+        while True:
+            at = await self.coordinator.slot.remote()
+            delay = at - time.time()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            if time.time() <= at + SLOT_LATE_S:
+                return
+            self.late += 1
+
+    def on_answer(self, info: RateLimitInfo | None = None) -> None:
+        if self.learned:
+            self.coordinator.on_answer.remote(info)  # fire and forget: the reply is None
+
+    def on_rate_limit(
+        self, *, sent_at: float | None = None, info: RateLimitInfo | None = None
+    ) -> None:
+        if self.learned:
+            sent_wall = time.time() - (time.monotonic() - sent_at) if sent_at else time.time()
+            self.coordinator.on_rate_limit.remote(sent_wall, info)
+
+
+def shards(sessions: Sequence[Session], n: int) -> list[list[Session]]:
+    """``sessions`` in ``n`` contiguous shards of sizes differing by at most one (file
+    order kept, so the merged labels come back in the local run's order)."""
+    n = max(1, min(n, len(sessions)))
+    size, extra = divmod(len(sessions), n)
+    out: list[list[Session]] = []
+    start = 0
+    for k in range(n):
+        end = start + size + (1 if k < extra else 0)
+        out.append(list(sessions[start:end]))
+        start = end
+    return out
+
+
+def _judge_shard(
+    scenario: Scenario,
+    sessions: list[Session],
+    shard: int,
+    n_shards: int,
+    out: str,
+    coordinator: Any,
+) -> Judged:
+    """One worker's shard: the local judging step with a journal shard and the shared rate."""
+    ray = _ray()
+    coordinator.hello.remote(shard, os.getpid(), ray.util.get_node_ip_address())
+    learned = scenario.engine.rpm is None
+
+    async def judge() -> Judged:
+        return await judge_locally(
+            scenario,
+            sessions,
+            Path(out),
+            journal_tag=f"shard-{shard}-of-{n_shards}",
+            rate_gate=lambda: SharedRate(coordinator, learned=learned),
+        )
+
+    judged = asyncio.run(judge())
+    for stats in judged.engine_stats:
+        stats["shard"] = shard
+    return judged
+
+
+async def judge_on_ray(
+    scenario: Scenario,
+    sessions: Sequence[Session],
+    out: Path,
+    *,
+    address: str | None = None,
+    workers: int | None = None,
+    say: Any = None,
+) -> Judged:
+    """Judge ``sessions`` on a Ray cluster (see the module's docstring): the labels of every
+    judge in session order, each shard's engine stats, and the journal files used.
+
+    Connects to the cluster at ``address`` (``"auto"``: the one ``ray start`` runs on this
+    machine; ``None``: a running ``ray.init`` of this process, else a new local cluster that
+    is shut down afterwards). ``workers`` shards (default: the cluster's CPUs)."""
+    ray = _ray()
+    started_here = False
+    if not ray.is_initialized():
+        ray.init(address=address, log_to_driver=False, include_dashboard=False)
+        started_here = True
+    try:
+        n = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        parts = shards(sessions, n)
+        name = f"genir-eval-coordinator-{os.getpid()}-{id(parts)}"
+        actor = ray.remote(num_cpus=0)(Coordinator).options(name=name).remote(scenario.engine.rpm)
+        task = ray.remote(num_cpus=1, max_retries=SHARD_RETRIES, retry_exceptions=False)(
+            _judge_shard
+        )
+        if say is not None:
+            say(f"judging on Ray: {len(parts)} shards of {len(sessions)} sessions")
+        refs = [
+            task.remote(scenario, part, k, len(parts), str(out), actor)
+            for k, part in enumerate(parts)
+        ]
+        try:
+            results: list[Judged] = list(await asyncio.gather(*refs))
+            rate = await actor.stats.remote()
+        finally:
+            ray.kill(actor)
+    finally:
+        if started_here:
+            ray.shutdown()
+    labels: dict[str, list[Label]] = {spec.id: [] for spec in scenario.judges}
+    for judged in results:
+        for judge_id, judge_labels in judged.labels.items():
+            labels[judge_id].extend(judge_labels)
+    engine_stats = [
+        {**stats, "request_rate": {**stats.get("request_rate", {}), "global": rate}}
+        for judged in results
+        for stats in judged.engine_stats
+    ]
+    journals = [path for judged in results for path in judged.journal_paths]
+    return replace(results[0], labels=labels, engine_stats=engine_stats, journal_paths=journals)

@@ -1,0 +1,194 @@
+"""Runs on a local Ray cluster (``ray.init(num_cpus=2)``, one per module): the same rows as a
+local run, one global request rate across workers, and a killed worker's shard resumed from
+its journal. Skipped when Ray is not installed (``pip install "genir-eval[ray]"``)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from genir_eval.runner.run import Overrides, run_scenario
+from genir_eval.runner.scenario import LlmSpec, load_scenario
+from genir_eval.testing import FakeLLMServer
+
+ray = pytest.importorskip("ray")
+
+ROOT = Path(__file__).resolve().parents[2]
+URGE = ROOT.parent / "shared" / "urge" / "urge_sample_dev.csv"
+KEY = "sk-test-fake-key"  # the fake server's key, given to the workers' environment
+# Fields that time a run rather than describe its results.
+TIMING = {"duration_s", "elapsed_s", "started_at", "first_send_s", "latency_s"}
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"OPENAI_API_KEY": KEY}},
+    )
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def _rows(folder: Path, name: str) -> list[dict[str, Any]]:
+    with open(folder / name, encoding="utf-8") as handle:
+        return [_untimed(json.loads(line)) for line in handle if line.strip()]
+
+
+def _untimed(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _untimed(v) for k, v in value.items() if k not in TIMING}
+    if isinstance(value, list):
+        return [_untimed(v) for v in value]
+    return value
+
+
+def _same_outputs(local: Path, on_ray: Path) -> None:
+    for name in ("links.jsonl", "turns.jsonl", "sessions.jsonl"):
+        expected, got = _rows(local, name), _rows(on_ray, name)
+        assert got == expected, name
+        assert expected  # a comparison of two empty tables would prove nothing
+    meta_local = _untimed(json.loads((local / "meta.json").read_text(encoding="utf-8")))
+    meta_ray = _untimed(json.loads((on_ray / "meta.json").read_text(encoding="utf-8")))
+    assert meta_ray == meta_local
+
+
+@pytest.mark.parametrize(
+    "scenario_path",
+    [ROOT / "scenarios" / "demo-offline.toml", ROOT / "scenarios" / "urge-offline.toml"],
+    ids=["demo", "urge"],
+)
+def test_ray_run_writes_the_local_runs_rows(
+    cluster: Any, scenario_path: Path, tmp_path: Path
+) -> None:
+    if "urge" in scenario_path.name and not URGE.exists():
+        pytest.skip(f"the URGE sample is not at {URGE}")
+    scenario = load_scenario(scenario_path)
+    scenario = replace(scenario, engine=replace(scenario.engine, cache=None))
+    local = run_scenario(scenario, out_dir=tmp_path / "local")
+    on_ray = run_scenario(
+        scenario,
+        out_dir=tmp_path / "ray",
+        overrides=Overrides(executor="ray", ray_workers=2),
+    )
+    _same_outputs(tmp_path / "local", tmp_path / "ray")
+    # two shards really ran, each with its own journal
+    shards = sorted(p.name for p in (tmp_path / "ray").glob("journal.shard-*.sqlite"))
+    assert shards == ["journal.shard-0-of-2.sqlite", "journal.shard-1-of-2.sqlite"]
+    assert [e["shard"] for e in on_ray.info["engines"]] == [0, 1]
+    assert sum(e["calls"] for e in on_ray.info["engines"]) == sum(
+        e["calls"] for e in local.info["engines"]
+    )
+
+
+def _llm_scenario(server: FakeLLMServer, **engine: Any) -> Any:
+    scenario = load_scenario(ROOT / "scenarios" / "demo-offline.toml")
+    llm = LlmSpec(provider="openai", model="fake-model", base_url=server.openai_base_url)
+    judges = tuple(replace(spec, llm=llm) for spec in scenario.judges[:1])
+    return replace(scenario, judges=judges, engine=replace(scenario.engine, cache=None, **engine))
+
+
+def _finished(journal: Path) -> int:
+    """Judgments a journal shard holds as finished (0 before it exists)."""
+    if not journal.exists():
+        return 0
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{journal}?mode=ro", uri=True)) as db:
+            return int(db.execute("SELECT count(*) FROM journal WHERE status = 'ok'").fetchone()[0])
+    except sqlite3.Error:
+        return 0  # not created yet
+
+
+def _link_reply(request: Any) -> str:
+    return '{"O": 2, "M": 2, "T": 1}'  # the DNA judge's overall, match, trust
+
+
+def test_global_request_rate_holds_across_workers(
+    cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    # 300 rpm = 5 requests a second for the whole cluster: two workers sharing it, not 5 each.
+    with FakeLLMServer(reply=_link_reply, latency=0.01) as server:
+        scenario = _llm_scenario(server, rpm=300, concurrency=8)
+        run = run_scenario(
+            scenario, out_dir=tmp_path / "run", overrides=Overrides(executor="ray", ray_workers=2)
+        )
+    stats = server.stats
+    assert stats.total >= 20  # enough requests to fill several windows
+    rates = [e["request_rate"] for e in run.info["engines"]]
+    assert all(r["source"] == "shared" and r["global"]["rpm"] == 300 for r in rates)
+    shared = rates[0]["global"]
+    # The budget the coordinator handed out: at most 5 slots in any 1 s window, exactly;
+    # every request sent took one (slots reached too late are given up, not used).
+    assert shared["most_in_1s"] <= 5
+    assert shared["slots"] >= stats.total
+    # What the server saw: 5 a second over the run, not 5 per worker. A request's way from
+    # its slot to the server varies (a worker opening a connection, a busy machine), so a
+    # 1 s window of arrivals may catch one late request with the next slot's.
+    arrivals = sorted(stats.arrivals)
+    assert (len(arrivals) - 1) / (arrivals[-1] - arrivals[0]) <= 5.0
+    assert stats.max_in_window(1.0) <= 5 + 1
+
+
+def test_a_killed_worker_repeats_no_finished_call(
+    cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    concurrency = 2
+    with FakeLLMServer(reply=_link_reply, latency=0.2) as server:
+        scenario = _llm_scenario(server, concurrency=concurrency)
+        out = tmp_path / "run"
+        result: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                result["run"] = run_scenario(
+                    scenario, out_dir=out, overrides=Overrides(executor="ray", ray_workers=2)
+                )
+            except BaseException as error:  # noqa: BLE001 - reported by the assertions
+                result["error"] = error
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        # Kill shard 0's worker once its journal holds a few finished judgments.
+        shard0 = out / "journal.shard-0-of-2.sqlite"
+        done = 0
+        deadline = time.monotonic() + 120
+        while done < 4 and time.monotonic() < deadline and thread.is_alive():
+            time.sleep(0.05)
+            done = _finished(shard0)
+        names = [n for n in ray.util.list_named_actors() if n.startswith("genir-eval-")]
+        assert done >= 4 and names, "the Ray run never got going"
+        coordinator = ray.get_actor(names[0])
+        where = ray.get(coordinator.where.remote())
+        killed = where[0][0]["pid"]
+        os.kill(killed, signal.SIGKILL)  # mid-shard: shard 0 still has judgments to do
+        thread.join(300)
+        assert not thread.is_alive()
+        assert "error" not in result, result.get("error")
+        asked = dict(server.stats.by_prompt)
+        local = run_scenario(scenario, out_dir=tmp_path / "local")
+    run = result["run"]
+    # Ray ran shard 0 again, in another process, and nothing is missing
+    assert run.info["judges"][0]["missing"] == 0, run.info["failures"][:3]
+    assert _rows(out, "links.jsonl") == _rows(tmp_path / "local", "links.jsonl")
+    # Every judgment was asked for; only those in flight when the worker died were asked
+    # twice (at most the worker's concurrency): what it had finished came from its journal.
+    assert len(asked) == local.info["provider_calls"]
+    assert sum(count - 1 for count in asked.values()) <= concurrency
+    assert run.info["cache"]["resumed"] >= done
