@@ -241,35 +241,28 @@ async def judge_on_ray(
     judge in session order, each shard's engine stats, and the journal files used.
 
     Connects to the cluster at ``address`` (``"auto"``: the one ``ray start`` runs on this
-    machine; ``None``: a running ``ray.init`` of this process, else a new local cluster that
-    is shut down afterwards). ``workers`` shards (default: the cluster's CPUs)."""
+    machine; ``None``: a running ``ray.init`` of this process, else a new local cluster, left
+    running until the process exits). ``workers`` shards (default: the cluster's CPUs)."""
     ray = _ray()
-    started_here = False
     if not ray.is_initialized():
+        # Left running for the next call (a run judging window after window); Ray shuts
+        # it down when the process exits.
         ray.init(address=address, log_to_driver=False, include_dashboard=False)
-        started_here = True
+    n = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+    parts = shards(sessions, n)
+    name = f"genir-eval-coordinator-{os.getpid()}-{id(parts)}"
+    actor = ray.remote(num_cpus=0)(Coordinator).options(name=name).remote(scenario.engine.rpm)
+    task = ray.remote(num_cpus=1, max_retries=SHARD_RETRIES, retry_exceptions=False)(_judge_shard)
+    if say is not None:
+        say(f"judging on Ray: {len(parts)} shards of {len(sessions)} sessions")
+    refs = [
+        task.remote(scenario, part, k, len(parts), str(out), actor) for k, part in enumerate(parts)
+    ]
     try:
-        n = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        parts = shards(sessions, n)
-        name = f"genir-eval-coordinator-{os.getpid()}-{id(parts)}"
-        actor = ray.remote(num_cpus=0)(Coordinator).options(name=name).remote(scenario.engine.rpm)
-        task = ray.remote(num_cpus=1, max_retries=SHARD_RETRIES, retry_exceptions=False)(
-            _judge_shard
-        )
-        if say is not None:
-            say(f"judging on Ray: {len(parts)} shards of {len(sessions)} sessions")
-        refs = [
-            task.remote(scenario, part, k, len(parts), str(out), actor)
-            for k, part in enumerate(parts)
-        ]
-        try:
-            results: list[Judged] = list(await asyncio.gather(*refs))
-            rate = await actor.stats.remote()
-        finally:
-            ray.kill(actor)
+        results: list[Judged] = list(await asyncio.gather(*refs))
+        rate = await actor.stats.remote()
     finally:
-        if started_here:
-            ray.shutdown()
+        ray.kill(actor)
     labels: dict[str, list[Label]] = {spec.id: [] for spec in scenario.judges}
     for judged in results:
         for judge_id, judge_labels in judged.labels.items():

@@ -1,0 +1,109 @@
+"""Judgments per second of a run on a local Ray cluster with 1 and 2 workers, and locally.
+
+One LLM judge (``link_usefulness.dna`` through the ``openai`` provider) over the demo
+fixtures' sessions repeated ``--copies`` times (new session ids), against
+:class:`~genir_eval.testing.FakeLLMServerProcess` (its own process, latency L), with no cache
+and a fresh output folder per run. Ray runs on this machine (``ray.init(num_cpus=2)``).
+Prints, per run: provider calls, the judging step's throughput (calls over the slowest
+shard's engine time, from its first request to its last reply) and the whole run's (calls
+over the run's wall time: Ray's start-up of the workers, aggregation, meta-evaluation and
+outputs included).
+
+    python bench/bench_ray.py                    # 20 copies (160 sessions), L = 0.1 s, C = 64
+    python bench/bench_ray.py --copies 40 --latency 0.2
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from genir_eval.ingest import load_sessions
+from genir_eval.runner.run import Overrides, run_scenario
+from genir_eval.runner.scenario import LlmSpec, load_scenario
+from genir_eval.testing import FakeLLMServerProcess
+
+ROOT = Path(__file__).resolve().parents[1]
+KEY = "sk-test-fake-key"
+
+
+def dna_reply(request: Any) -> str:
+    return '{"O": 2, "M": 2, "T": 1}'
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--copies", type=int, default=20)
+    parser.add_argument("--latency", type=float, default=0.1)
+    parser.add_argument("--concurrency", type=int, default=64, help="in flight per worker")
+    parser.add_argument("--workers", default="1,2", help="comma-separated worker counts")
+    args = parser.parse_args(argv)
+
+    import os
+
+    import ray
+
+    os.environ["OPENAI_API_KEY"] = KEY
+    demo = load_sessions(ROOT / "fixtures" / "demo_sessions.csv").sessions
+    sessions = [
+        replace(session, session_id=f"{session.session_id}-copy{k}")
+        for k in range(args.copies)
+        for session in demo
+    ]
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"OPENAI_API_KEY": KEY}},
+    )
+    try:
+        with FakeLLMServerProcess(
+            reply=dna_reply, latency=args.latency, record_prompts=False
+        ) as server:
+            scenario = load_scenario(ROOT / "scenarios" / "demo-offline.toml")
+            llm = LlmSpec(provider="openai", model="fake-model", base_url=server.openai_base_url)
+            scenario = replace(
+                scenario,
+                judges=tuple(replace(spec, llm=llm) for spec in scenario.judges[:1]),
+                engine=replace(scenario.engine, cache=None, concurrency=args.concurrency),
+            )
+            print(
+                f"{len(sessions)} sessions, L={args.latency}s, C={args.concurrency} per "
+                f"worker, fake server in its own process, ray.init(num_cpus=2)"
+            )
+            runs: list[tuple[str, Overrides]] = [("local", Overrides())]
+            runs += [
+                (f"ray, {n} worker{'s' if n > 1 else ''}", Overrides(executor="ray", ray_workers=n))
+                for n in (int(w) for w in args.workers.split(","))
+            ]
+            for label, overrides in runs:
+                server.reset_stats()
+                with tempfile.TemporaryDirectory() as tmp:
+                    wall0 = time.perf_counter()
+                    run = run_scenario(
+                        scenario, out_dir=Path(tmp), overrides=overrides, sessions=sessions
+                    )
+                    wall = time.perf_counter() - wall0
+                calls = server.stats().answered_ok
+                engines = run.info["engines"]
+                judging = max(e["elapsed_s"] - (e["first_send_s"] or 0.0) for e in engines)
+                print(
+                    f"{label}: {calls} calls; judging {calls / judging:.1f} judgments/s "
+                    f"(slowest engine {judging:.2f}s from first request to last reply); "
+                    f"whole run {calls / wall:.1f} judgments/s ({wall:.2f}s); "
+                    f"missing labels {run.info['judges'][0]['missing']}"
+                )
+    finally:
+        ray.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
