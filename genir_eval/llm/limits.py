@@ -425,10 +425,7 @@ class LearnedRate:
     async def acquire(self, *, first: bool = False) -> None:
         """Wait for this request's turn at the current pace."""
         if self.stated is None and self.learned is None and not self._waiters:
-            now = time.monotonic()
-            self._sends.append(now)  # unpaced: what was sent is the only measure at a 429
-            while self._sends[0] < now - self.window_s:
-                self._sends.popleft()
+            self.note_send()
             return
         if not self._busy and not self._waiters:
             self._busy = True
@@ -456,6 +453,13 @@ class LearnedRate:
                 future.set_result(None)
                 return
         self._busy = False
+
+    def note_send(self) -> None:
+        """An unpaced send: until a pace is set, the sending rate is what a 429 goes by."""
+        now = time.monotonic()
+        self._sends.append(now)
+        while self._sends[0] < now - self.window_s:
+            self._sends.popleft()
 
     def on_answer(self, info: RateLimitInfo | None = None) -> None:
         """The provider answered (anything but a 429): count it; read its rate-limit headers."""

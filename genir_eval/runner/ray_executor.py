@@ -104,6 +104,7 @@ class Coordinator:
             assert self.learned is not None
             rate = self.learned.rate()
             if rate is None:
+                self.learned.note_send()
                 return now
             spacing = 1.0 / rate
         at = max(now, self.next_at)

@@ -192,3 +192,24 @@ def test_a_killed_worker_repeats_no_finished_call(
     assert len(asked) == local.info["provider_calls"]
     assert sum(count - 1 for count in asked.values()) <= concurrency
     assert run.info["cache"]["resumed"] >= done
+
+
+def test_learned_rate_is_one_budget_across_workers(
+    cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    # No rpm given: the server allows 600 a minute (10/s) and says so in its headers; the
+    # coordinator learns it once for both workers, so few requests meet a 429.
+    with FakeLLMServer(
+        reply=_link_reply, latency=0.01, rate_limit_rpm=600, rate_limit_headers=True
+    ) as server:
+        scenario = _llm_scenario(server, concurrency=8)
+        run = run_scenario(
+            scenario, out_dir=tmp_path / "run", overrides=Overrides(executor="ray", ray_workers=2)
+        )
+    shared = run.info["engines"][0]["request_rate"]["global"]
+    assert shared["source"] == "learned" and shared["stated_rpm"] == 600.0
+    assert run.info["judges"][0]["missing"] == 0
+    # Before the first reply told the limit both workers sent unpaced (8 in flight each,
+    # against 10 tokens); after it, the shared pace kept below the limit.
+    assert server.stats.rate_limited <= 16
