@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -9,23 +11,74 @@ URGE_SAMPLE = ROOT.parent / "shared" / "urge" / "urge_sample_dev.csv"
 FIXTURES = ROOT / "fixtures"
 
 
+#: Where the opt-in real-model tests find an OpenAI-compatible server, and its model name.
+LOCAL_BASE_URL_ENV = "GENIR_LOCAL_BASE_URL"
+LOCAL_MODEL_ENV = "GENIR_LOCAL_MODEL"
+DEFAULT_LOCAL_BASE_URL = "http://127.0.0.1:8091/v1"
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--runapi", action="store_true", default=False, help="run tests that call live LLM APIs"
+    )
+    parser.addoption(
+        "--runlocal",
+        action="store_true",
+        default=False,
+        help=(
+            "run tests against a local OpenAI-compatible LLM server "
+            f"(${LOCAL_BASE_URL_ENV}, default {DEFAULT_LOCAL_BASE_URL}; ${LOCAL_MODEL_ENV}, "
+            "default 'local')"
+        ),
     )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "api: calls a live LLM API (opt-in with --runapi)")
+    config.addinivalue_line(
+        "markers", "local: calls a local OpenAI-compatible LLM server (opt-in with --runlocal)"
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if config.getoption("--runapi"):
-        return
-    skip = pytest.mark.skip(reason="live-API test: pass --runapi (and set the key) to run it")
-    for item in items:
-        if "api" in item.keywords:
-            item.add_marker(skip)
+    opt_in = {
+        "api": (
+            config.getoption("--runapi"),
+            "live-API test: pass --runapi (and set the key) to run it",
+        ),
+        "local": (
+            config.getoption("--runlocal"),
+            "real-model test: pass --runlocal with a local server running to run it",
+        ),
+    }
+    for marker, (enabled, reason) in opt_in.items():
+        if enabled:
+            continue
+        skip = pytest.mark.skip(reason=reason)
+        for item in items:
+            if marker in item.keywords:
+                item.add_marker(skip)
+
+
+@dataclass(frozen=True)
+class LocalServer:
+    base_url: str
+    model: str
+
+
+@pytest.fixture(scope="session")
+def local_llm() -> LocalServer:
+    """The local OpenAI-compatible server of the ``--runlocal`` tests; the test is skipped
+    (not failed) when nothing answers there."""
+    import httpx
+
+    base_url = os.environ.get(LOCAL_BASE_URL_ENV, DEFAULT_LOCAL_BASE_URL).rstrip("/")
+    try:
+        response = httpx.get(f"{base_url}/models", timeout=5.0)
+        response.raise_for_status()
+    except httpx.HTTPError as error:
+        pytest.skip(f"no local LLM server at {base_url} ({type(error).__name__}: {error})")
+    return LocalServer(base_url=base_url, model=os.environ.get(LOCAL_MODEL_ENV, "local"))
 
 
 @pytest.fixture(scope="session")

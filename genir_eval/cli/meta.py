@@ -18,6 +18,7 @@ from genir_eval.llm.options import add_engine_arguments, engine_from_args
 from genir_eval.llm.progress import Heartbeat
 from genir_eval.meta.evaluate import DEFAULT_LINK_BASELINE, evaluate_judge
 from genir_eval.meta.prompt_selection import select_prompts
+from genir_eval.report.judge_quality import quality_lines
 from genir_eval.runner.status import failure_lines, raise_if_failed, run_status
 from genir_eval.settings import check_setting, public_url
 
@@ -83,6 +84,17 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="bootstrap resamples (default: 1000)",
     )
     parser.add_argument("--seed", type=int, default=0, help="bootstrap and split seed (default: 0)")
+    parser.add_argument(
+        "--ppi-labelled",
+        type=int,
+        default=None,
+        metavar="K",
+        help=(
+            "check prediction-powered inference as if only K sessions carried gold: 200 seeded "
+            "random draws of K labelled sessions, coverage and widths of the intervals "
+            "(default: none)"
+        ),
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     add_engine_arguments(parser)
     parser.set_defaults(func=run)
@@ -140,6 +152,7 @@ async def _run(
                 link_judge=args.link_judge,
                 n_boot=args.bootstrap,
                 seed=args.seed,
+                ppi_labelled=args.ppi_labelled,
             )
             if args.prompt_selection:
                 common = {k: v for k, v in options.items() if k in {"model", "temperature"}}
@@ -204,7 +217,12 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, TypeError, ValueError) as error:
         raise ConfigError(f"--option: {error}") from None
     sessions = list(load_sessions(args.input, format=args.format, sources=args.sources).sessions)
-    result = asyncio.run(_run(args, sessions, judge, options))
+    try:
+        result = asyncio.run(_run(args, sessions, judge, options))
+    except ValueError as error:
+        if args.ppi_labelled is not None and "PPI" in str(error):
+            raise ConfigError(f"--ppi-labelled: {error}") from None
+        raise
     if args.json:
         json.dump(result, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
@@ -227,7 +245,7 @@ def format_result(result: dict[str, Any]) -> str:
         lines.append(f"  baseline: {result['baseline_note']}")
     link = result.get("link_usefulness")
     if link:
-        ci = link["ci95"]["spearman"]
+        ci = link["ci95"]["spearman"] or (None, None)
         lines.append(
             f"link usefulness: spearman {_num(link['spearman'])} [{_num(ci[0])}, {_num(ci[1])}]"
             f"  kendall {_num(link['kendall'])}  kappa(bin) {_num(link['cohen_kappa_binary'])}"
@@ -275,6 +293,7 @@ def format_result(result: dict[str, Any]) -> str:
         lines.append(
             f"hardest queries: rbo {_num(orderings['rbo'])} kendall {_num(orderings['kendall_tau'])}"
         )
+    lines += quality_lines(result)
     replies = result.get("replies")
     if replies:
         lines.append(

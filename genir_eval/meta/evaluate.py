@@ -27,16 +27,22 @@ from __future__ import annotations
 import math
 from array import array
 from collections import defaultdict
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from genir_eval.errors import ConfigError
 from genir_eval.judges.base import Judge, Label, judge_sessions, make_judge
 from genir_eval.judges.offline.twins import BASELINE_NOTE
 from genir_eval.llm.engine import Engine
 from genir_eval.llm.offline import OfflineProvider
+from genir_eval.meta.calibration import agreement, cross_validated_calibration
+from genir_eval.meta.degenerate import degeneracy
 from genir_eval.meta.item_eval import evaluate_item, evaluate_rubric
+from genir_eval.meta.ppi import ppi_block
 from genir_eval.meta.stats import (
     PRF,
     binarize,
@@ -53,6 +59,7 @@ from genir_eval.metrics import (
     SDCG_URGE,
     cited_statements,
     gold_cited_statements,
+    gold_statement_usefulness,
     parse_measure,
     statement_usefulness,
     zscore_combine,
@@ -72,11 +79,24 @@ __all__ = [
     "citation_support_scores",
     "DEFAULT_LINK_BASELINE",
     "GoldComparison",
+    "evaluate_labels",
+    "gold_sdcg",
+    "expected_value",
+    "LinkPairs",
+    "link_pairs",
+    "degenerate_scores",
+    "ppi_scores",
+    "judge_instructions",
+    "SATISFACTION_SCALE",
 ]
 
 META_VERSION = 1
 DEFAULT_LINK_BASELINE = "link_usefulness.true"
 HARDEST_FRACTION = 0.5
+#: The users' query and session satisfaction ratings (URGE: 1-5).
+SATISFACTION_SCALE = (1, 5)
+#: At most this many replies are kept per judge to check its reasons for copying.
+MAX_REASONS = 2000
 
 
 def _by_key(labels: Sequence[Label]) -> dict[tuple[str, int | None, str], Label]:
@@ -118,13 +138,55 @@ def _rounded(value: float | None) -> int | None:
     return None if value is None else int(min(3, max(0, math.floor(value + 0.5))))
 
 
+def expected_value(label: Label | None) -> float | None:
+    """A present label's probability-weighted value (``extra["expected"]``: the expected
+    label over the label tokens' probabilities, or the mean of k samples), if the judge
+    gave one."""
+    if label is None or label.value is None:
+        return None
+    value = label.extra.get("expected")
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True)
+class LinkPairs:
+    """The judge's link labels beside the experts', one entry per gold-labelled link, in
+    session, turn and link order: ``pred`` the label (``None`` when missing), ``expected``
+    the probability-weighted label (``None`` when not given), ``groups`` the session id."""
+
+    pred: list[float | None]
+    expected: list[float | None]
+    gold: list[int]
+    groups: list[str]
+
+
+def link_pairs(sessions: Sequence[Session], labels: Sequence[Label]) -> LinkPairs:
+    """Pair a link judge's labels with the gold link labels (see :class:`LinkPairs`)."""
+    pairs = _LinkPairs()
+    pairs.add(sessions, labels)
+    return pairs.pairs()
+
+
 class _LinkPairs:
     """The judge's link labels paired with the experts', gathered window by window."""
 
     def __init__(self) -> None:
         self.pred: array[float] = array("d")  # NaN: no label (its reason is counted)
+        self.expected: array[float] = array("d")  # NaN: no expected label
+        self.entropy: array[float] = array("d")
         self.gold: array[int] = array("q")
+        self.group: array[int] = array("q")  # the session, numbered in order of appearance
+        self.sessions: dict[str, int] = {}
         self.reasons: dict[str, int] = defaultdict(int)
+
+    def pairs(self) -> LinkPairs:
+        names = list(self.sessions)
+        return LinkPairs(
+            pred=[None if math.isnan(p) else p for p in self.pred],
+            expected=[None if math.isnan(e) else e for e in self.expected],
+            gold=self.gold.tolist(),
+            groups=[names[g] for g in self.group],
+        )
 
     def add(self, sessions: Sequence[Session], labels: Sequence[Label]) -> None:
         by = _by_key(labels)
@@ -142,13 +204,21 @@ class _LinkPairs:
                         self.pred.append(math.nan)
                     else:
                         self.pred.append(float(label.value))
+                        entropy = label.extra.get("entropy_bits")
+                        if isinstance(entropy, int | float):
+                            self.entropy.append(float(entropy))
+                    self.expected.append(_nan(expected_value(label)))
                     self.gold.append(int(value))
+                    self.group.append(
+                        self.sessions.setdefault(session.session_id, len(self.sessions))
+                    )
 
     def result(self, n_boot: int, seed: int) -> dict[str, Any] | None:
         if not self.gold:
             return None
         pred: list[float | None] = [None if math.isnan(p) else p for p in self.pred]
         gold = self.gold.tolist()
+        groups = self.group.tolist()
         corr = correlations(np.asarray(self.pred), np.asarray(gold), n_boot=n_boot, seed=seed)
         ints = [_rounded(p) for p in pred]
         return {
@@ -169,13 +239,33 @@ class _LinkPairs:
             "n": corr["n"],
             "missing": sum(1 for p in pred if p is None),
             "missing_reasons": dict(self.reasons),
+            "calibration": cross_validated_calibration(pred, gold, groups, scale=(0, 3)),
+            **self._expected_block(gold, groups, n_boot, seed),
         }
+
+    def _expected_block(
+        self, gold: list[int], groups: list[int], n_boot: int, seed: int
+    ) -> dict[str, Any]:
+        expected: list[float | None] = [None if math.isnan(e) else e for e in self.expected]
+        if all(e is None for e in expected):
+            return {}
+        block = agreement(expected, gold, scale=(0, 3), n_boot=n_boot, seed=seed)
+        entropies = self.entropy
+        block["mean_entropy_bits"] = sum(entropies) / len(entropies) if entropies else None
+        block["calibration"] = cross_validated_calibration(expected, gold, groups, scale=(0, 3))
+        return {"expected": block}
 
 
 def link_usefulness_scores(
     sessions: Sequence[Session], labels: Sequence[Label], *, n_boot: int = 1000, seed: int = 0
 ) -> dict[str, Any] | None:
-    """The judge's link labels against the experts' (``None`` without gold link labels)."""
+    """The judge's link labels against the experts' (``None`` without gold link labels).
+
+    Besides the label's own figures: ``calibration``, the same agreement before and after
+    an isotonic map fitted leaving sessions out
+    (:func:`~genir_eval.meta.calibration.cross_validated_calibration`); and, when the
+    judge gave probability-weighted labels, ``expected`` with the same figures for them
+    (the top-level figures are then those of the argmax label)."""
     pairs = _LinkPairs()
     pairs.add(sessions, labels)
     return pairs.result(n_boot, seed)
@@ -306,6 +396,7 @@ _READERS: dict[str, Callable[[Label], float | None]] = {
     "overall": lambda lb: float(lb.value) if lb.value is not None else None,
     "dimension_mean": lambda lb: lb.extra.get("dimension_mean"),
     "weighted": lambda lb: lb.extra.get("weighted"),
+    "expected": expected_value,
 }
 
 
@@ -322,6 +413,9 @@ class _SatisfactionColumns:
         self.sdcg: array[float] = array("d")
         self.q_gold: array[float] = array("d")
         self.q_type: array[int] = array("q")
+        # the session of each session and query row, numbered in order of appearance
+        self.s_group: array[int] = array("q")
+        self.q_group: array[int] = array("q")
         self.s_pred: dict[str, array[float]] = {name: array("d") for name in _READERS}
         self.q_pred: dict[str, array[float]] = {name: array("d") for name in _READERS}
 
@@ -342,6 +436,7 @@ class _SatisfactionColumns:
             gold = session.gold
             self.s_gold.append(_nan(gold.session_satisfaction if gold is not None else None))
             self.s_type.append(code)
+            self.s_group.append(len(self.s_group))
             label = by.get((session.session_id, None, "session"))
             for name, read in _READERS.items():
                 value = read(label) if label is not None and label.value is not None else None
@@ -356,6 +451,7 @@ class _SatisfactionColumns:
                     _nan(qs[position] if qs is not None and position < len(qs) else None)
                 )
                 self.q_type.append(code)
+                self.q_group.append(self.s_group[-1])
 
     def result(self, link_source: str | None, n_boot: int, seed: int) -> dict[str, Any] | None:
         out: dict[str, Any] = {}
@@ -376,6 +472,20 @@ class _SatisfactionColumns:
             block: dict[str, Any] = {
                 "query_level": _corr(q_pred, q_gold, n_boot, seed),
                 "session_level": _corr(s_pred, s_gold, n_boot, seed),
+                "calibration": {
+                    "query_level": cross_validated_calibration(
+                        _optional(q_pred),
+                        _optional(q_gold),
+                        self.q_group.tolist(),
+                        scale=SATISFACTION_SCALE,
+                    ),
+                    "session_level": cross_validated_calibration(
+                        _optional(s_pred),
+                        _optional(s_gold),
+                        self.s_group.tolist(),
+                        scale=SATISFACTION_SCALE,
+                    ),
+                },
             }
             if self.with_sdcg:
                 combined = zscore_combine(_optional(s_pred), _optional(sdcg))
@@ -484,6 +594,160 @@ def ordering_scores(
     return order.result(fraction)
 
 
+def gold_sdcg(session: Session) -> float | None:
+    """URGE's ``sDCG`` of ``session`` from its expert labels (``None`` without them)."""
+    if session.gold is None or session.gold.link_usefulness is None:
+        return None
+    return SDCG_URGE().compute(gold_statement_usefulness(session))
+
+
+class _SessionMeans:
+    """Per session, the judge's value of a system-level metric and its gold value: mean
+    ``sdcg_urge`` for a link judge, mean session satisfaction for a satisfaction judge."""
+
+    def __init__(self, kind: str) -> None:
+        self.metric = "sdcg_urge" if kind == "link_usefulness" else "session_satisfaction"
+        self.kind = kind
+        self.judged: array[float] = array("d")
+        self.gold: array[float] = array("d")
+
+    def add(self, sessions: Sequence[Session], labels: Sequence[Label]) -> None:
+        if self.kind == "link_usefulness":
+            self.judged.extend(_nan(v) for v in sdcg_from_labels(sessions, labels))
+            self.gold.extend(_nan(gold_sdcg(s)) for s in sessions)
+            return
+        by = _by_key(labels)
+        for session in sessions:
+            label = by.get((session.session_id, None, "session"))
+            value = label.value if label is not None else None
+            self.judged.append(float(value) if isinstance(value, int | float) else math.nan)
+            self.gold.append(_nan(session.gold.session_satisfaction if session.gold else None))
+
+    def result(self, labelled: int | None, splits: int, seed: int) -> dict[str, Any] | None:
+        judged = _optional(np.asarray(self.judged))
+        gold = _optional(np.asarray(self.gold))
+        if all(g is None for g in gold) or all(j is None for j in judged):
+            return None
+        if labelled is None:
+            return ppi_block(judged, gold, metric=self.metric)
+        return _simulated_ppi(judged, gold, self.metric, labelled, splits, seed)
+
+
+def _simulated_ppi(
+    judged: list[float | None],
+    gold: list[float | None],
+    metric: str,
+    labelled: int,
+    splits: int,
+    seed: int,
+) -> dict[str, Any]:
+    both = [
+        i
+        for i, (j, g) in enumerate(zip(judged, gold, strict=True))
+        if j is not None and g is not None
+    ]
+    if not 2 <= labelled <= len(both) - 2:
+        raise ValueError(
+            f"labelled sessions for PPI must be between 2 and {len(both) - 2} "
+            f"(sessions with gold and a judged {metric}: {len(both)}), got {labelled}"
+        )
+    in_both = set(both)
+    target = float(np.mean([gold[i] for i in both]))
+    rng = np.random.default_rng(seed)
+    hits = {"ppi": 0, "ppi_tuned": 0, "gold_mean": 0}
+    widths: dict[str, list[float]] = {name: [] for name in hits}
+    example: dict[str, Any] | None = None
+    for _ in range(splits):
+        keep = set(rng.choice(both, size=labelled, replace=False).tolist())
+        hidden = [g if (i in keep or i not in in_both) else None for i, g in enumerate(gold)]
+        block = ppi_block(judged, hidden, metric=metric)
+        example = example or block
+        for name in hits:
+            lo, hi = block[name]["ci"]
+            hits[name] += lo <= target <= hi
+            widths[name].append(hi - lo)
+    assert example is not None
+    example["simulated"] = {
+        "labelled": labelled,
+        "splits": splits,
+        "seed": seed,
+        "target_mean": target,
+        "target": f"mean {metric} over the {len(both)} sessions with gold",
+        "coverage": {name: hits[name] / splits for name in hits},
+        "mean_width": {name: sum(w) / len(w) for name, w in widths.items()},
+    }
+    return example
+
+
+def ppi_scores(
+    sessions: Sequence[Session],
+    labels: Sequence[Label],
+    *,
+    kind: str,
+    labelled: int | None = None,
+    splits: int = 200,
+    seed: int = 0,
+) -> dict[str, Any] | None:
+    """Prediction-powered estimate of a system-level mean (:mod:`genir_eval.meta.ppi`):
+    mean ``sdcg_urge`` over sessions for a link judge (gold: the experts' link labels),
+    mean session satisfaction for a satisfaction judge (gold: the users' ratings); ``None``
+    for other judges or without any gold.
+
+    With ``labelled=K`` the sample is treated as if only K sessions carried gold: ``splits``
+    seeded random draws of K labelled sessions (the rest unlabelled) give the coverage of
+    the mean over every gold-labelled session and the mean interval widths of PPI, PPI++
+    and the gold-only interval; the first draw is reported with them. This is how PPI's
+    promise is checked on a sample where every session has gold."""
+    if kind not in _SATISFACTION_KINDS:
+        return None
+    means = _SessionMeans(kind)
+    means.add(sessions, labels)
+    return means.result(labelled, splits, seed)
+
+
+def _graded(labels: Sequence[Label], kind: str) -> list[Label]:
+    if kind == "link_usefulness":
+        return [lb for lb in labels if lb.key.item.startswith("link:")]
+    if kind == "satisfaction":
+        return [lb for lb in labels if lb.key.item in {"turn", "session"}]
+    return []
+
+
+class _Degeneracy:
+    """A graded judge's label counts and (up to :data:`MAX_REASONS`) its replies."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.values: Counter[Any] = Counter()
+        self.missing = 0
+        self.raws: list[str | None] = []
+
+    def add(self, labels: Sequence[Label]) -> None:
+        for label in _graded(labels, self.kind):
+            if isinstance(label.value, int | float | str):
+                self.values[label.value] += 1
+                if len(self.raws) < MAX_REASONS:
+                    self.raws.append(label.raw)
+            else:
+                self.missing += 1
+
+    def result(self, instructions: Sequence[str]) -> dict[str, Any] | None:
+        if not self.values and not self.missing:
+            return None
+        return degeneracy(list(self.values.elements()), self.raws, instructions)
+
+
+def degenerate_scores(
+    labels: Sequence[Label], kind: str, instructions: Sequence[str] = ()
+) -> dict[str, Any] | None:
+    """Whether the judge's graded labels are (nearly) constant or its reasons copy its
+    instructions (:func:`genir_eval.meta.degenerate.degeneracy`), over its link labels for
+    a link judge and its turn and session labels for a satisfaction judge."""
+    found = _Degeneracy(kind)
+    found.add(labels)
+    return found.result(instructions)
+
+
 _SATISFACTION_KINDS = {"satisfaction", "link_usefulness"}
 
 
@@ -508,8 +772,14 @@ class GoldComparison:
         n_boot: int = 1000,
         seed: int = 0,
         fraction: float = HARDEST_FRACTION,
+        instructions: Sequence[str] = (),
+        ppi_labelled: int | None = None,
     ) -> None:
         self.kind = kind
+        self.instructions = tuple(instructions)
+        self.ppi_labelled = ppi_labelled
+        self._degeneracy = _Degeneracy(kind) if kind in _SATISFACTION_KINDS else None
+        self._means = _SessionMeans(kind) if kind in _SATISFACTION_KINDS else None
         self.n_boot, self.seed, self.fraction = n_boot, seed, fraction
         self.link_source = "judge" if kind == "link_usefulness" else link_source
         self._links = _LinkPairs() if kind == "link_usefulness" else None
@@ -530,6 +800,10 @@ class GoldComparison:
         labels: Sequence[Label],
         link_labels: Sequence[Label] | None = None,
     ) -> None:
+        if self._degeneracy is not None:
+            self._degeneracy.add(labels)
+        if self._means is not None:
+            self._means.add(sessions, labels)
         if self._links is not None:
             self._links.add(sessions, labels)
             link_labels = labels
@@ -545,6 +819,10 @@ class GoldComparison:
 
     def result(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        if self._degeneracy is not None:
+            degenerate = self._degeneracy.result(self.instructions)
+            if degenerate is not None:
+                out["degenerate"] = degenerate
         if self._links is not None:
             block = self._links.result(self.n_boot, self.seed)
             if block is not None:
@@ -565,6 +843,10 @@ class GoldComparison:
             ordering = self._order.result(self.fraction)
             if ordering is not None:
                 out["orderings"] = ordering
+        if self._means is not None:
+            ppi = self._means.result(self.ppi_labelled, 200, self.seed)
+            if ppi is not None:
+                out["ppi"] = ppi
         return out
 
 
@@ -649,14 +931,22 @@ def score_labels(
     link_source: str | None = None,
     n_boot: int = 1000,
     seed: int = 0,
+    instructions: Sequence[str] = (),
+    ppi_labelled: int | None = None,
 ) -> dict[str, Any]:
-    """Every applicable block of the meta-evaluation for labels of a judge of ``kind``."""
+    """Every applicable block of the meta-evaluation for labels of a judge of ``kind``.
+
+    ``instructions`` are the judge's prompt templates, against which its reasons are
+    checked for copying (``degenerate``); ``ppi_labelled`` asks the ``ppi`` block to
+    simulate a sample where only that many sessions carry gold (see :func:`ppi_scores`)."""
     comparison = GoldComparison(
         kind,
         with_link_labels=link_labels is not None,
         link_source=link_source,
         n_boot=n_boot,
         seed=seed,
+        instructions=instructions,
+        ppi_labelled=ppi_labelled,
     )
     comparison.add(sessions, labels, link_labels)
     return comparison.result()
@@ -677,6 +967,21 @@ async def offline_link_labels(
         await engine.aclose()
 
 
+def judge_instructions(judge: Any) -> list[str]:
+    """The judge's prompt templates (English and Chinese) for the copying check; empty for
+    a judge that does not expose them."""
+    template_text = getattr(judge, "template_text", None)
+    if template_text is None:
+        return []
+    out = []
+    for language in ("en", "zh"):
+        try:
+            out.append(str(template_text(language)))
+        except (OSError, ValueError, KeyError, ConfigError):
+            continue
+    return out
+
+
 async def evaluate_judge(
     judge: Judge | str,
     sessions: Sequence[Session],
@@ -686,13 +991,39 @@ async def evaluate_judge(
     link_judge: str = DEFAULT_LINK_BASELINE,
     n_boot: int = 1000,
     seed: int = 0,
+    ppi_labelled: int | None = None,
 ) -> dict[str, Any]:
     """Run ``judge`` (a judge or a registry name built with ``options``) on ``sessions``
-    through ``engine`` and score it against their gold labels. A satisfaction judge is
-    combined with ``sdcg_urge`` from the offline twin of ``link_judge``."""
+    through ``engine`` and score it against their gold labels (:func:`evaluate_labels`)."""
     if isinstance(judge, str):
         judge = make_judge(judge, **dict(options or {}))
     labels = await judge_sessions(judge, sessions, engine)
+    return await evaluate_labels(
+        judge,
+        sessions,
+        labels,
+        engine,
+        link_judge=link_judge,
+        n_boot=n_boot,
+        seed=seed,
+        ppi_labelled=ppi_labelled,
+    )
+
+
+async def evaluate_labels(
+    judge: Judge,
+    sessions: Sequence[Session],
+    labels: Sequence[Label],
+    engine: Engine,
+    *,
+    link_judge: str = DEFAULT_LINK_BASELINE,
+    n_boot: int = 1000,
+    seed: int = 0,
+    ppi_labelled: int | None = None,
+) -> dict[str, Any]:
+    """Score ``labels``, given by ``judge`` on ``sessions`` through ``engine``, against the
+    sessions' gold labels. A satisfaction judge is combined with ``sdcg_urge`` from the
+    offline twin of ``link_judge``. ``ppi_labelled``: see :func:`ppi_scores`."""
     link_labels: list[Label] | None = None
     link_source: str | None = None
     if judge.kind == "satisfaction":
@@ -721,6 +1052,8 @@ async def evaluate_judge(
             link_source=link_source,
             n_boot=n_boot,
             seed=seed,
+            instructions=judge_instructions(judge),
+            ppi_labelled=ppi_labelled,
         )
     )
     if judge.kind == "item":

@@ -30,6 +30,8 @@ from typing import Any
 from genir_eval.meta.stats import cohen_kappa, correlations
 from genir_eval.report.citations import CITATIONS_CSS, citations_section
 from genir_eval.report.glossary import describe_score
+from genir_eval.report.judge_quality import SECTION_TITLE as QUALITY_TITLE
+from genir_eval.report.judge_quality import quality_section
 from genir_eval.report.outputs import REPORT_FILE, Run, SessionRow, TurnRow, load_run
 from genir_eval.report.plots import histogram_svg, scatter_svg, task_bars_svg
 from genir_eval.report.scores import BOOTSTRAP_MAX_N, SMALL_N, summarize
@@ -883,6 +885,11 @@ SECTIONS: list[Section] = [
         _with_gold(lambda ctx: _scatter(ctx.run, ctx.headline)),
     ),
     Section("confusion", "Judges vs expert labels", _judges_vs_gold),
+    Section(
+        "judge-quality",
+        QUALITY_TITLE,
+        lambda ctx: quality_section((ctx.run.meta or {}).get("judges")),
+    ),
     Section(
         "all-scores",
         "All scores vs user satisfaction",

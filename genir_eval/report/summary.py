@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from genir_eval.report.html import headline_score
+from genir_eval.report.judge_quality import quality_lines
 from genir_eval.report.outputs import META_FILE, REPORT_FILE, Run
 from genir_eval.report.scores import SMALL_N, ScoreSummary, score_summaries
 
@@ -340,6 +341,17 @@ def _judges(run: Run, baselines: set[str]) -> list[str]:
                 ]
             )
         _section(lines, "Citation support judges vs gold labels (full / partial / none)", rows)
+    quality = []
+    for judge, block in (meta.get("judges") or {}).items():
+        judge_lines = quality_lines(block) if isinstance(block, Mapping) else []
+        if judge_lines:
+            quality.append(f"  {_marked(str(judge), baselines)}")
+            quality += [f"    {line}" for line in judge_lines]
+    if quality:
+        if lines:
+            lines.append("")
+        lines.append("Judge quality: collapse, calibration (leave-sessions-out), PPI means")
+        lines += quality
     return lines
 
 

@@ -1,0 +1,151 @@
+"""How far a judge's figures can be trusted: collapse flags, expected labels, calibration, PPI.
+
+One place renders these blocks of a judge's meta-evaluation (written by
+:func:`genir_eval.meta.evaluate.score_labels`, the same in ``genir-eval meta`` and in a
+run's ``meta.json``): :func:`quality_lines` as plain text for the ``meta`` command and the
+run summary, :func:`quality_section` as an HTML fragment for the report (every value is
+escaped).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["quality_lines", "quality_section", "judge_flags", "SECTION_TITLE"]
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "-"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return str(value)
+    return f"{value:.{digits}f}"
+
+
+def _interval(ci: Any) -> str:
+    if not ci or any(v is None for v in ci):
+        return ""
+    return f" [{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def judge_flags(block: Mapping[str, Any]) -> tuple[list[str], str]:
+    """The degeneracy flags of a judge's block and the sentence explaining them."""
+    degenerate = block.get("degenerate") or {}
+    return list(degenerate.get("flags") or []), str(degenerate.get("note") or "")
+
+
+def _agreement_pair(calibration: Mapping[str, Any]) -> str:
+    raw, cal = calibration.get("raw") or {}, calibration.get("calibrated") or {}
+    parts = []
+    for key, name in (
+        ("mae", "mae"),
+        ("cohen_kappa_weighted", "kappa(w)"),
+        ("cohen_kappa_binary", "kappa(bin)"),
+    ):
+        if key in raw or key in cal:
+            parts.append(f"{name} {_num(raw.get(key))} -> {_num(cal.get(key))}")
+    return ", ".join(parts)
+
+
+def _calibration_line(label: str, calibration: Mapping[str, Any] | None) -> list[str]:
+    if not calibration:
+        return []
+    folds = calibration.get("folds")
+    how = "leave-one-session-out" if calibration.get("leave_one_session_out") else f"{folds} folds"
+    n = (calibration.get("raw") or {}).get("n")
+    return [f"{label} calibrated (isotonic, {how}, n {n}): {_agreement_pair(calibration)}"]
+
+
+def _ppi_lines(ppi: Mapping[str, Any]) -> list[str]:
+    metric = ppi.get("metric")
+    lines = [
+        f"mean {metric}: judge {_num(ppi.get('judge_mean'))} over every judged session"
+        + (
+            f"; gold {_num(ppi['gold_mean']['estimate'])}{_interval(ppi['gold_mean']['ci'])}"
+            f" (n {ppi['gold_mean']['n_labelled']})"
+            if ppi.get("gold_mean")
+            else ""
+        )
+    ]
+    for key, name in (("ppi", "PPI"), ("ppi_tuned", "PPI++")):
+        est = ppi.get(key)
+        if est:
+            weight = (
+                f", weight {_num(est.get('weight'), 2)}" if est.get("weight") is not None else ""
+            )
+            lines.append(
+                f"  {name} {_num(est['estimate'])}{_interval(est['ci'])} "
+                f"({est['n_labelled']} with gold + {est['n_unlabelled']} without{weight})"
+            )
+    if ppi.get("reason"):
+        lines.append(f"  PPI: {ppi['reason']}")
+    simulated = ppi.get("simulated")
+    if simulated:
+        cov, width = simulated["coverage"], simulated["mean_width"]
+        lines.append(
+            f"  as if {simulated['labelled']} sessions had gold ({simulated['splits']} draws): "
+            f"coverage of the {simulated['target']} ({_num(simulated['target_mean'])}) "
+            f"PPI {_num(cov['ppi'], 2)}, PPI++ {_num(cov['ppi_tuned'], 2)}, gold only "
+            f"{_num(cov['gold_mean'], 2)}; mean width {_num(width['ppi'])}, "
+            f"{_num(width['ppi_tuned'])}, {_num(width['gold_mean'])}"
+        )
+    return lines
+
+
+def quality_lines(block: Mapping[str, Any]) -> list[str]:
+    """Plain-text lines for one judge's block: flags, expected labels, calibration, PPI."""
+    lines: list[str] = []
+    flags, note = judge_flags(block)
+    if flags:
+        lines.append(f"COLLAPSED ({', '.join(flags)}): {note}")
+    link = block.get("link_usefulness") or {}
+    lines += _calibration_line("link labels", link.get("calibration"))
+    expected = link.get("expected")
+    if expected:
+        lines.append(
+            f"link usefulness, expected label: spearman {_num(expected.get('spearman'))}"
+            f"{_interval((expected.get('ci95') or {}).get('spearman'))}"
+            f"  kendall {_num(expected.get('kendall'))}  auc {_num(expected.get('pairwise_auc'))}"
+            f"  mae {_num(expected.get('mae'))}  kappa(w) "
+            f"{_num(expected.get('cohen_kappa_weighted'))}  mean entropy "
+            f"{_num(expected.get('mean_entropy_bits'), 2)} bits  n {expected.get('n')}"
+        )
+        lines += _calibration_line("expected labels", expected.get("calibration"))
+    for name, sat in (block.get("satisfaction") or {}).items():
+        if name not in {"overall", "expected"}:
+            continue
+        calibration = sat.get("calibration") if isinstance(sat, Mapping) else None
+        if isinstance(calibration, Mapping):
+            for level in ("query_level", "session_level"):
+                lines += _calibration_line(f"satisfaction {name} {level}", calibration.get(level))
+    ppi = block.get("ppi")
+    if ppi:
+        lines += _ppi_lines(ppi)
+    return lines
+
+
+#: The report section's title.
+SECTION_TITLE = "Judge quality: collapse, expected labels, calibration, prediction-powered means"
+
+
+def quality_section(judges: Mapping[str, Any] | None) -> str | None:
+    """The report section's body for a run's ``meta["judges"]``: each judge's quality lines
+    (escaped), a collapsed judge's heading marked ``class="bad"``; ``None`` (the section is
+    left out) when no judge has any."""
+    items = []
+    for judge_id, block in (judges or {}).items():
+        lines = quality_lines(block) if isinstance(block, Mapping) else []
+        if not lines:
+            continue
+        flags, _ = judge_flags(block)
+        css = " class='bad'" if flags else ""
+        body = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+        items.append(f"<h3{css}>{html.escape(str(judge_id))}</h3><ul>{body}</ul>")
+    if not items:
+        return None
+    return "".join(items)
