@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,13 +71,11 @@ class LocalServer:
 def local_llm() -> LocalServer:
     """The local OpenAI-compatible server of the ``--runlocal`` tests; the test is skipped
     (not failed) when nothing answers there."""
-    import httpx
-
     base_url = os.environ.get(LOCAL_BASE_URL_ENV, DEFAULT_LOCAL_BASE_URL).rstrip("/")
     try:
-        response = httpx.get(f"{base_url}/models", timeout=5.0)
-        response.raise_for_status()
-    except httpx.HTTPError as error:
+        with urllib.request.urlopen(f"{base_url}/models", timeout=5.0) as response:
+            response.read()
+    except (OSError, ValueError) as error:
         pytest.skip(f"no local LLM server at {base_url} ({type(error).__name__}: {error})")
     return LocalServer(base_url=base_url, model=os.environ.get(LOCAL_MODEL_ENV, "local"))
 
