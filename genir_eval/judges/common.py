@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import inspect
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from genir_eval.judges.base import JudgeStats, check_options
+from genir_eval.judges.base import JudgeStats, Label, check_options
+from genir_eval.judges.probabilities import LabelDistribution, sample_distribution
 from genir_eval.judges.prompting import fence, load_template, session_language, template_version
 from genir_eval.llm.base import GenerateConfig, JudgmentKey
 from genir_eval.records import Session, Turn
@@ -21,7 +24,18 @@ __all__ = [
     "history",
     "fenced_turns",
     "MAX_STATEMENT_CHARS",
+    "graded_config",
+    "with_samples",
+    "mean_distribution",
+    "DEFAULT_TOP_LOGPROBS",
+    "SAMPLE_TEMPERATURE",
 ]
+
+#: Alternatives asked per token: enough to hold every label of a 0-3 or 1-10 scale that
+#: carries probability (OpenAI allows up to 20).
+DEFAULT_TOP_LOGPROBS = 10
+#: Temperature of the extra samples drawn when a provider gives no logprobs (``samples=k``).
+SAMPLE_TEMPERATURE = 0.7
 
 MAX_STATEMENT_CHARS = 1500
 
@@ -53,6 +67,71 @@ def generate_config(engine: Any, options: Mapping[str, Any], **overrides: Any) -
         top_logprobs=overrides.pop("top_logprobs", None),
         **overrides,
     )
+
+
+def graded_config(
+    engine: Any,
+    options: Mapping[str, Any],
+    *,
+    max_tokens: int,
+    schema: Mapping[str, Any] | None = None,
+) -> GenerateConfig:
+    """Settings of a graded judge: JSON replies, token logprobs with the top alternatives
+    (for the expected label; option ``logprobs=false`` turns them off), ``max_tokens`` the
+    judge's own budget unless the options set one, and with the option
+    ``response_format=json_schema`` the judge's reply ``schema`` for servers that constrain
+    decoding to it (OpenAI, llama.cpp, vLLM); the default ``json_object`` asks only for JSON."""
+    logprobs = bool(options.get("logprobs", True))
+    mode = str(options.get("response_format", "json_object"))
+    if mode not in {"json_object", "json_schema"}:
+        raise ValueError(f"response_format must be json_object or json_schema, got {mode!r}")
+    return generate_config(
+        engine,
+        options,
+        response_format="json",
+        max_tokens=max_tokens,
+        logprobs=logprobs,
+        top_logprobs=int(options.get("top_logprobs", DEFAULT_TOP_LOGPROBS)) if logprobs else None,
+        json_schema=schema if mode == "json_schema" else None,
+    )
+
+
+def mean_distribution(found: Sequence[LabelDistribution | None]) -> dict[str, Any]:
+    """``extra`` fields for a label that is the mean of several graded values (simulated
+    judges): the mean of their expected labels and entropies; empty unless all have one."""
+    if not found or any(d is None for d in found):
+        return {}
+    present = [d for d in found if d is not None]
+    return {
+        "expected": sum(d.expected for d in present) / len(present),
+        "entropy_bits": sum(d.entropy_bits for d in present) / len(present),
+        "expected_source": present[0].source,
+    }
+
+
+async def with_samples(
+    label: Label, samples: int, again: Callable[[int, float], Awaitable[Label]]
+) -> Label:
+    """``label`` with an expected label from ``samples`` replies when it has none (the
+    provider gave no logprobs): ``again(repeat, temperature)`` asks the same question once
+    more under repeat index ``repeat``; the expected label is the mean of the present
+    labels and the entropy that of their empirical distribution. ``label`` itself (the
+    greedy reply) stays the argmax label."""
+    if samples <= 1 or label.value is None or "expected" in label.extra:
+        return label
+    if not isinstance(label.value, int | float):
+        return label
+    extra_labels = await asyncio.gather(
+        *(again(repeat, SAMPLE_TEMPERATURE) for repeat in range(1, samples))
+    )
+    values = [label.value, *(lb.value for lb in extra_labels)]
+    distribution = sample_distribution(
+        [v if isinstance(v, int | float) else None for v in values]
+    )
+    if distribution is None:
+        return label
+    extra = {**label.extra, **distribution.as_extra(), "samples": values}
+    return dataclasses.replace(label, extra=extra)
 
 
 def citing_statements(turn: Turn, link_id: int, limit: int = MAX_STATEMENT_CHARS) -> str:

@@ -52,7 +52,12 @@ class Message:
 
 @dataclass(frozen=True)
 class GenerateConfig:
-    """Sampling parameters. Temperature 0 and top_p 1 by default, as in the seed papers."""
+    """Sampling parameters. Temperature 0 and top_p 1 by default, as in the seed papers.
+
+    ``json_schema`` (with ``response_format="json"``) asks a provider that supports it for a
+    reply that follows the schema (OpenAI's ``json_schema`` response format, grammar-
+    constrained decoding on llama.cpp and vLLM); providers without it fall back to JSON
+    mode or the prompt alone."""
 
     model: str
     temperature: float = 0.0
@@ -62,6 +67,7 @@ class GenerateConfig:
     logprobs: bool = False
     top_logprobs: int | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    json_schema: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -115,6 +115,9 @@ def key_inputs(
     }
     if version:
         inputs["provider_version"] = version
+    if config.json_schema is not None:
+        # Only when set, so the keys of requests without a schema are unchanged.
+        inputs["json_schema"] = dict(config.json_schema)
     return inputs
 
 

@@ -81,7 +81,12 @@ class OpenAIProvider(SDKProvider):
             "top_p": config.top_p,
             "max_tokens": config.max_tokens,
         }
-        if config.response_format == "json":
+        if config.response_format == "json" and config.json_schema is not None:
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "judgment", "schema": dict(config.json_schema)},
+            }
+        elif config.response_format == "json":
             body["response_format"] = {"type": "json_object"}
         if config.logprobs:
             body["logprobs"] = True

@@ -14,6 +14,7 @@ paraphrase replaces the template text via ``template=<path>``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -23,8 +24,10 @@ from genir_eval.judges.common import (
     BuiltinJudge,
     JudgeContext,
     citing_statements,
-    generate_config,
+    graded_config,
     history,
+    mean_distribution,
+    with_samples,
 )
 from genir_eval.judges.parsing import (
     ReplyError,
@@ -33,12 +36,57 @@ from genir_eval.judges.parsing import (
     expect_mapping,
     extract_object,
 )
+from genir_eval.judges.probabilities import label_distribution, value_offset, value_offsets
 from genir_eval.judges.prompting import fence, render_messages
+from genir_eval.llm.base import Completion
 from genir_eval.records import Session
 
-__all__ = ["DnaLinkJudge", "link_usefulness_dna", "parse_dna"]
+__all__ = ["DnaLinkJudge", "link_usefulness_dna", "parse_dna", "dna_schema", "dna_expected"]
 
 NAME = "link_usefulness.dna"
+LABELS = (0, 1, 2, 3)
+
+
+def _rater_schema(aspects: bool) -> dict[str, Any]:
+    keys = ["M", "T", "O"] if aspects else ["O"]
+    return {
+        "type": "object",
+        "properties": {k: {"type": "integer", "enum": list(LABELS)} for k in keys},
+        "required": keys,
+        "additionalProperties": False,
+    }
+
+
+def dna_schema(*, aspects: bool, judges: int) -> dict[str, Any]:
+    """The JSON schema of a reply (for ``response_format=json_schema``)."""
+    if judges <= 1:
+        return _rater_schema(aspects)
+    return {
+        "type": "object",
+        "properties": {
+            "judges": {
+                "type": "array",
+                "items": _rater_schema(aspects),
+                "minItems": judges,
+                "maxItems": judges,
+            }
+        },
+        "required": ["judges"],
+        "additionalProperties": False,
+    }
+
+
+def dna_expected(completion: Completion, judges: int) -> dict[str, Any]:
+    """The expected overall label (and entropy) from the reply's token logprobs at each
+    ``O`` value (the mean over simulated judges); empty when not available."""
+    if judges <= 1:
+        offset = value_offset(completion.text, "O", "overall", "label")
+        found = label_distribution(completion, offset, LABELS) if offset is not None else None
+        return found.as_extra() if found is not None else {}
+    offsets = value_offsets(completion.text, "O")
+    if len(offsets) != judges:
+        return {}
+    return mean_distribution([label_distribution(completion, o, LABELS) for o in offsets])
 
 
 def parse_dna(text: str, *, aspects: bool, judges: int) -> dict[str, Any]:
@@ -101,10 +149,53 @@ class DnaLinkJudge(BuiltinJudge):
         flags["aspects"] = bool(self.options["aspects"])
         flags["multiple"] = int(self.options["judges"]) > 1
         aspects, judges = flags["aspects"], int(self.options["judges"])
-        config = generate_config(engine, self.options, response_format="json")
+        config = graded_config(
+            engine,
+            self.options,
+            max_tokens=(48 if aspects else 24) * judges + 16,
+            schema=dna_schema(aspects=aspects, judges=judges),
+        )
+        samples = int(self.options.get("samples", 1))
 
         def parse(reply: str) -> dict[str, Any]:
             return parse_dna(reply, aspects=aspects, judges=judges)
+
+        def expected(completion: Completion, _: Any) -> dict[str, Any]:
+            return dna_expected(completion, judges)
+
+        async def judged(key: Any, messages: Any, context: Any) -> Label:
+            async def again(repeat: int, temperature: float) -> Label:
+                sampled = dataclasses.replace(
+                    config, temperature=temperature, logprobs=False, top_logprobs=None
+                )
+                label = await ask(
+                    engine,
+                    dataclasses.replace(key, repeat=repeat),
+                    messages,
+                    sampled,
+                    self.task,
+                    context,
+                    parse,
+                    stats=self.stats,
+                    language=language,
+                )
+                return _flatten(label)
+
+            first = _flatten(
+                await ask(
+                    engine,
+                    key,
+                    messages,
+                    config,
+                    self.task,
+                    context,
+                    parse,
+                    stats=self.stats,
+                    language=language,
+                    extra=expected,
+                )
+            )
+            return await with_samples(first, samples, again)
 
         calls = []
         for turn in session.turns:
@@ -122,21 +213,8 @@ class DnaLinkJudge(BuiltinJudge):
                 messages = render_messages(text, values, flags)
                 context = JudgeContext(session, turn, self.options, link_id=link_id)
                 key = self.key(session, turn.index, f"link:{link_id}", version)
-                calls.append(
-                    ask(
-                        engine,
-                        key,
-                        messages,
-                        config,
-                        self.task,
-                        context,
-                        parse,
-                        stats=self.stats,
-                        language=language,
-                    )
-                )
-        labels = await asyncio.gather(*calls)
-        return [_flatten(label) for label in labels]
+                calls.append(judged(key, messages, context))
+        return list(await asyncio.gather(*calls))
 
 
 def _flatten(label: Label) -> Label:
@@ -159,5 +237,8 @@ def _flatten(label: Label) -> Label:
 @register_judge(NAME)
 def link_usefulness_dna(**options: Any) -> DnaLinkJudge:
     """Options: role, description, narrative, aspects (bools), judges (int), template
-    (a paraphrase file), language, model, temperature."""
+    (a paraphrase file), language, model, temperature, logprobs (default true: the
+    expected label from the label tokens' probabilities), samples (k replies for the
+    expected label when the provider gives no logprobs), response_format (json_object or
+    json_schema), max_tokens."""
     return DnaLinkJudge(**options)

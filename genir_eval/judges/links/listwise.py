@@ -13,7 +13,7 @@ import asyncio
 from typing import Any
 
 from genir_eval.judges.base import Label, ask, register_judge
-from genir_eval.judges.common import BuiltinJudge, JudgeContext, citing_statements, generate_config
+from genir_eval.judges.common import BuiltinJudge, JudgeContext, citing_statements, graded_config
 from genir_eval.judges.parsing import (
     ReplyError,
     expect_id_map,
@@ -21,12 +21,52 @@ from genir_eval.judges.parsing import (
     expect_mapping,
     extract_object,
 )
+from genir_eval.judges.probabilities import label_distribution, value_offset
 from genir_eval.judges.prompting import fence, render_messages
+from genir_eval.llm.base import Completion
 from genir_eval.records import Session, Turn
 
-__all__ = ["ListwiseLinkJudge", "link_usefulness_listwise", "parse_listwise"]
+__all__ = [
+    "ListwiseLinkJudge",
+    "link_usefulness_listwise",
+    "parse_listwise",
+    "listwise_schema",
+    "listwise_expected",
+]
 
 NAME = "link_usefulness.listwise"
+LABELS = (0, 1, 2, 3)
+
+
+def listwise_schema(ids: tuple[int, ...]) -> dict[str, Any]:
+    """The JSON schema of a reply labelling exactly ``ids``."""
+    keys = [str(i) for i in ids]
+    labels = {
+        "type": "object",
+        "properties": {k: {"type": "integer", "enum": list(LABELS)} for k in keys},
+        "required": keys,
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {"labels": labels},
+        "required": ["labels"],
+        "additionalProperties": False,
+    }
+
+
+def listwise_expected(completion: Completion, ids: tuple[int, ...]) -> dict[str, Any]:
+    """``{"expected_by_link": {id: extra}}``: each link's expected label from the logprobs at
+    its value; links whose value has no usable distribution are left out."""
+    found: dict[str, Any] = {}
+    for link_id in ids:
+        offset = value_offset(completion.text, str(link_id))
+        distribution = (
+            label_distribution(completion, offset, LABELS) if offset is not None else None
+        )
+        if distribution is not None:
+            found[str(link_id)] = distribution.as_extra()
+    return {"expected_by_link": found} if found else {}
 
 
 def parse_listwise(text: str, ids: tuple[int, ...]) -> dict[int, int]:
@@ -59,11 +99,13 @@ class ListwiseLinkJudge(BuiltinJudge):
         language = self.language(session)
         text = self.template_text(language)
         version = self.prompt_version(text)
-        config = generate_config(engine, self.options, response_format="json")
         turns = [t for t in session.turns if t.cited_link_ids]
 
         async def one(turn: Turn) -> list[Label]:
             ids = tuple(turn.cited_link_ids)
+            config = graded_config(
+                engine, self.options, max_tokens=16 + 8 * len(ids), schema=listwise_schema(ids)
+            )
             values = {
                 "query": fence(turn.query, "QUERY"),
                 "intent": fence(session.intent or "(not given)", "INTENT"),
@@ -79,7 +121,10 @@ class ListwiseLinkJudge(BuiltinJudge):
                 lambda reply: parse_listwise(reply, ids),
                 stats=self.stats,
                 language=language,
+                extra=lambda completion, _: listwise_expected(completion, ids),
             )
+            by_link = dict(label.extra.get("expected_by_link") or {})
+            shared = {k: v for k, v in label.extra.items() if k != "expected_by_link"}
             out = []
             for link_id in ids:
                 value = None
@@ -93,7 +138,7 @@ class ListwiseLinkJudge(BuiltinJudge):
                         missing_reason=label.missing_reason,
                         raw=label.raw,
                         prompt_hash=label.prompt_hash,
-                        extra={**label.extra, "listwise": True},
+                        extra={**shared, **by_link.get(str(link_id), {}), "listwise": True},
                     )
                 )
             return out
@@ -104,5 +149,6 @@ class ListwiseLinkJudge(BuiltinJudge):
 
 @register_judge(NAME)
 def link_usefulness_listwise(**options: Any) -> ListwiseLinkJudge:
-    """Options: template, language, model, temperature."""
+    """Options: template, language, model, temperature, logprobs, response_format,
+    max_tokens (as for ``link_usefulness.dna``)."""
     return ListwiseLinkJudge(**options)

@@ -13,20 +13,54 @@ satisfaction, and whether the citing statements hold text the user marked useful
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
 from genir_eval.judges.base import Label, ask, register_judge
-from genir_eval.judges.common import BuiltinJudge, JudgeContext, citing_statements, generate_config
+from genir_eval.judges.common import (
+    BuiltinJudge,
+    JudgeContext,
+    citing_statements,
+    graded_config,
+    with_samples,
+)
 from genir_eval.judges.offline.features import LinkEvidence, link_evidence
 from genir_eval.judges.parsing import expect_int, expect_key, expect_mapping, extract_object
+from genir_eval.judges.probabilities import label_distribution, value_offset
 from genir_eval.judges.prompting import fence, render_messages
+from genir_eval.llm.base import Completion
 from genir_eval.records import Session, Turn
 
-__all__ = ["SIGNAL_GROUPS", "TrueLinkJudge", "link_usefulness_true", "parse_true", "signal_text"]
+__all__ = [
+    "SIGNAL_GROUPS",
+    "TRUE_SCHEMA",
+    "TrueLinkJudge",
+    "link_usefulness_true",
+    "parse_true",
+    "signal_text",
+    "true_expected",
+]
 
 NAME = "link_usefulness.true"
 SIGNAL_GROUPS = ("relevance", "behaviour", "satisfaction")
+LABELS = (0, 1, 2, 3)
+TRUE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "reasoning": {"type": "string", "maxLength": 300},
+        "label": {"type": "integer", "enum": list(LABELS)},
+    },
+    "required": ["reasoning", "label"],
+    "additionalProperties": False,
+}
+
+
+def true_expected(completion: Completion, _: Any = None) -> dict[str, Any]:
+    """The expected label (and entropy) from the logprobs at the reply's label."""
+    offset = value_offset(completion.text, "label", "usefulness", "O")
+    found = label_distribution(completion, offset, LABELS) if offset is not None else None
+    return found.as_extra() if found is not None else {}
 
 
 def parse_true(text: str) -> int:
@@ -127,7 +161,40 @@ class TrueLinkJudge(BuiltinJudge):
         text = self.template_text(language)
         version = self.prompt_version(text)
         flags = {g: g in self.groups for g in SIGNAL_GROUPS}
-        config = generate_config(engine, self.options, response_format="json")
+        config = graded_config(engine, self.options, max_tokens=256, schema=TRUE_SCHEMA)
+        samples = int(self.options.get("samples", 1))
+
+        async def judged(key: Any, messages: Any, context: JudgeContext) -> Label:
+            async def again(repeat: int, temperature: float) -> Label:
+                sampled = dataclasses.replace(
+                    config, temperature=temperature, logprobs=False, top_logprobs=None
+                )
+                return await ask(
+                    engine,
+                    dataclasses.replace(key, repeat=repeat),
+                    messages,
+                    sampled,
+                    self.task,
+                    context,
+                    parse_true,
+                    stats=self.stats,
+                    language=language,
+                )
+
+            first = await ask(
+                engine,
+                key,
+                messages,
+                config,
+                self.task,
+                context,
+                parse_true,
+                stats=self.stats,
+                language=language,
+                extra=true_expected,
+            )
+            return await with_samples(first, samples, again)
+
         calls = []
         for turn in session.turns:
             for link_id in turn.cited_link_ids:
@@ -146,24 +213,14 @@ class TrueLinkJudge(BuiltinJudge):
                 context = JudgeContext(
                     session, turn, self.options, link_id=link_id, extra={"groups": self.groups}
                 )
-                calls.append(
-                    ask(
-                        engine,
-                        self.key(session, turn.index, f"link:{link_id}", version),
-                        messages,
-                        config,
-                        self.task,
-                        context,
-                        parse_true,
-                        stats=self.stats,
-                        language=language,
-                    )
-                )
+                key = self.key(session, turn.index, f"link:{link_id}", version)
+                calls.append(judged(key, messages, context))
         return list(await asyncio.gather(*calls))
 
 
 @register_judge(NAME)
 def link_usefulness_true(**options: Any) -> TrueLinkJudge:
     """Options: signals (groups among relevance, behaviour, satisfaction; default all),
-    template, language, model, temperature."""
+    template, language, model, temperature, logprobs, samples, response_format,
+    max_tokens (as for ``link_usefulness.dna``)."""
     return TrueLinkJudge(**options)
