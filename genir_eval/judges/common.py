@@ -125,9 +125,7 @@ async def with_samples(
         *(again(repeat, SAMPLE_TEMPERATURE) for repeat in range(1, samples))
     )
     values = [label.value, *(lb.value for lb in extra_labels)]
-    distribution = sample_distribution(
-        [v if isinstance(v, int | float) else None for v in values]
-    )
+    distribution = sample_distribution([v if isinstance(v, int | float) else None for v in values])
     if distribution is None:
         return label
     extra = {**label.extra, **distribution.as_extra(), "samples": values}
