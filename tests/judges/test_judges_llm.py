@@ -223,7 +223,7 @@ def test_geval_probability_weighted_rating_over_openai_logprobs(
         return ScriptedReply(text, tokens)
 
     _, labels = run_judge(fake_server(script), "satisfaction.geval", [tiny_session()])
-    assert requests[0].body.get("logprobs") is True and requests[0].body.get("top_logprobs") == 5
+    assert requests[0].body.get("logprobs") is True and requests[0].body.get("top_logprobs") == 10
     assert [lb.value for lb in labels] == [8, 6, 7]
     weighted = [lb.extra.get("weighted") for lb in labels]
     assert weighted == pytest.approx([7.8, 6.0, 7.5], abs=1e-9)

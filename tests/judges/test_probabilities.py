@@ -196,3 +196,33 @@ def test_listwise_judge_reads_each_links_distribution(
     assert by_item[(1, "link:1")].extra["expected"] == pytest.approx(2.5, abs=TOL)
     assert by_item[(1, "link:2")].extra["expected"] == pytest.approx(0.0, abs=TOL)
     assert "expected" not in by_item[(2, "link:1")].extra
+
+
+def test_geval_expected_rating_resolves_a_two_token_ten(
+    fake_server: Callable[[Script], FakeLLMServer],
+) -> None:
+    # '{"scores": [10, 6, 7]}' from a digit-splitting tokenizer. Turn 1: p("1") = .8 then
+    # p("0" | "1") = 1 -> 10 at .8, and p("9") = .2: expected 8 + 1.8 = 9.8 by hand (G-Eval's
+    # old weighted rating has none here: the number spans two tokens). Turn 2: 6 alone.
+    # Session: p(7) = .5, p(8) = .5 -> 7.5.
+    tokens = (
+        ('{"scores": [', 0.0, ()),
+        ("1", ln(0.8), (("9", ln(0.2)),)),
+        ("0", 0.0, ()),
+        (", ", 0.0, ()),
+        ("6", 0.0, ()),
+        (", ", 0.0, ()),
+        ("7", ln(0.5), (("8", ln(0.5)),)),
+        ("]}", 0.0, ()),
+    )
+    text = "".join(t[0] for t in tokens)
+    _, labels = run_judge(
+        fake_server(lambda request: ScriptedReply(text, tokens)),
+        "satisfaction.geval",
+        [tiny_session()],
+    )
+    assert [lb.value for lb in labels] == [10, 6, 7]
+    expected = [lb.extra.get("expected") for lb in labels]
+    assert expected == pytest.approx([9.8, 6.0, 7.5], abs=TOL)
+    assert "weighted" not in labels[0].extra
+    assert labels[2].extra["entropy_bits"] == pytest.approx(1.0, abs=TOL)

@@ -25,6 +25,7 @@ from genir_eval.judges.parsing import (
     expect_mapping,
     extract_object,
 )
+from genir_eval.judges.probabilities import label_distribution
 from genir_eval.llm.base import Completion, JudgmentKey
 
 __all__ = [
@@ -35,6 +36,8 @@ __all__ = [
     "dimensions_for",
     "parse_dimensional",
     "weighted_rating_at",
+    "rating_distributions",
+    "RATINGS",
     "overall_offsets",
     "split_dimensional",
 ]
@@ -207,10 +210,33 @@ def weighted_rating_at(
     return weight / total if total > 0 else None
 
 
+RATINGS = tuple(range(1, 11))
+
+
+def rating_distributions(completion: Completion, offsets: Sequence[int]) -> dict[str, Any]:
+    """``extra`` of a reply holding several 1-10 ratings: ``weighted`` (G-Eval's weighted
+    rating of each, as before) and ``distributions`` (each rating's expected value, entropy
+    and label probabilities, :mod:`genir_eval.judges.probabilities`, which also resolves a
+    "10" written as two digit tokens); empty without logprobs."""
+    weighted = [weighted_rating_at(completion, offset) for offset in offsets]
+    found = [label_distribution(completion, offset, RATINGS) for offset in offsets]
+    out: dict[str, Any] = {}
+    if any(w is not None for w in weighted):
+        out["weighted"] = weighted
+    if any(d is not None for d in found):
+        out["distributions"] = [d.as_extra() if d is not None else None for d in found]
+    return out
+
+
 def split_dimensional(
-    label: Label, make_key: Any, n_turns: int, completion_weights: Sequence[float | None]
+    label: Label,
+    make_key: Any,
+    n_turns: int,
+    completion_weights: Sequence[float | None],
+    distributions: Sequence[Mapping[str, Any] | None] = (),
 ) -> list[Label]:
-    """One label per turn (item ``"turn"``) and one for the session from a parsed reply."""
+    """One label per turn (item ``"turn"``) and one for the session from a parsed reply,
+    each with its weighted rating and rating distribution when the reply had them."""
     keys: list[JudgmentKey] = [make_key(k, "turn") for k in range(1, n_turns + 1)]
     keys.append(make_key(None, "session"))
     if label.value is None:
@@ -232,8 +258,10 @@ def split_dimensional(
             "dimensions": block["dimensions"],
             "dimension_mean": block["dimension_mean"],
             "critique": block.get("critique"),
-            **{k: v for k, v in label.extra.items() if k != "weighted"},
+            **{k: v for k, v in label.extra.items() if k not in {"weighted", "distributions"}},
         }
+        if i < len(distributions) and distributions[i] is not None:
+            extra.update(distributions[i])  # type: ignore[arg-type]
         weighted = completion_weights[i] if i < len(completion_weights) else None
         if weighted is not None:
             extra["weighted"] = weighted

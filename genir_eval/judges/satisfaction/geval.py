@@ -11,10 +11,16 @@ import re
 from typing import Any
 
 from genir_eval.judges.base import Label, ask, register_judge
-from genir_eval.judges.common import BuiltinJudge, JudgeContext, fenced_turns, generate_config
+from genir_eval.judges.common import (
+    DEFAULT_TOP_LOGPROBS,
+    BuiltinJudge,
+    JudgeContext,
+    fenced_turns,
+    generate_config,
+)
 from genir_eval.judges.parsing import ReplyError, expect_int, expect_key, extract_object
 from genir_eval.judges.prompting import fence, render_messages
-from genir_eval.judges.satisfaction.common import weighted_rating_at
+from genir_eval.judges.satisfaction.common import rating_distributions
 from genir_eval.llm.base import Completion
 from genir_eval.records import Session
 
@@ -64,7 +70,7 @@ class GevalSatisfactionJudge(BuiltinJudge):
             response_format="json",
             max_tokens=256,
             logprobs=logprobs,
-            top_logprobs=5 if logprobs else None,
+            top_logprobs=DEFAULT_TOP_LOGPROBS if logprobs else None,
         )
         values = {
             "intent": fence(session.intent or "(not given)", "INTENT"),
@@ -75,8 +81,7 @@ class GevalSatisfactionJudge(BuiltinJudge):
         }
 
         def weights(completion: Completion, _: Any) -> dict[str, Any]:
-            found = [weighted_rating_at(completion, o) for o in score_offsets(completion.text)]
-            return {"weighted": found} if any(w is not None for w in found) else {}
+            return rating_distributions(completion, score_offsets(completion.text))
 
         label = await ask(
             engine,
@@ -93,11 +98,14 @@ class GevalSatisfactionJudge(BuiltinJudge):
         keys = [self.key(session, t.index, "turn", version) for t in session.turns]
         keys.append(self.key(session, None, "session", version))
         weighted = list(label.extra.get("weighted") or [])
+        distributions = list(label.extra.get("distributions") or [])
         out = []
         for i, key in enumerate(keys):
-            extra = {k: v for k, v in label.extra.items() if k != "weighted"}
+            extra = {k: v for k, v in label.extra.items() if k not in {"weighted", "distributions"}}
             if i < len(weighted) and weighted[i] is not None:
                 extra["weighted"] = weighted[i]
+            if i < len(distributions) and distributions[i] is not None:
+                extra.update(distributions[i])
             out.append(
                 Label(
                     key=key,

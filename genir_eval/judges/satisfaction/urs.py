@@ -11,19 +11,24 @@ returns token logprobs, the probability-weighted overall score (``weighted``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from genir_eval.judges.base import Label, ask, register_judge
-from genir_eval.judges.common import BuiltinJudge, JudgeContext, fenced_turns, generate_config
+from genir_eval.judges.common import (
+    DEFAULT_TOP_LOGPROBS,
+    BuiltinJudge,
+    JudgeContext,
+    fenced_turns,
+    generate_config,
+)
 from genir_eval.judges.prompting import fence, render_messages
 from genir_eval.judges.satisfaction.common import (
     DIMENSION_TEXT,
     dimensions_for,
     overall_offsets,
     parse_dimensional,
+    rating_distributions,
     split_dimensional,
-    weighted_rating_at,
 )
 from genir_eval.llm.base import Completion
 from genir_eval.records import Session
@@ -67,7 +72,7 @@ class DimensionalSatisfactionJudge(BuiltinJudge):
             response_format="json",
             max_tokens=400 + 350 * (n + 1),
             logprobs=logprobs,
-            top_logprobs=5 if logprobs else None,
+            top_logprobs=DEFAULT_TOP_LOGPROBS if logprobs else None,
         )
         keys = ", ".join(f'"{d}": <1-10>' for d in dims)
         values = {
@@ -81,11 +86,7 @@ class DimensionalSatisfactionJudge(BuiltinJudge):
         }
 
         def weights(completion: Completion, _: Any) -> dict[str, Any]:
-            found: Sequence[float | None] = [
-                weighted_rating_at(completion, offset)
-                for offset in overall_offsets(completion.text)
-            ]
-            return {"weighted": list(found)} if any(w is not None for w in found) else {}
+            return rating_distributions(completion, overall_offsets(completion.text))
 
         label = await ask(
             engine,
@@ -110,7 +111,11 @@ class DimensionalSatisfactionJudge(BuiltinJudge):
             )
         weighted = list(label.extra.get("weighted") or [])
         return split_dimensional(
-            label, lambda turn, item: self.key(session, turn, item, version), n, weighted
+            label,
+            lambda turn, item: self.key(session, turn, item, version),
+            n,
+            weighted,
+            list(label.extra.get("distributions") or []),
         )
 
 
