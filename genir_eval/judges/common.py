@@ -25,6 +25,9 @@ __all__ = [
     "fenced_turns",
     "MAX_STATEMENT_CHARS",
     "graded_config",
+    "estimate_tokens",
+    "context_budget",
+    "DEFAULT_CONTEXT_TOKENS",
     "with_samples",
     "mean_distribution",
     "DEFAULT_TOP_LOGPROBS",
@@ -75,13 +78,15 @@ def graded_config(
     *,
     max_tokens: int,
     schema: Mapping[str, Any] | None = None,
+    logprobs: bool = True,
 ) -> GenerateConfig:
     """Settings of a graded judge: JSON replies, token logprobs with the top alternatives
     (for the expected label; option ``logprobs=false`` turns them off), ``max_tokens`` the
     judge's own budget unless the options set one, and with the option
     ``response_format=json_schema`` the judge's reply ``schema`` for servers that constrain
-    decoding to it (OpenAI, llama.cpp, vLLM); the default ``json_object`` asks only for JSON."""
-    logprobs = bool(options.get("logprobs", True))
+    decoding to it (OpenAI, llama.cpp, vLLM); the default ``json_object`` asks only for JSON.
+    A judge whose reply is not a grade passes ``logprobs=False``."""
+    logprobs = bool(options.get("logprobs", logprobs))
     mode = str(options.get("response_format", "json_object"))
     if mode not in {"json_object", "json_schema"}:
         raise ValueError(f"response_format must be json_object or json_schema, got {mode!r}")
@@ -206,8 +211,48 @@ class BuiltinJudge:
         return f"make_judge({self.name!r}{', ' if args else ''}{args})"
 
 
-def fenced_turns(session: Session, limit: int = 4000) -> str:
-    """Every turn's query and response as fenced data blocks, responses cut at ``limit``."""
+#: The context window assumed for session-level prompts unless the option ``context_tokens``
+#: says otherwise: that of the small local models (8,192 tokens) genir-eval is measured
+#: with; a larger model only sees long sessions' responses cut shorter.
+DEFAULT_CONTEXT_TOKENS = 8192
+#: Room left for the chat template's own tokens and the estimate's error.
+CONTEXT_MARGIN = 256
+_MIN_RESPONSE_CHARS = 200
+
+
+def estimate_tokens(text: str) -> int:
+    """An estimate of ``text``'s tokens without the model's tokenizer, meant to be high: one
+    per CJK character (Qwen and GPT tokenizers spend about 0.6-1 on one) and one per three
+    other characters (about four for English)."""
+    wide = sum(1 for ch in text if "\u2e80" <= ch <= "\u9fff" or "\uff00" <= ch <= "\uffef")
+    return wide + (len(text) - wide + 2) // 3
+
+
+def context_budget(options: Mapping[str, Any], template: str, max_tokens: int) -> int:
+    """Tokens left for the logged data of a prompt built from ``template``: the context
+    window (option ``context_tokens``, default :data:`DEFAULT_CONTEXT_TOKENS`) minus the
+    template, the reply's ``max_tokens`` and a margin."""
+    window = int(options.get("context_tokens", DEFAULT_CONTEXT_TOKENS))
+    return window - estimate_tokens(template) - max_tokens - CONTEXT_MARGIN
+
+
+def fenced_turns(session: Session, limit: int = 4000, budget_tokens: int | None = None) -> str:
+    """Every turn's query and response as fenced data blocks, responses cut at ``limit``
+    characters, and shorter (by quarters, down to 200 characters each) until the blocks'
+    estimated tokens fit ``budget_tokens`` when it is given, so a long session does not
+    overflow a small model's context."""
+    text = _fenced_turns(session, limit)
+    while (
+        budget_tokens is not None
+        and estimate_tokens(text) > budget_tokens
+        and limit > _MIN_RESPONSE_CHARS
+    ):
+        limit = max(_MIN_RESPONSE_CHARS, int(limit * 0.75))
+        text = _fenced_turns(session, limit)
+    return text
+
+
+def _fenced_turns(session: Session, limit: int) -> str:
     blocks = []
     for turn in session.turns:
         response = turn.response_text

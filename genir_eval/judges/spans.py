@@ -12,18 +12,29 @@ import asyncio
 from typing import Any
 
 from genir_eval.judges.base import Label, ask, register_judge
-from genir_eval.judges.common import BuiltinJudge, JudgeContext, generate_config
+from genir_eval.judges.common import BuiltinJudge, JudgeContext, graded_config
 from genir_eval.judges.parsing import expect_index_list, extract_object
 from genir_eval.judges.prompting import fence, render_messages
 from genir_eval.records import Session, Turn
 
-__all__ = ["SpansJudge", "spans", "parse_spans", "segments_block"]
+__all__ = ["SpansJudge", "spans", "parse_spans", "segments_block", "spans_schema"]
 
 NAME = "spans"
 
 
 def parse_spans(text: str, n_segments: int) -> list[int]:
     return list(expect_index_list(extract_object(text), n_segments, "useful_segments"))
+
+
+def spans_schema(n_segments: int) -> dict[str, Any]:
+    """The JSON schema of a reply for a turn of ``n_segments`` units."""
+    index = {"type": "integer", "minimum": 0, "maximum": max(0, n_segments - 1)}
+    return {
+        "type": "object",
+        "properties": {"useful_segments": {"type": "array", "items": index}},
+        "required": ["useful_segments"],
+        "additionalProperties": False,
+    }
 
 
 def segments_block(turn: Turn) -> str:
@@ -41,10 +52,12 @@ class SpansJudge(BuiltinJudge):
         language = self.language(session)
         text = self.template_text(language)
         version = self.prompt_version(text)
-        config = generate_config(engine, self.options, response_format="json")
-
         async def one(turn: Turn) -> Label:
             n = len(turn.segments)
+            # About 4 tokens per listed index ("12, "), every unit at most.
+            config = graded_config(
+                engine, self.options, max_tokens=32 + 4 * n, schema=spans_schema(n), logprobs=False
+            )
             values = {
                 "query": fence(turn.query, "QUERY"),
                 "intent": fence(session.intent or "(not given)", "INTENT"),
@@ -78,5 +91,6 @@ class SpansJudge(BuiltinJudge):
 
 @register_judge(NAME)
 def spans(**options: Any) -> SpansJudge:
-    """Options: template, language, model, temperature."""
+    """Options: template, language, model, temperature, response_format (json_object or
+    json_schema), max_tokens."""
     return SpansJudge(**options)

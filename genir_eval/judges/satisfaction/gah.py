@@ -33,5 +33,5 @@ class GahSatisfactionJudge(DimensionalSatisfactionJudge):
 
 @register_judge(NAME)
 def satisfaction_gah(**options: Any) -> GahSatisfactionJudge:
-    """Options: logprobs (default true), template, language, model, temperature."""
+    """Options: as for ``satisfaction.urs``."""
     return GahSatisfactionJudge(**options)

@@ -15,6 +15,7 @@ from genir_eval.judges.common import (
     DEFAULT_TOP_LOGPROBS,
     BuiltinJudge,
     JudgeContext,
+    context_budget,
     fenced_turns,
     generate_config,
 )
@@ -75,7 +76,9 @@ class GevalSatisfactionJudge(BuiltinJudge):
         values = {
             "intent": fence(session.intent or "(not given)", "INTENT"),
             "task_type": fence(session.task_type or "unknown", "TASK TYPE"),
-            "turns": fenced_turns(session),
+            "turns": fenced_turns(
+                session, budget_tokens=context_budget(self.options, text, config.max_tokens)
+            ),
             "n_turns": n,
             "n_plus_one": n + 1,
         }
@@ -121,5 +124,7 @@ class GevalSatisfactionJudge(BuiltinJudge):
 
 @register_judge(NAME)
 def satisfaction_geval(**options: Any) -> GevalSatisfactionJudge:
-    """Options: logprobs (default true), template, language, model, temperature."""
+    """Options: logprobs (default true), template, language, model, temperature,
+    max_tokens, context_tokens (the model's context window: long sessions' responses are
+    cut to fit it; default 8,192)."""
     return GevalSatisfactionJudge(**options)

@@ -18,6 +18,7 @@ from genir_eval.judges.common import (
     DEFAULT_TOP_LOGPROBS,
     BuiltinJudge,
     JudgeContext,
+    context_budget,
     fenced_turns,
     generate_config,
 )
@@ -78,7 +79,9 @@ class DimensionalSatisfactionJudge(BuiltinJudge):
         values = {
             "intent": fence(session.intent or "(not given)", "INTENT"),
             "task_type": fence(session.task_type or "unknown", "TASK TYPE"),
-            "turns": fenced_turns(session),
+            "turns": fenced_turns(
+                session, budget_tokens=context_budget(self.options, text, config.max_tokens)
+            ),
             "dimensions": "\n".join(f"- {DIMENSION_TEXT[language][d]}" for d in dims),
             "emphasis": self.emphasis(language),
             "dimension_keys": "{" + keys + "}",
@@ -121,5 +124,7 @@ class DimensionalSatisfactionJudge(BuiltinJudge):
 
 @register_judge(NAME)
 def satisfaction_urs(**options: Any) -> DimensionalSatisfactionJudge:
-    """Options: logprobs (default true), template, language, model, temperature."""
+    """Options: logprobs (default true), template, language, model, temperature,
+    max_tokens, context_tokens (the model's context window: long sessions' responses are
+    cut to fit it; default 8,192)."""
     return DimensionalSatisfactionJudge(**options)
