@@ -52,6 +52,7 @@ class SpansJudge(BuiltinJudge):
         language = self.language(session)
         text = self.template_text(language)
         version = self.prompt_version(text)
+
         async def one(turn: Turn) -> Label:
             n = len(turn.segments)
             # About 4 tokens per listed index ("12, "), every unit at most.
