@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections import defaultdict
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
