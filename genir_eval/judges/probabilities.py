@@ -75,13 +75,22 @@ def _digits(token: str) -> str:
 
 
 def _token_at(
-    logprobs: Sequence[TokenLogprob], offset: int
+    logprobs: Sequence[TokenLogprob], offset: int, text: str
 ) -> tuple[int, TokenLogprob, str] | None:
     starts: list[int] = []
     position = 0
     for token in logprobs:
         starts.append(position)
         position += len(token.token)
+    generated = "".join(token.token for token in logprobs)
+    if generated != text:
+        # A server may return less than it generated: llama.cpp's JSON mode lets the model
+        # write a fenced block and returns only the JSON inside, with the logprobs of every
+        # generated token. The reply's offsets are then shifted by where it sits.
+        shift = generated.find(text)
+        if shift < 0:
+            return None
+        offset += shift
     index = bisect.bisect_right(starts, offset) - 1
     if index < 0:
         return None
@@ -103,7 +112,7 @@ def label_distribution(
     logprobs = completion.logprobs
     if not logprobs:
         return None
-    found = _token_at(logprobs, offset)
+    found = _token_at(logprobs, offset, completion.text)
     if found is None:
         return None
     index, token, digits = found

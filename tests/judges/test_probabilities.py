@@ -226,3 +226,36 @@ def test_geval_expected_rating_resolves_a_two_token_ten(
     assert expected == pytest.approx([9.8, 6.0, 7.5], abs=TOL)
     assert "weighted" not in labels[0].extra
     assert labels[2].extra["entropy_bits"] == pytest.approx(1.0, abs=TOL)
+
+
+def test_reply_inside_a_stripped_code_fence_is_aligned() -> None:
+    # As llama.cpp's JSON mode returns it (recorded from the local server): the tokens
+    # spell '```json\n{\n  "O": 2\n}\n```', the reply is the JSON inside. By hand: p(2) =
+    # e^-.9, p(3) = e^-1.1, p(1) = e^-1.85, p(0) = e^-2.28, normalised.
+    tokens = [
+        ("```", -0.7, ()),
+        ("json", 0.0, ()),
+        ("\n", 0.0, ()),
+        ("{\n", -0.68, ()),
+        (" ", 0.0, ()),
+        (' "', 0.0, ()),
+        ("O", 0.0, ()),
+        ('":', 0.0, ()),
+        (" ", 0.0, ()),
+        ("2", -0.9, (("3", -1.1), ("1", -1.85), ("0", -2.28))),
+        ("\n", 0.0, ()),
+        ("}\n", 0.0, ()),
+        ("```", 0.0, ()),
+    ]
+    completion = Completion(
+        text='{\n  "O": 2\n}',
+        logprobs=tuple(TokenLogprob(t, lp, top) for t, lp, top in tokens),
+    )
+    found = label_distribution(completion, value_offset(completion.text, "O"), (0, 1, 2, 3))
+    assert found is not None
+    p = {2: math.exp(-0.9), 3: math.exp(-1.1), 1: math.exp(-1.85), 0: math.exp(-2.28)}
+    total = sum(p.values())
+    assert found.expected == pytest.approx(sum(k * v for k, v in p.items()) / total, abs=TOL)
+    # A reply that is not inside the generated text gets no distribution.
+    other = Completion(text='{"O": 2}', logprobs=completion.logprobs)
+    assert label_distribution(other, value_offset(other.text, "O"), (0, 1, 2, 3)) is None
