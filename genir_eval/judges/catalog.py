@@ -45,15 +45,39 @@ class JudgeEntry:
 COMMON_OPTIONS: tuple[JudgeOption, ...] = (
     JudgeOption("model", None, "model for this judge (default: the provider's default)"),
     JudgeOption("temperature", 0.0, "sampling temperature"),
-    JudgeOption("max_tokens", 1024, "reply token budget"),
+    JudgeOption("max_tokens", None, "reply token budget (default: the judge's own)"),
     JudgeOption("language", None, "prompt language, en or zh (default: the session's)"),
 )
 _TEMPLATE = JudgeOption(
     "template", None, "a prompt file of your own replacing the built-in template"
 )
 _LOGPROBS = JudgeOption(
-    "logprobs", True, "ask for token log-probabilities and report the probability-weighted rating"
+    "logprobs",
+    True,
+    "ask for token log-probabilities and report the expected label (probability-weighted) "
+    "and its entropy beside the label",
 )
+_TOP_LOGPROBS = JudgeOption(
+    "top_logprobs", 10, "alternatives asked per token for the expected label"
+)
+_SAMPLES = JudgeOption(
+    "samples",
+    1,
+    "without logprobs: k replies (the greedy one and k-1 at temperature 0.7), expected label = "
+    "their mean",
+)
+_RESPONSE_FORMAT = JudgeOption(
+    "response_format",
+    "json_object",
+    "json_object, or json_schema: send the reply's schema for servers that enforce it",
+)
+_CONTEXT = JudgeOption(
+    "context_tokens",
+    8192,
+    "the model's context window: long sessions' responses are cut to fit it",
+)
+_GRADED = (_LOGPROBS, _TOP_LOGPROBS, _SAMPLES, _RESPONSE_FORMAT)
+_SESSION = (_LOGPROBS, _TOP_LOGPROBS, _CONTEXT)
 _ITEM = (
     JudgeOption("answer", "explicit", "pseudo-answer style: explicit or implicit"),
     JudgeOption("judgment", "listwise", "utility judgment: listwise or pointwise"),
@@ -74,6 +98,7 @@ JUDGE_OPTIONS: dict[str, tuple[JudgeOption, ...]] = {
         JudgeOption("narrative", True, "give the session's earlier queries as the narrative"),
         JudgeOption("aspects", True, "ask for match (M) and trust (T) before the label"),
         JudgeOption("judges", 1, "simulated raters in one call; the label is their mean"),
+        *_GRADED,
         _TEMPLATE,
     ),
     "link_usefulness.true": (
@@ -82,9 +107,10 @@ JUDGE_OPTIONS: dict[str, tuple[JudgeOption, ...]] = {
             "relevance,behaviour,satisfaction",
             "log signal groups in the prompt (comma-separated, for ablations)",
         ),
+        *_GRADED,
         _TEMPLATE,
     ),
-    "link_usefulness.listwise": (_TEMPLATE,),
+    "link_usefulness.listwise": (_LOGPROBS, _TOP_LOGPROBS, _RESPONSE_FORMAT, _TEMPLATE),
     "citation_support": (
         JudgeOption(
             "allow_title_only",
@@ -99,10 +125,10 @@ JUDGE_OPTIONS: dict[str, tuple[JudgeOption, ...]] = {
         JudgeOption("max_source_chars", 6000, "source text beyond this is cut (and marked)"),
         _TEMPLATE,
     ),
-    "spans": (_TEMPLATE,),
-    "satisfaction.geval": (_LOGPROBS, _TEMPLATE),
-    "satisfaction.urs": (_LOGPROBS, _TEMPLATE),
-    "satisfaction.gah": (_LOGPROBS, _TEMPLATE),
+    "spans": (_RESPONSE_FORMAT, _TEMPLATE),
+    "satisfaction.geval": (*_SESSION, _TEMPLATE),
+    "satisfaction.urs": (*_SESSION, _TEMPLATE),
+    "satisfaction.gah": (*_SESSION, _TEMPLATE),
     "item-as": _ITEM,
     "item-ars": _ITEM,
     "item-ar": _ITEM,

@@ -39,7 +39,10 @@ def test_judges_command_lists_kind_options_and_defaults(capsys: pytest.CaptureFi
     assert all(o["help"] for j in listed.values() for o in j["options"])
     assert main(["judges"]) == 0
     text = capsys.readouterr().out
-    assert "link_usefulness.true  [link_usefulness]" in text and "default 1024" in text
+    assert (
+        "link_usefulness.true  [link_usefulness]" in text
+        and "reply token budget (default: the judge's own)" in text
+    )
 
 
 def test_measures_command(capsys: pytest.CaptureFixture[str]) -> None:

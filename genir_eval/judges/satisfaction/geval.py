@@ -71,7 +71,9 @@ class GevalSatisfactionJudge(BuiltinJudge):
             response_format="json",
             max_tokens=256,
             logprobs=logprobs,
-            top_logprobs=DEFAULT_TOP_LOGPROBS if logprobs else None,
+            top_logprobs=int(self.options.get("top_logprobs", DEFAULT_TOP_LOGPROBS))
+            if logprobs
+            else None,
         )
         values = {
             "intent": fence(session.intent or "(not given)", "INTENT"),

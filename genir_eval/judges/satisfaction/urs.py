@@ -73,7 +73,9 @@ class DimensionalSatisfactionJudge(BuiltinJudge):
             response_format="json",
             max_tokens=400 + 350 * (n + 1),
             logprobs=logprobs,
-            top_logprobs=DEFAULT_TOP_LOGPROBS if logprobs else None,
+            top_logprobs=int(self.options.get("top_logprobs", DEFAULT_TOP_LOGPROBS))
+            if logprobs
+            else None,
         )
         keys = ", ".join(f'"{d}": <1-10>' for d in dims)
         values = {
