@@ -47,6 +47,7 @@ class SpansJudge(BuiltinJudge):
     kind = "spans"
     template = "spans"
     task = NAME
+    extra_options = ("response_format",)
 
     async def __call__(self, session: Session, engine: Any) -> list[Label]:
         language = self.language(session)

@@ -119,6 +119,7 @@ class DnaLinkJudge(BuiltinJudge):
     kind = "link_usefulness"
     template = "link_dna"
     task = NAME
+    extra_options = ("logprobs", "top_logprobs", "samples", "response_format")
 
     def __init__(
         self,

@@ -94,6 +94,7 @@ class ListwiseLinkJudge(BuiltinJudge):
     kind = "link_usefulness"
     template = "link_listwise"
     task = NAME
+    extra_options = ("logprobs", "top_logprobs", "response_format")
 
     async def __call__(self, session: Session, engine: Any) -> list[Label]:
         language = self.language(session)

@@ -151,6 +151,7 @@ class TrueLinkJudge(BuiltinJudge):
     kind = "link_usefulness"
     template = "link_true"
     task = NAME
+    extra_options = ("logprobs", "top_logprobs", "samples", "response_format")
 
     def __init__(self, *, signals: Iterable[str] | str | None = None, **options: Any) -> None:
         super().__init__(signals=",".join(_groups(signals)), **options)

@@ -56,7 +56,7 @@ class GevalSatisfactionJudge(BuiltinJudge):
     kind = "satisfaction"
     template = "satisfaction_geval"
     # log-probability weighting of the rating (on by default; false for providers without)
-    extra_options = ("logprobs",)
+    extra_options = ("logprobs", "top_logprobs", "context_tokens")
     task = NAME
 
     async def __call__(self, session: Session, engine: Any) -> list[Label]:

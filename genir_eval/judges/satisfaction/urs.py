@@ -51,7 +51,7 @@ class DimensionalSatisfactionJudge(BuiltinJudge):
     kind = "satisfaction"
     template = "satisfaction_dimensions"
     # log-probability weighting of the rating (on by default; false for providers without)
-    extra_options = ("logprobs",)
+    extra_options = ("logprobs", "top_logprobs", "context_tokens")
     task = NAME
 
     def dimensions(self, session: Session) -> tuple[tuple[str, ...], bool]:
