@@ -398,18 +398,20 @@ class Run:
         return sum(values) / len(values) if values else None
 
 
-def write_text_atomic(path: Path, text: str) -> None:
+def write_text_atomic(path: Path, text: str, digests: dict[str, str] | None = None) -> None:
     """Write ``text`` to ``path`` through a temporary file of a unique name in the same
     folder, renamed into place: a reader sees the old file or the new one, never a part, and
-    two writers never share a temporary file."""
-    with _temporary(path) as handle:
+    two writers never share a temporary file. ``digests`` (when given) receives the SHA-256
+    of what this call wrote, under the file's name."""
+    with _temporary(path, digests) as handle:
         handle.write(text)
 
 
 @contextlib.contextmanager
-def _temporary(path: Path) -> Iterator[TextIO]:
+def _temporary(path: Path, digests: dict[str, str] | None = None) -> Iterator[TextIO]:
     """A text handle on a fresh temporary file beside ``path``, renamed onto ``path`` when
-    the block ends without an error (and removed when it raises)."""
+    the block ends without an error (and removed when it raises). ``digests`` (when given)
+    receives the SHA-256 of the temporary file under ``path``'s name."""
     # O_EXCL on a random name, mode 0o666 so the umask applies as to any file (mkstemp's
     # 0o600 would make the outputs private)
     name = str(path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp"))
@@ -417,11 +419,20 @@ def _temporary(path: Path) -> Iterator[TextIO]:
     try:
         with open(fd, "w", encoding="utf-8", newline="") as handle:
             yield handle
-        os.replace(name, path)
+        _replace(Path(name), path, digests)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(name)
         raise
+
+
+def _replace(source: Path, target: Path, digests: dict[str, str] | None) -> None:
+    """Rename this writer's private ``source`` onto ``target``, first noting its digest: a
+    digest read back from ``target`` could be another writer's file, and a run.json listing
+    it would pass a folder mixed from two runs as one."""
+    if digests is not None:
+        digests[target.name] = file_digest(source)
+    os.replace(source, target)
 
 
 def file_digest(path: Path) -> str:
@@ -439,18 +450,22 @@ def file_digest(path: Path) -> str:
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def write_json(path: Path, document: Mapping[str, Any]) -> None:
+def write_json(
+    path: Path, document: Mapping[str, Any], digests: dict[str, str] | None = None
+) -> None:
     """Write ``document`` (which must carry ``version``) as indented UTF-8 JSON."""
     if "version" not in document:
         raise ValueError(f"{path.name}: every output document carries a 'version' field")
     write_text_atomic(
-        path, json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+        path, json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n", digests
     )
 
 
-def _write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
+def _write_jsonl(
+    path: Path, rows: Iterable[Mapping[str, Any]], digests: dict[str, str] | None = None
+) -> None:
     text = "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in rows)
-    write_text_atomic(path, text)
+    write_text_atomic(path, text, digests)
 
 
 def _flatten(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -483,14 +498,19 @@ def csv_cell(value: Any) -> Any:
     return value
 
 
-def _write_csv(path: Path, rows: Sequence[Mapping[str, Any]], base: Sequence[str]) -> None:
+def _write_csv(
+    path: Path,
+    rows: Sequence[Mapping[str, Any]],
+    base: Sequence[str],
+    digests: dict[str, str] | None = None,
+) -> None:
     flat = [_flatten(r) for r in rows]
     columns = list(base)
     for r in flat:
         for key in r:
             if key not in columns:
                 columns.append(key)
-    with _temporary(path) as handle:
+    with _temporary(path, digests) as handle:
         writer = csv_module.DictWriter(
             handle, fieldnames=[csv_cell(c) for c in columns], restval=""
         )
@@ -527,6 +547,7 @@ def write_run(
     with contextlib.suppress(FileNotFoundError):
         (out / RUN_FILE).unlink()
     written: list[str] = []
+    digests: dict[str, str] = {}
     # the CSV's first columns, as the streaming writer uses them (TABLES)
     tables: list[tuple[str, list[dict[str, Any]], list[str]]] = [
         (LINKS_FILE, [link_row_to_dict(r) for r in links], TABLES["links"][1]),
@@ -540,24 +561,24 @@ def write_run(
                 with contextlib.suppress(FileNotFoundError):
                     (out / stale).unlink()
             continue
-        _write_jsonl(out / name, rows)
+        _write_jsonl(out / name, rows, digests)
         written.append(name)
         csv_name = name.replace(".jsonl", ".csv")
         if csv:
-            _write_csv(out / csv_name, rows, base)
+            _write_csv(out / csv_name, rows, base, digests)
             written.append(csv_name)
         else:
             with contextlib.suppress(FileNotFoundError):
                 (out / csv_name).unlink()
     if evidence is not None:
-        _write_jsonl(out / EVIDENCE_FILE, evidence)
+        _write_jsonl(out / EVIDENCE_FILE, evidence, digests)
         written.append(EVIDENCE_FILE)
     else:
         with contextlib.suppress(FileNotFoundError):
             (out / EVIDENCE_FILE).unlink()
     meta_path = out / META_FILE
     if meta is not None:
-        write_json(meta_path, meta)
+        write_json(meta_path, meta, digests)
         written.append(META_FILE)
     else:
         # a stale meta-evaluation from an earlier run must not linger
@@ -570,9 +591,9 @@ def write_run(
             meta=json.loads(json.dumps(meta)) if meta is not None else None,
             info=dict(info),
         )
-        write_text_atomic(out / REPORT_FILE, report(run))
+        write_text_atomic(out / REPORT_FILE, report(run), digests)
         written.append(REPORT_FILE)
-    files = {name: file_digest(out / name) for name in written}
+    files = {name: digests[name] for name in written}
     write_json(out / RUN_FILE, {**info, "files": files})
     return out
 
@@ -689,6 +710,7 @@ class RunWriter:
         columns follow the first row's own, where :func:`write_run` puts them)."""
         out = self.directory
         written: list[str] = []
+        digests: dict[str, str] = {}
         for table in self._tables.values():
             table.handle.close()
             if table.name == "citations" and not table.rows:
@@ -702,17 +724,17 @@ class RunWriter:
             columns = list(table.columns)
             at = table.first_scores_end if table.first_scores_end is not None else len(columns)
             columns[at:at] = [c for c in added if c not in table.columns]
-            written.extend(self._rewrite(table, columns, amend))
+            written.extend(self._rewrite(table, columns, amend, digests))
         if self._evidence is not None:
             self._evidence.handle.close()
-            os.replace(self._evidence.path, out / EVIDENCE_FILE)
+            _replace(self._evidence.path, out / EVIDENCE_FILE, digests)
             written.append(EVIDENCE_FILE)
         else:
             with contextlib.suppress(FileNotFoundError):
                 (out / EVIDENCE_FILE).unlink()
         meta_path = out / META_FILE
         if meta is not None:
-            write_json(meta_path, meta)
+            write_json(meta_path, meta, digests)
             written.append(META_FILE)
         else:
             # a stale meta-evaluation from an earlier run must not linger
@@ -720,9 +742,9 @@ class RunWriter:
                 meta_path.unlink()
         run = Run(directory=out, meta=meta, info=dict(info))
         if report is not None:
-            write_text_atomic(out / REPORT_FILE, report(run))
+            write_text_atomic(out / REPORT_FILE, report(run), digests)
             written.append(REPORT_FILE)
-        files = {name: file_digest(out / name) for name in written}
+        files = {name: digests[name] for name in written}
         write_json(out / RUN_FILE, {**info, "files": files})
         return Run(directory=out, meta=meta, info={**info, "files": files})
 
@@ -731,21 +753,21 @@ class RunWriter:
         table: _Table,
         columns: list[str],
         amend: Callable[[str, dict[str, Any]], dict[str, Any]] | None,
+        digests: dict[str, str],
     ) -> list[str]:
         """The table's JSONL (the part file itself, renamed, when no row is amended) and
-        its CSV, in one pass over the part file."""
+        its CSV, in one pass over the part file (read before it is renamed, so the CSV is
+        built from this writer's rows)."""
         jsonl_path = self.directory / table.file
         csv_path = jsonl_path.with_name(table.file.replace(".jsonl", ".csv"))
-        source_path = table.part
-        if amend is None:
-            os.replace(table.part, jsonl_path)
-            source_path = jsonl_path
         with contextlib.ExitStack() as stack:
-            source = stack.enter_context(source_path.open(encoding="utf-8"))
-            jsonl = stack.enter_context(_temporary(jsonl_path)) if amend is not None else None
+            source = stack.enter_context(table.part.open(encoding="utf-8"))
+            jsonl = (
+                stack.enter_context(_temporary(jsonl_path, digests)) if amend is not None else None
+            )
             writer = None
             if self.csv:
-                handle = stack.enter_context(_temporary(csv_path))
+                handle = stack.enter_context(_temporary(csv_path, digests))
                 writer = csv_module.writer(handle)
                 writer.writerow([csv_cell(c) for c in columns])
             if jsonl is not None or writer is not None:
@@ -757,7 +779,9 @@ class RunWriter:
                     if writer is not None:
                         flat = _flatten(row)
                         writer.writerow([_csv_value(flat.get(c)) for c in columns])
-        if amend is not None:
+        if amend is None:
+            _replace(table.part, jsonl_path, digests)
+        else:
             table.part.unlink()
         if self.csv:
             return [table.file, csv_path.name]
