@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 import warnings
 
 import numpy as np
@@ -153,18 +152,6 @@ def test_bootstrap_is_reproducible_with_a_seed_and_brackets_the_estimate():
     for name in ("pearson", "spearman", "kendall"):
         lo, hi = first["ci95"][name]
         assert -1.0 <= lo <= first[name] <= hi <= 1.0
-
-
-def test_bootstrap_is_fast_for_twenty_metrics():
-    rng = np.random.default_rng(1)
-    y = rng.integers(1, 6, size=12).astype(float).tolist()
-    metrics = [rng.normal(size=12).tolist() for _ in range(20)]
-    start = time.process_time()
-    for x in metrics:
-        correlations(x, y, n_boot=1000, seed=0)
-    # Measured about 0.1 s of CPU on a 2-core machine. CPU time, not wall time: on a busy
-    # machine the wall clock counts other processes' turns too.
-    assert time.process_time() - start < 1.0
 
 
 # Computed by hand. [0,1,1,0,1] vs [0,1,0,0,1]: p_o = 0.8, p_e = 0.4*0.6 + 0.6*0.4 = 0.48
