@@ -406,6 +406,7 @@ class LearnedRate:
         self.decreases = 0
         self._learned_at = 0.0
         self._last_decrease = -math.inf
+        self._unmeasured = False  # the last cut went by the sending rate alone
         self._answers: deque[float] = deque()  # when the provider's non-429 replies came
         self._sends: deque[float] = deque()  # sends before any pace was set
         self._first_answer: float | None = None
@@ -495,21 +496,30 @@ class LearnedRate:
         """A request sent at ``sent_at`` (``time.monotonic()``) got a 429."""
         self._read(info)
         now = time.monotonic()
-        if sent_at is not None and sent_at < self._last_decrease:
-            return  # sent before the last decrease: part of the congestion already acted on
-        if now - self._last_decrease < self.cooldown_s:
-            return
         current = self.rate(now)
+        answered = self.answered(now)
+        if (sent_at is not None and sent_at < self._last_decrease) or (
+            now - self._last_decrease < self.cooldown_s
+        ):
+            # Part of the congestion already acted on: no further cut. But when that cut
+            # had no measured acceptance to go by (the opening burst's sending rate, before
+            # enough answers were counted), each 429 of the event brings the pace down to
+            # the provider's answers as they are measured.
+            if self._unmeasured and answered is not None and current is not None:
+                if answered < current:
+                    self.learned = max(answered, 1.0 / 60.0)
+                    self._learned_at = now
+            return
         if current is None and len(self._sends) >= 4:
             # The first 429, maybe before any reply: the unpaced sending rate was too much.
             current = len(self._sends) / max(now - self._sends[0], 0.1 * self.window_s)
-        answered = self.answered(now)
         candidates = [
             r for r in (answered, None if current is None else current * self.backoff) if r
         ]
         if not candidates:
             return  # nothing to go by yet: the in-flight limit and the backoff act alone
         self._last_decrease = now
+        self._unmeasured = answered is None
         self.learned = max(min(candidates), 1.0 / 60.0)
         self._learned_at = now
         self.decreases += 1

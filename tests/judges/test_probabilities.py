@@ -152,13 +152,17 @@ def test_true_judge_samples_when_the_provider_gives_no_logprobs(
 ) -> None:
     # With logprobs off and samples=3, the greedy reply (temperature 0) says 3 and the two
     # sampled ones (temperature 0.7) say 1 and 2: argmax 3, expected (3 + 1 + 2) / 3 = 2.
-    replies = iter([1, 2] * 10)
+    # The links are judged concurrently, so each question (its prompt) counts its own
+    # sampled replies: the first says 1, the second 2, whatever the interleaving.
+    asked: dict[str, int] = {}
 
     def ordered(request: FakeRequest) -> str:
         if request.body["temperature"] == 0:
             return json.dumps({"reasoning": "the page answers it", "label": 3})
         assert "logprobs" not in request.body
-        return json.dumps({"reasoning": "the page answers it", "label": next(replies)})
+        asked[request.last_user_text] = asked.get(request.last_user_text, 0) + 1
+        label = asked[request.last_user_text]
+        return json.dumps({"reasoning": "the page answers it", "label": label})
 
     judge, labels = run_judge(
         fake_server(ordered), "link_usefulness.true", [tiny_session()], logprobs=False, samples=3

@@ -176,7 +176,16 @@ def test_engine_learns_the_rate_and_keeps_429s_few(headers: bool) -> None:
         # other core busy), but stays under one per request: without
         # learning every request would meet several.
         assert 600 <= rate["rpm"] <= 1800, rate
+        # 429s belong to the opening burst (50-100 measured, with or without the other
+        # cores busy; 120-160 before the pace came down to the measured acceptance within
+        # the first event): fewer than one per request, and after the first two seconds
+        # nearly every request is let through.
         assert server.stats.rate_limited < n, (server.stats.rate_limited, rate)
+        start = min(server.stats.arrivals)
+        late = [t for t in server.stats.arrivals if t >= start + 2.0]
+        late_ok = [t for t in server.stats.admitted if t >= start + 2.0]
+        assert len(late) >= n // 2
+        assert len(late) - len(late_ok) <= len(late) // 10, (len(late), len(late_ok))
 
 
 def test_transient_errors_lower_neither_concurrency_nor_pace() -> None:
