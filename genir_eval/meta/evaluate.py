@@ -87,6 +87,8 @@ __all__ = [
     "ppi_scores",
     "judge_instructions",
     "SATISFACTION_SCALE",
+    "JUDGE_SATISFACTION_SCALE",
+    "on_gold_scale",
 ]
 
 META_VERSION = 1
@@ -94,6 +96,17 @@ DEFAULT_LINK_BASELINE = "link_usefulness.true"
 HARDEST_FRACTION = 0.5
 #: The users' query and session satisfaction ratings (URGE: 1-5).
 SATISFACTION_SCALE = (1, 5)
+#: The satisfaction judges' ratings (G-Eval, URS, GAH and their offline twins: 1-10).
+JUDGE_SATISFACTION_SCALE = (1, 10)
+
+
+def on_gold_scale(values: np.ndarray) -> np.ndarray:
+    """Satisfaction judges' 1-10 ratings mapped linearly onto the users' 1-5 scale
+    (1 -> 1, 10 -> 5), so a mean, an absolute error or a rounded kappa compares like with
+    like. Rank figures are unchanged by it; a judge that uses the scale differently from
+    the users is what calibration (an isotonic map fitted on gold) corrects."""
+    (lo, hi), (g_lo, g_hi) = JUDGE_SATISFACTION_SCALE, SATISFACTION_SCALE
+    return g_lo + (np.asarray(values, dtype=float) - lo) * (g_hi - g_lo) / (hi - lo)
 #: At most this many replies are kept per judge to check its reasons for copying.
 MAX_REASONS = 2000
 
@@ -473,13 +486,13 @@ class _SatisfactionColumns:
                 "session_level": _corr(s_pred, s_gold, n_boot, seed),
                 "calibration": {
                     "query_level": cross_validated_calibration(
-                        _optional(q_pred),
+                        _optional(on_gold_scale(q_pred)),
                         _optional(q_gold),
                         self.q_group.tolist(),
                         scale=SATISFACTION_SCALE,
                     ),
                     "session_level": cross_validated_calibration(
-                        _optional(s_pred),
+                        _optional(on_gold_scale(s_pred)),
                         _optional(s_gold),
                         self.s_group.tolist(),
                         scale=SATISFACTION_SCALE,
@@ -619,7 +632,11 @@ class _SessionMeans:
         for session in sessions:
             label = by.get((session.session_id, None, "session"))
             value = label.value if label is not None else None
-            self.judged.append(float(value) if isinstance(value, int | float) else math.nan)
+            # On the users' 1-5 scale, so the judge's mean and PPI's rectifier (judge minus
+            # gold) compare like with like.
+            self.judged.append(
+                float(on_gold_scale(value)) if isinstance(value, int | float) else math.nan
+            )
             self.gold.append(_nan(session.gold.session_satisfaction if session.gold else None))
 
     def result(self, labelled: int | None, splits: int, seed: int) -> dict[str, Any] | None:
@@ -628,8 +645,15 @@ class _SessionMeans:
         if all(g is None for g in gold) or all(j is None for j in judged):
             return None
         if labelled is None:
-            return ppi_block(judged, gold, metric=self.metric)
-        return _simulated_ppi(judged, gold, self.metric, labelled, splits, seed)
+            block = ppi_block(judged, gold, metric=self.metric)
+        else:
+            block = _simulated_ppi(judged, gold, self.metric, labelled, splits, seed)
+        if self.kind != "link_usefulness":
+            block["judge_scale"] = (
+                "the judge's 1-10 session ratings mapped linearly onto the users' 1-5 "
+                "(1 -> 1, 10 -> 5)"
+            )
+        return block
 
 
 def _simulated_ppi(

@@ -72,6 +72,8 @@ def _ppi_lines(ppi: Mapping[str, Any]) -> list[str]:
             else ""
         )
     ]
+    if ppi.get("judge_scale"):
+        lines.append(f"  (judge on the users' scale: {ppi['judge_scale']})")
     for key, name in (("ppi", "PPI"), ("ppi_tuned", "PPI++")):
         est = ppi.get(key)
         if est:

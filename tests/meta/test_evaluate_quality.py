@@ -137,3 +137,34 @@ def test_meta_cli_prints_calibration_and_rejects_a_bad_ppi_size(
     assert main([*args, "--ppi-labelled", "11"]) == 2
     err = capsys.readouterr().err
     assert "--ppi-labelled" in err and "between 2 and 10" in err and "Traceback" not in err
+
+
+def test_satisfaction_ppi_and_raw_agreement_put_the_judge_on_the_users_scale() -> None:
+    # A satisfaction judge rates every session 10 (its top) and the users rate every
+    # session 5 (theirs): on the users' scale the judge's mean is 5 and its raw absolute
+    # error 0, not 5 (computed by hand from the linear map 1 -> 1, 10 -> 5).
+    sessions = [
+        dataclasses.replace(
+            s, gold=dataclasses.replace(s.gold, session_satisfaction=5, query_satisfaction=None)
+        )
+        for s in _sessions(4)
+    ]
+    unlabelled = [
+        dataclasses.replace(s, session_id=f"u{i}", gold=None) for i, s in enumerate(_sessions(3))
+    ]
+    every = sessions + unlabelled
+    labels = [
+        Label(
+            key=JudgmentKey(s.session_id, None, "session", "satisfaction.geval", "v1"),
+            value=10,
+        )
+        for s in every
+    ]
+    out = score_labels(every, labels, kind="satisfaction", n_boot=0)
+    ppi = out["ppi"]
+    assert ppi["metric"] == "session_satisfaction"
+    assert ppi["judge_mean"] == pytest.approx(5.0, abs=TOL)
+    assert ppi["ppi"]["estimate"] == pytest.approx(5.0, abs=TOL)
+    assert "1-5" in ppi["judge_scale"]
+    raw = out["satisfaction"]["overall"]["calibration"]["session_level"]["raw"]
+    assert raw["mae"] == pytest.approx(0.0, abs=TOL)
