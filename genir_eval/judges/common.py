@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from genir_eval.judges.base import JudgeStats, Label, check_options
+from genir_eval.judges.base import JudgeStats, Label, ask, check_options
 from genir_eval.judges.probabilities import LabelDistribution, sample_distribution
 from genir_eval.judges.prompting import fence, load_template, session_language, template_version
 from genir_eval.llm.base import GenerateConfig, JudgmentKey
@@ -29,6 +29,8 @@ __all__ = [
     "context_budget",
     "DEFAULT_CONTEXT_TOKENS",
     "with_samples",
+    "ask_graded",
+    "link_values",
     "mean_distribution",
     "DEFAULT_TOP_LOGPROBS",
     "SAMPLE_TEMPERATURE",
@@ -135,6 +137,73 @@ async def with_samples(
         return label
     extra = {**label.extra, **distribution.as_extra(), "samples": values}
     return dataclasses.replace(label, extra=extra)
+
+
+async def ask_graded(
+    engine: Any,
+    key: JudgmentKey,
+    messages: Sequence[Any],
+    config: GenerateConfig,
+    task: str,
+    context: Any,
+    parse: Callable[[str], Any],
+    *,
+    stats: JudgeStats,
+    language: str,
+    expected: Callable[[Any, Any], Mapping[str, Any]],
+    samples: int,
+    finish: Callable[[Label], Label] | None = None,
+) -> Label:
+    """One graded judgment (a label on a scale): the greedy reply, its expected label and
+    entropy read from the label tokens' logprobs by ``expected``; where the provider gave
+    none and ``samples`` > 1, from that many replies (:func:`with_samples`, the extra ones
+    asked at :data:`SAMPLE_TEMPERATURE` without logprobs). ``finish`` turns each parsed
+    reply's label into the judge's label (e.g. several simulated judges into their mean)."""
+    done = finish or (lambda label: label)
+
+    async def again(repeat: int, temperature: float) -> Label:
+        sampled = dataclasses.replace(
+            config, temperature=temperature, logprobs=False, top_logprobs=None
+        )
+        label = await ask(
+            engine,
+            dataclasses.replace(key, repeat=repeat),
+            messages,
+            sampled,
+            task,
+            context,
+            parse,
+            stats=stats,
+            language=language,
+        )
+        return done(label)
+
+    first = await ask(
+        engine,
+        key,
+        messages,
+        config,
+        task,
+        context,
+        parse,
+        stats=stats,
+        language=language,
+        extra=expected,
+    )
+    return await with_samples(done(first), samples, again)
+
+
+def link_values(session: Session, turn: Turn, link_id: int) -> dict[str, str]:
+    """The fenced template values every per-link prompt shows: the query, the session's
+    intent, the link's title and url, and the statements that cite it."""
+    link = turn.link(link_id)
+    return {
+        "query": fence(turn.query, "QUERY"),
+        "intent": fence(session.intent or "(not given)", "INTENT"),
+        "title": fence(link.title if link else "(unknown)", "TITLE"),
+        "url": fence(link.url if link else "(unknown)", "URL"),
+        "statements": fence(citing_statements(turn, link_id), "STATEMENTS"),
+    }
 
 
 def citing_statements(turn: Turn, link_id: int, limit: int = MAX_STATEMENT_CHARS) -> str:

@@ -100,13 +100,15 @@ SATISFACTION_SCALE = (1, 5)
 JUDGE_SATISFACTION_SCALE = (1, 10)
 
 
-def on_gold_scale(values: np.ndarray) -> np.ndarray:
+def on_gold_scale(values: Any) -> Any:
     """Satisfaction judges' 1-10 ratings mapped linearly onto the users' 1-5 scale
     (1 -> 1, 10 -> 5), so a mean, an absolute error or a rounded kappa compares like with
     like. Rank figures are unchanged by it; a judge that uses the scale differently from
     the users is what calibration (an isotonic map fitted on gold) corrects."""
     (lo, hi), (g_lo, g_hi) = JUDGE_SATISFACTION_SCALE, SATISFACTION_SCALE
     return g_lo + (np.asarray(values, dtype=float) - lo) * (g_hi - g_lo) / (hi - lo)
+
+
 #: At most this many replies are kept per judge to check its reasons for copying.
 MAX_REASONS = 2000
 

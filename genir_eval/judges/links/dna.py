@@ -14,20 +14,19 @@ paraphrase replaces the template text via ``template=<path>``.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import math
 from collections.abc import Mapping
 from typing import Any
 
-from genir_eval.judges.base import Label, ask, register_judge
+from genir_eval.judges.base import Label, register_judge
 from genir_eval.judges.common import (
     BuiltinJudge,
     JudgeContext,
-    citing_statements,
+    ask_graded,
     graded_config,
     history,
+    link_values,
     mean_distribution,
-    with_samples,
 )
 from genir_eval.judges.parsing import (
     ReplyError,
@@ -165,50 +164,27 @@ class DnaLinkJudge(BuiltinJudge):
             return dna_expected(completion, judges)
 
         async def judged(key: Any, messages: Any, context: Any) -> Label:
-            async def again(repeat: int, temperature: float) -> Label:
-                sampled = dataclasses.replace(
-                    config, temperature=temperature, logprobs=False, top_logprobs=None
-                )
-                label = await ask(
-                    engine,
-                    dataclasses.replace(key, repeat=repeat),
-                    messages,
-                    sampled,
-                    self.task,
-                    context,
-                    parse,
-                    stats=self.stats,
-                    language=language,
-                )
-                return _flatten(label)
-
-            first = _flatten(
-                await ask(
-                    engine,
-                    key,
-                    messages,
-                    config,
-                    self.task,
-                    context,
-                    parse,
-                    stats=self.stats,
-                    language=language,
-                    extra=expected,
-                )
+            return await ask_graded(
+                engine,
+                key,
+                messages,
+                config,
+                self.task,
+                context,
+                parse,
+                stats=self.stats,
+                language=language,
+                expected=expected,
+                samples=samples,
+                finish=_flatten,
             )
-            return await with_samples(first, samples, again)
 
         calls = []
         for turn in session.turns:
             for link_id in turn.cited_link_ids:
-                link = turn.link(link_id)
-                values = {
-                    "query": fence(turn.query, "QUERY"),
-                    "intent": fence(session.intent or "(not given)", "INTENT"),
+                values: dict[str, Any] = {
+                    **link_values(session, turn, link_id),
                     "history": fence(history(session, turn), "EARLIER QUERIES"),
-                    "title": fence(link.title if link else "(unknown)", "TITLE"),
-                    "url": fence(link.url if link else "(unknown)", "URL"),
-                    "statements": fence(citing_statements(turn, link_id), "STATEMENTS"),
                     "judges": judges,
                 }
                 messages = render_messages(text, values, flags)

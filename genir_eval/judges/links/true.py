@@ -13,17 +13,16 @@ satisfaction, and whether the citing statements hold text the user marked useful
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
-from genir_eval.judges.base import Label, ask, register_judge
+from genir_eval.judges.base import Label, register_judge
 from genir_eval.judges.common import (
     BuiltinJudge,
     JudgeContext,
-    citing_statements,
+    ask_graded,
     graded_config,
-    with_samples,
+    link_values,
 )
 from genir_eval.judges.offline.features import LinkEvidence, link_evidence
 from genir_eval.judges.parsing import expect_int, expect_key, expect_mapping, extract_object
@@ -166,23 +165,7 @@ class TrueLinkJudge(BuiltinJudge):
         samples = int(self.options.get("samples", 1))
 
         async def judged(key: Any, messages: Any, context: JudgeContext) -> Label:
-            async def again(repeat: int, temperature: float) -> Label:
-                sampled = dataclasses.replace(
-                    config, temperature=temperature, logprobs=False, top_logprobs=None
-                )
-                return await ask(
-                    engine,
-                    dataclasses.replace(key, repeat=repeat),
-                    messages,
-                    sampled,
-                    self.task,
-                    context,
-                    parse_true,
-                    stats=self.stats,
-                    language=language,
-                )
-
-            first = await ask(
+            return await ask_graded(
                 engine,
                 key,
                 messages,
@@ -192,22 +175,17 @@ class TrueLinkJudge(BuiltinJudge):
                 parse_true,
                 stats=self.stats,
                 language=language,
-                extra=true_expected,
+                expected=true_expected,
+                samples=samples,
             )
-            return await with_samples(first, samples, again)
 
         calls = []
         for turn in session.turns:
             for link_id in turn.cited_link_ids:
-                link = turn.link(link_id)
                 evidence = link_evidence(session, turn, link_id)
                 values = {
-                    "query": fence(turn.query, "QUERY"),
-                    "intent": fence(session.intent or "(not given)", "INTENT"),
+                    **link_values(session, turn, link_id),
                     "task_type": fence(session.task_type or "unknown", "TASK TYPE"),
-                    "title": fence(link.title if link else "(unknown)", "TITLE"),
-                    "url": fence(link.url if link else "(unknown)", "URL"),
-                    "statements": fence(citing_statements(turn, link_id), "STATEMENTS"),
                     "signals": signal_text(evidence, turn, session, self.groups, language),
                 }
                 messages = render_messages(text, values, flags)
