@@ -21,7 +21,8 @@ prints, per judge:
         --concurrency 1 --timeout 600 --sessions urge-4,urge-5,urge-7,urge-11 --max-turns 2 \\
         --judges link_usefulness.dna link_usefulness.true
 
-``--json FILE`` also writes every judge's full meta-evaluation. Use ``--cache-mode off`` to
+``--json FILE`` also writes every judge's full meta-evaluation and, for a link judge, its
+label per gold-labelled link (``bench/bench_ensemble.py`` combines such files). Use ``--cache-mode off`` to
 time calls (cache hits make a rerun free and its seconds meaningless).
 """
 
@@ -128,6 +129,8 @@ async def bench_one(
     row: dict[str, Any] = {"judge": name, "options": options, "wall_s": wall, "meta": result}
     if judge.kind == "link_usefulness":
         pairs = link_pairs(sessions, labels)
+        # Per gold-labelled link (session, turn, link order), for bench_ensemble.py.
+        row["pairs"] = dataclasses.asdict(pairs)
         row["link"] = link_quality(pairs.pred, pairs.gold, pairs.groups, args.bootstrap, args.seed)
         if any(e is not None for e in pairs.expected):
             row["link_expected"] = link_quality(
