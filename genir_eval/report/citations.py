@@ -15,7 +15,8 @@ from typing import Any
 
 from genir_eval.errors import ConfigError
 from genir_eval.metrics import CitationMeasure, parse_measure
-from genir_eval.report.outputs import CitationRow, Run
+from genir_eval.report.outputs import CitationRow, Run, _citation_row_from_dict
+from genir_eval.report.tables import turn_key
 
 __all__ = ["citations_section", "citation_score_names", "CITATIONS_CSS"]
 
@@ -29,6 +30,10 @@ CITATIONS_CSS = (
 
 def _e(value: Any) -> str:
     return html.escape("" if value is None else str(value), quote=True)
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 def _fmt(value: float | None) -> str:
@@ -53,9 +58,10 @@ def citation_score_names(run: Run) -> list[str]:
 def _session_table(run: Run, names: Sequence[str]) -> str:
     head = "".join(f"<th class='num'>{_e(n)}</th>" for n in names)
     rows = []
-    for session in run.sessions:
-        cells = "".join(f"<td class='num'>{_fmt(session.scores.get(n))}</td>" for n in names)
-        rows.append(f"<tr><td>{_e(session.session_id)}</td>{cells}</tr>")
+    for session in run.iter_rows("sessions"):
+        scores = session.get("scores") or {}
+        cells = "".join(f"<td class='num'>{_fmt(_number(scores.get(n)))}</td>" for n in names)
+        rows.append(f"<tr><td>{_e(session['session_id'])}</td>{cells}</tr>")
     return f"<table id='citation-sessions'><tr><th>session</th>{head}</tr>{''.join(rows)}</table>"
 
 
@@ -73,12 +79,22 @@ def _verdict(row: CitationRow) -> str:
 
 
 def _turns(run: Run, max_turns: int) -> str:
-    by_turn: dict[tuple[str, int], list[CitationRow]] = defaultdict(list)
-    for row in run.citations:
-        by_turn[(row.session_id, row.turn)].append(row)
-    queries = {(t.session_id, t.turn): t.query for t in run.turns}
+    # the rows of the first max_turns turns (in first-seen order); the others only counted
+    by_turn: dict[tuple[str, int], list[CitationRow]] = {}
+    others: set[int] = set()
+    for data in run.iter_rows("citations"):
+        key = (str(data["session_id"]), int(data["turn"]))
+        if key not in by_turn and len(by_turn) >= max_turns:
+            others.add(turn_key(*key))
+            continue
+        by_turn.setdefault(key, []).append(_citation_row_from_dict(data))
+    queries = {
+        (str(t["session_id"]), int(t["turn"])): str(t.get("query") or "")
+        for t in run.iter_rows("turns")
+        if (str(t["session_id"]), int(t["turn"])) in by_turn
+    }
     blocks = []
-    for key in list(by_turn)[:max_turns]:
+    for key in by_turn:
         rows = by_turn[key]
         statements: dict[int, list[CitationRow]] = defaultdict(list)
         for row in rows:
@@ -100,14 +116,14 @@ def _turns(run: Run, max_turns: int) -> str:
         parts.append("</div>")
         blocks.append("".join(parts))
     more = ""
-    if len(by_turn) > max_turns:
-        more = f"<p>{len(by_turn) - max_turns} more turns in citations.jsonl.</p>"
+    if others:
+        more = f"<p>{len(others)} more turns in citations.jsonl.</p>"
     return "".join(blocks) + more
 
 
 def citations_section(run: Run, *, max_turns: int = 50) -> str:
     """The citation view of ``run`` as an HTML fragment ("" without citation rows)."""
-    if not run.citations:
+    if next(run.iter_rows("citations"), None) is None:
         return ""
     names = citation_score_names(run)
     intro = (

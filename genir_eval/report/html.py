@@ -20,21 +20,24 @@ of a single turn in :data:`TURN_VIEWS`. Other report parts plug in there.
 from __future__ import annotations
 
 import os
-from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
+from functools import partial
 from itertools import combinations
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from genir_eval.meta.stats import cohen_kappa, correlations
 from genir_eval.report.citations import CITATIONS_CSS, citations_section
 from genir_eval.report.glossary import describe_score
 from genir_eval.report.judge_quality import SECTION_TITLE as QUALITY_TITLE
 from genir_eval.report.judge_quality import quality_section
-from genir_eval.report.outputs import REPORT_FILE, Run, SessionRow, TurnRow, load_run
+from genir_eval.report.outputs import REPORT_FILE, Run, load_run
 from genir_eval.report.plots import histogram_svg, scatter_svg, task_bars_svg
 from genir_eval.report.scores import BOOTSTRAP_MAX_N, SMALL_N, summarize
+from genir_eval.report.tables import LevelTable, optional
 from genir_eval.report.turns import TURN_VIEWS, TurnDetail, choose_sessions, session_details
 from genir_eval.report.turns import session_index as _session_index
 from genir_eval.report.views import (
@@ -131,7 +134,8 @@ def _prompt_versions(text: Any) -> str:
     )
 
 
-def _header(run: Run) -> str:
+def _header(ctx: ReportContext) -> str:
+    run = ctx.run
     info = run.info
     scenario = info.get("scenario") or {}
     name = scenario.get("name") if isinstance(scenario, Mapping) else None
@@ -141,7 +145,7 @@ def _header(run: Run) -> str:
     facts = [
         ("scenario", name or "–"),
         ("scenario file", scenario.get("path", "–") if isinstance(scenario, Mapping) else "–"),
-        ("sessions", f"{len(run.sessions)} ({len(run.turns)} turns, {len(run.links)} links)"),
+        ("sessions", f"{ctx.sessions.n} ({ctx.turns.n} turns, {ctx.links.n} links)"),
         ("skipped input rows", len(info.get("skipped") or [])),
         ("started", info.get("started_at", "–")),
         ("duration", f"{_fmt(info.get('duration_s'), 2)} s"),
@@ -259,21 +263,18 @@ def _all_scores(run: Run) -> str:
     return "".join(parts)
 
 
-def _pairs(rows: Iterable[TurnRow | SessionRow], score: str) -> tuple[list[float], list[float]]:
-    gold, predicted = [], []
-    for row in rows:
-        value = row.scores.get(score)
-        if row.gold_satisfaction is not None and value is not None:
-            gold.append(row.gold_satisfaction)
-            predicted.append(value)
-    return gold, predicted
+def _pairs(rows: LevelTable, score: str) -> tuple[list[float], list[float]]:
+    """The (gold, score) pairs of the rows with both, in table order."""
+    values = rows.column(score)
+    both = ~np.isnan(rows.gold) & ~np.isnan(values)
+    return rows.gold[both].tolist(), values[both].tolist()
 
 
-def _scatter(run: Run, score: str | None) -> str:
+def _scatter(ctx: ReportContext, score: str | None) -> str:
     if score is None:
         return "<p class='muted'>No scores.</p>"
     panels = []
-    for title, rows in (("query level", run.turns), ("session level", run.sessions)):
+    for title, rows in (("query level", ctx.turns), ("session level", ctx.sessions)):
         gold, predicted = _pairs(rows, score)
         if gold:
             panels.append((f"{title} (n = {len(gold)})", gold, predicted))
@@ -287,19 +288,34 @@ def _mean(values: Iterable[float | None]) -> float | None:
     return sum(present) / len(present) if present else None
 
 
-def _task_bars(run: Run, score: str | None) -> str:
-    if score is None or not run.sessions:
+def _task_groups(rows: LevelTable, none: str) -> dict[str, np.ndarray]:
+    """The rows of each task type (``none`` naming the rows without one) as masks, in the
+    order the task types first appear."""
+    groups: dict[str, np.ndarray] = {}
+    for label in dict.fromkeys(task or none for task in rows.task_types):
+        groups[label] = rows.where_task(partial(_labelled, none=none, label=label))
+    return groups
+
+
+def _labelled(task: str | None, *, none: str, label: str) -> bool:
+    return (task or none) == label
+
+
+def _task_bars(ctx: ReportContext, score: str | None) -> str:
+    rows = ctx.sessions
+    if score is None or not rows.n:
         return "<p class='muted'>No scores.</p>"
-    groups: dict[str, list[SessionRow]] = defaultdict(list)
-    for row in run.sessions:
-        groups[row.task_type or "(unknown)"].append(row)
+    groups = _task_groups(rows, "(unknown)")
     task_types = sorted(groups)
-    has_gold = any(r.gold_satisfaction is not None for r in run.sessions)
+    has_gold = bool(np.isfinite(rows.gold).any())
+    values = rows.column(score)
     svg = task_bars_svg(
         task_types,
-        [len(groups[t]) for t in task_types],
-        [_mean(r.scores.get(score) for r in groups[t]) for t in task_types],
-        [_mean(r.gold_satisfaction for r in groups[t]) for t in task_types] if has_gold else None,
+        [int(groups[t].sum()) for t in task_types],
+        [_mean(map(optional, values[groups[t]].tolist())) for t in task_types],
+        [_mean(map(optional, rows.gold[groups[t]].tolist())) for t in task_types]
+        if has_gold
+        else None,
         score_label=score,
     )
     return f"<div class='plot' id='task-bars'>{svg}</div>"
@@ -330,32 +346,20 @@ def _confusion_table(judge: str, classes: Sequence[float], matrix: Sequence[Sequ
     )
 
 
-def _confusion(run: Run) -> str:
+def _confusion(ctx: ReportContext) -> str:
     """Each link judge's confusion matrix: ``meta.json``'s (``genir-eval meta``'s), else
     counted from the links table when the run has no meta-evaluation."""
-    judges: dict[str, None] = {}
-    for link in run.links:
-        for judge in link.labels:
-            judges.setdefault(judge, None)
-    from_meta = _judge_blocks(run, "link_usefulness")
+    from_meta = _judge_blocks(ctx.run, "link_usefulness")
     parts = []
-    for judge in judges:
+    for judge in ctx.links.judges:
         matrix = (from_meta.get(judge) or {}).get("confusion_matrix")
         if isinstance(matrix, Mapping):
             parts.append(_confusion_table(judge, matrix["labels"], matrix["matrix"]))
             continue
-        pairs = [
-            (link.gold, link.labels.get(judge))
-            for link in run.links
-            if link.gold is not None and link.labels.get(judge) is not None
-        ]
-        if not pairs:
+        counts = ctx.links.confusion.get(judge)
+        if not counts:
             continue
-        classes = sorted({p for pair in pairs for p in pair if p is not None})
-        counts: dict[tuple[float, float], int] = defaultdict(int)
-        for gold, label in pairs:
-            assert gold is not None and label is not None
-            counts[(gold, label)] += 1
+        classes = sorted({p for pair in counts for p in pair})
         table = [[counts.get((g, p), 0) for p in classes] for g in classes]
         parts.append(_confusion_table(judge, classes, table))
     if not parts:
@@ -648,31 +652,30 @@ def _scores(ctx: ReportContext) -> str:
 
 def _task_types(ctx: ReportContext) -> str:
     run = ctx.run
-    if not run.sessions:
+    if not ctx.sessions.n:
         return "<p class='muted'>No sessions.</p>"
-    groups: dict[str, list[SessionRow]] = defaultdict(list)
-    for row in run.sessions:
-        groups[row.task_type or "(none)"].append(row)
+    groups = _task_groups(ctx.sessions, "(none)")
+    sizes = {task: int(mask.sum()) for task, mask in groups.items()}
     names = ctx.score_names("session")
     judges = {str(j.get("id")) for j in run.info.get("judges") or [] if isinstance(j, Mapping)}
     columns = [ctx.headline] if ctx.headline in names else []
     columns += [n for n in names if n in judges and n not in columns]
     columns = [c for c in columns if c is not None][:6]
-    task_types = sorted(groups, key=lambda t: (-len(groups[t]), t))
+    task_types = sorted(groups, key=lambda t: (-sizes[t], t))
     rows = []
     for task in task_types:
         members = groups[task]
         cells = "".join(
-            f"<td class='num'>{mean_cell(summarize(c, [r.scores.get(c) for r in members], n_boot=ctx.limits.n_boot, seed=ctx.limits.seed), 2)}</td>"
+            f"<td class='num'>{mean_cell(summarize(c, ctx.sessions.column(c)[members], n_boot=ctx.limits.n_boot, seed=ctx.limits.seed), 2)}</td>"
             for c in columns
         )
-        rows.append(f"<tr><td>{esc(task)}</td><td class='num'>{len(members)}</td>{cells}</tr>")
+        rows.append(f"<tr><td>{esc(task)}</td><td class='num'>{sizes[task]}</td>{cells}</tr>")
     head = "".join(f"<th class='num'>{ctx.marked(c)}</th>" for c in columns)
     tab = (
         "<div class='scroll'><table id='task-type-scores'><tr><th>task type</th>"
         f"<th class='num'>sessions</th>{head}</tr>{''.join(rows)}</table></div>"
     )
-    return tab + _task_bars(run, ctx.headline)
+    return tab + _task_bars(ctx, ctx.headline)
 
 
 def _glossary(ctx: ReportContext) -> str:
@@ -738,22 +741,12 @@ def _between_judges(ctx: ReportContext) -> str:
     """How the judges agree with each other: link labels (kappa, Spearman) and session
     scores of different judges (Spearman), with no gold needed."""
     run = ctx.run
-    judges: dict[str, None] = {}
-    for link in run.links:
-        for judge in link.labels:
-            judges.setdefault(judge, None)
     parts = []
     rows = []
-    for a, b in combinations(judges, 2):
-        pairs = [
-            (link.labels.get(a), link.labels.get(b))
-            for link in run.links
-            if link.labels.get(a) is not None and link.labels.get(b) is not None
-        ]
-        if not pairs:
+    for a, b in combinations(ctx.links.judges, 2):
+        if (a, b) not in ctx.links.pairs:
             continue
-        x = [round(p[0]) for p in pairs if p[0] is not None]
-        y = [round(p[1]) for p in pairs if p[1] is not None]
+        x, y = (list(labels) for labels in ctx.links.pairs[(a, b)])
         exact = sum(1 for i, j in zip(x, y, strict=True) if i == j) / len(x)
         corr = correlations(x, y, n_boot=0)
         rows.append(
@@ -791,11 +784,7 @@ def _between_judges(ctx: ReportContext) -> str:
     candidates = list(dict.fromkeys([*family, *own]))
     rows = []
     for a, b in combinations(candidates, 2):
-        corr = correlations(
-            [r.scores.get(a) for r in run.sessions],
-            [r.scores.get(b) for r in run.sessions],
-            n_boot=0,
-        )
+        corr = correlations(ctx.sessions.column(a), ctx.sessions.column(b), n_boot=0)
         rows.append(
             [
                 f"{ctx.marked(a)} vs {ctx.marked(b)}",
@@ -856,9 +845,9 @@ def _feedback(ctx: ReportContext) -> str | None:
 
 
 def _judges_vs_gold(ctx: ReportContext) -> str | None:
-    if not any(link.gold is not None for link in ctx.run.links) and not ctx.run.meta:
+    if not ctx.has_gold_links and not ctx.run.meta:
         return None
-    content = _agreement(ctx.run) + _confusion(ctx.run)
+    content = _agreement(ctx.run) + _confusion(ctx)
     return content
 
 
@@ -882,7 +871,7 @@ SECTIONS: list[Section] = [
     Section(
         "scatter-section",
         "Predicted vs user satisfaction",
-        _with_gold(lambda ctx: _scatter(ctx.run, ctx.headline)),
+        _with_gold(lambda ctx: _scatter(ctx, ctx.headline)),
     ),
     Section("confusion", "Judges vs expert labels", _judges_vs_gold),
     Section(
@@ -898,7 +887,7 @@ SECTIONS: list[Section] = [
     Section("citations", "Citation support", lambda ctx: citations_section(ctx.run) or None),
     Section("sessions", "Sessions", lambda ctx: _session_index(ctx, _chosen(ctx))),
     Section("failures-section", "Failures", lambda ctx: _failures(ctx.run)),
-    Section("run", "Run", lambda ctx: _header(ctx.run)),
+    Section("run", "Run", _header),
     Section("details", "Turns", lambda ctx: session_details(ctx, _chosen(ctx))),
 ]
 """The page's sections in order; a renderer returning ``None`` leaves its section out."""
@@ -933,8 +922,8 @@ def render_report(run: Run, *, limits: ReportLimits | None = None) -> str:
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{esc(title)}</title><style>{CSS}{CITATIONS_CSS}</style></head><body>"
         f"<h1>{esc(title)}</h1>{_banner(ctx)}"
-        f"<p class='sub'>{len(run.sessions):,} sessions, {len(run.turns):,} turns, "
-        f"{len(run.links):,} sources · generated {generated}</p>"
+        f"<p class='sub'>{ctx.sessions.n:,} sessions, {ctx.turns.n:,} turns, "
+        f"{ctx.links.n:,} sources · generated {generated}</p>"
         f"<p class='sub toc'>{toc}</p>{gold_note}"
         f"{body}</body></html>\n"
     )

@@ -18,13 +18,13 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from genir_eval.errors import ConfigError
 from genir_eval.metrics.measures import parse_measure
 from genir_eval.report.outputs import Level, Run
+from genir_eval.report.tables import LevelTable, LinkKeys, read_level, read_link_keys
 
 __all__ = [
     "SMALL_N",
@@ -87,15 +87,19 @@ def _bootstrap_mean_ci(values: np.ndarray, n_boot: int, seed: int) -> tuple[floa
 
 def summarize(
     name: str,
-    values: Sequence[float | None],
+    values: Sequence[float | None] | np.ndarray,
     *,
     level: str = "session",
     n_boot: int = 1000,
     seed: int = 0,
     reasons: Mapping[str, int] | None = None,
 ) -> ScoreSummary:
-    """The summary of one score's ``values`` (``None`` = no value for that row)."""
-    present = np.array([v for v in values if v is not None and math.isfinite(v)], dtype=float)
+    """The summary of one score's ``values`` (``None``, or NaN in an array, = no value for
+    that row)."""
+    if isinstance(values, np.ndarray):
+        present = values[np.isfinite(values)].astype(float)
+    else:
+        present = np.array([v for v in values if v is not None and math.isfinite(v)], dtype=float)
     n = int(present.size)
     missing = len(values) - n
     if n == 0:
@@ -177,7 +181,13 @@ def _short(reason: str) -> str:
     return head[:60] or "missing"
 
 
-def missing_reasons(run: Run, level: Level = "session") -> dict[str, Counter[str]]:
+def missing_reasons(
+    run: Run,
+    level: Level = "session",
+    *,
+    links: LinkKeys | None = None,
+    names: Sequence[str] | None = None,
+) -> dict[str, Counter[str]]:
     """Why each score has no value, per score name: counts of reasons over the sessions (or
     turns) where it is missing.
 
@@ -187,21 +197,13 @@ def missing_reasons(run: Run, level: Level = "session") -> dict[str, Counter[str
     own score is missing where the judge failed (its failure class) or did not judge that
     turn (e.g. a response without text units for the spans judge); ``gold:`` scores where
     the expert labels are missing; combinations where one of their parts is.
+
+    The tables are read one row at a time; ``links`` (the run's :class:`LinkKeys`) and
+    ``names`` (its score names at ``level``) save a pass when the caller has them.
     """
     measures = scenario_measures(run)
     link_judges = link_judge_ids(run)
-    cited: Counter[tuple[str, int]] = Counter()
-    labelled: dict[str, Counter[tuple[str, int]]] = defaultdict(Counter)
-    gold_links: Counter[tuple[str, int]] = Counter()
-    for link in run.links:
-        if not link.cited:
-            continue
-        cited[(link.session_id, link.turn)] += 1
-        for judge, value in link.labels.items():
-            if value is not None:
-                labelled[judge][(link.session_id, link.turn)] += 1
-        if link.gold is not None:
-            gold_links[(link.session_id, link.turn)] += 1
+    keys = links if links is not None else read_link_keys(run)
     failures: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     for failure in run.info.get("failures") or []:
         if not isinstance(failure, Mapping):
@@ -212,66 +214,69 @@ def missing_reasons(run: Run, level: Level = "session") -> dict[str, Counter[str
         if level == "turn" and failure.get("turn") is not None:
             failures[(judge, f"{session}#{failure.get('turn')}")][reason] += 1
 
-    rows: Sequence[Any] = run.sessions if level == "session" else run.turns
-    turns_of: dict[str, list[int]] = defaultdict(list)
-    for turn in run.turns:
-        turns_of[turn.session_id].append(turn.turn)
-
-    def keys_of(row: Any) -> list[tuple[str, int]]:
-        if level == "session":
-            return [(row.session_id, t) for t in turns_of.get(row.session_id, [])]
-        return [(row.session_id, row.turn)]
-
-    def failure_reason(judge: str, row: Any) -> str | None:
-        where = row.session_id if level == "session" else f"{row.session_id}#{row.turn}"
-        found = failures.get((judge, where)) or failures.get((judge, row.session_id))
+    def failure_reason(judge: str, session_id: str, turn: int | None) -> str | None:
+        where = session_id if turn is None else f"{session_id}#{turn}"
+        found = failures.get((judge, where)) or failures.get((judge, session_id))
         if found:
             return f"{judge} failed ({found.most_common(1)[0][0]})"
         return None
 
-    def reason_for(name: str, row: Any) -> str:
+    def reason_for(name: str, session_id: str, turn: int | None) -> str:
         base = name[5:] if name.startswith("gold:") else name
         base, _, at_judge = base.partition("@")
         if base in measures or _is_citation_measure(base):
-            keys = keys_of(row)
-            if not any(cited[k] for k in keys):
+            if not keys.cited(session_id, turn):
                 return "no citations"
             if _is_citation_measure(base):
                 return "no usable support verdict"
             if name.startswith("gold:"):
                 return "no expert link labels"
             judge = at_judge or (link_judges[0] if link_judges else "")
-            if not any(labelled[judge][k] for k in keys):
-                return failure_reason(judge, row) or f"no {judge} label on a cited link"
+            if not keys.labelled(judge, session_id, turn):
+                return (
+                    failure_reason(judge, session_id, turn) or f"no {judge} label on a cited link"
+                )
             return "no usable link label"
         if name.startswith("z(") or "+" in name:
             return "a combined part is missing"
         judge = name.split(":", 1)[0]
-        return failure_reason(judge, row) or f"not judged by {judge} (nothing to judge)"
+        return (
+            failure_reason(judge, session_id, turn) or f"not judged by {judge} (nothing to judge)"
+        )
 
     out: dict[str, Counter[str]] = {}
-    names = run.score_names(level)
-    for row in rows:
-        for name in names:
-            if row.scores.get(name) is None:
-                out.setdefault(name, Counter())[reason_for(name, row)] += 1
+    wanted = run.score_names(level) if names is None else list(names)
+    for row in run.iter_rows("sessions" if level == "session" else "turns"):
+        scores = row.get("scores") or {}
+        session_id = str(row["session_id"])
+        turn = None if level == "session" else int(row["turn"])
+        for name in wanted:
+            if scores.get(name) is None:
+                out.setdefault(name, Counter())[reason_for(name, session_id, turn)] += 1
     return out
 
 
 def score_summaries(
-    run: Run, level: Level = "session", *, n_boot: int = 1000, seed: int = 0
+    run: Run,
+    level: Level = "session",
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    table: LevelTable | None = None,
+    links: LinkKeys | None = None,
 ) -> list[ScoreSummary]:
-    """Every score of ``run`` at ``level``, in the run's order, summarised."""
-    reasons = missing_reasons(run, level)
-    rows: Sequence[Any] = run.sessions if level == "session" else run.turns
+    """Every score of ``run`` at ``level``, in the run's order, summarised; ``table`` (the
+    level read by :func:`read_level`) and ``links`` save a pass when the caller has them."""
+    columns = table if table is not None else read_level(run, level)
+    reasons = missing_reasons(run, level, links=links, names=columns.names)
     return [
         summarize(
             name,
-            [row.scores.get(name) for row in rows],
+            values,
             level=level,
             n_boot=n_boot,
             seed=seed,
             reasons=reasons.get(name),
         )
-        for name in run.score_names(level)
+        for name, values in columns.scores.items()
     ]

@@ -19,6 +19,7 @@ from genir_eval.report.html import headline_score
 from genir_eval.report.judge_quality import quality_lines
 from genir_eval.report.outputs import META_FILE, REPORT_FILE, Run
 from genir_eval.report.scores import SMALL_N, ScoreSummary, score_summaries
+from genir_eval.report.tables import count_rows
 
 __all__ = ["format_summary", "format_paths", "score_table", "feedback_table"]
 
@@ -397,8 +398,9 @@ def format_summary(run: Run) -> str:
     engines = sorted({f"{j.get('provider')}/{j.get('model')}" for j in judges})
     baselines = _baselines(run)
     lines = [
-        f"{name or 'run'}: {len(run.sessions)} sessions, {len(run.turns)} turns, "
-        f"{len(run.links)} links; {len(judges)} judges ({', '.join(engines) or '-'})",
+        f"{name or 'run'}: {count_rows(run, 'sessions')} sessions, "
+        f"{count_rows(run, 'turns')} turns, {count_rows(run, 'links')} links; "
+        f"{len(judges)} judges ({', '.join(engines) or '-'})",
         "",
         *_correlations(run, baselines),
     ]

@@ -15,11 +15,14 @@ Further views of a turn plug in through :data:`TURN_VIEWS`.
 from __future__ import annotations
 
 import bisect
+import heapq
 import json
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from genir_eval.report.evidence import (
     GOLD_ANNOTATORS,
@@ -29,6 +32,7 @@ from genir_eval.report.evidence import (
     read_evidence,
 )
 from genir_eval.report.outputs import EVIDENCE_FILE, LinkRow, SessionRow, TurnRow
+from genir_eval.report.tables import link_rows, session_rows, turn_rows
 from genir_eval.report.views import ReportContext, esc, fmt
 
 __all__ = [
@@ -65,44 +69,49 @@ TURN_VIEWS: list[Callable[[TurnDetail], str | None]] = []
 
 @dataclass
 class Chosen:
-    """The sessions whose turns are shown, by position in ``run.sessions``, with why."""
+    """The sessions whose turns are shown, by position in the sessions table, with why."""
 
     positions: list[int] = field(default_factory=list)
     why: dict[int, list[str]] = field(default_factory=dict)
     complete: bool = True
 
 
-def _disagreement(ctx: ReportContext) -> dict[str, float]:
-    """Per session, the mean absolute difference between the first two link judges'
-    labels over the links both labelled."""
-    judges = ctx.link_judges[:2]
-    if len(judges) < 2:
-        return {}
-    a, b = judges
-    gaps: dict[str, list[float]] = defaultdict(list)
-    for link in ctx.run.links:
-        x, y = link.labels.get(a), link.labels.get(b)
-        if x is not None and y is not None:
-            gaps[link.session_id].append(abs(x - y))
-    return {sid: sum(v) / len(v) for sid, v in gaps.items() if v}
+def _disagreement(ctx: ReportContext, count: int) -> list[tuple[int, float]]:
+    """The ``count`` sessions (positions) with the largest mean absolute difference between
+    the first two link judges' labels over the links both labelled, largest first (ties:
+    first session first)."""
+    gaps = ctx.links.gaps
+    if not gaps or count < 1:
+        return []
+    position: dict[str, int] = {}
+    for i, row in enumerate(ctx.run.iter_rows("sessions")):
+        session_id = str(row["session_id"])
+        if session_id in gaps:
+            position[session_id] = i
+    ranked = heapq.nsmallest(
+        count,
+        ((-(sum(v) / len(v)), position[sid]) for sid, v in gaps.items() if v),
+    )
+    return [(i, -gap) for gap, i in ranked]
 
 
 def choose_sessions(ctx: ReportContext) -> Chosen:
     """Every session when the run has at most ``detail_sessions``; else a third each of the
     lowest and highest headline scores and of the largest disagreement between link
-    judges (filled up from the lowest scores when a group runs short)."""
-    sessions = ctx.run.sessions
+    judges (filled up from the lowest scores when a group runs short). Reads the headline
+    column, not the sessions."""
+    n = ctx.sessions.n
     cap = ctx.limits.detail_sessions
-    if len(sessions) <= cap:
-        return Chosen(list(range(len(sessions))), {}, True)
+    if n <= cap:
+        return Chosen(list(range(n)), {}, True)
     score = ctx.headline
-    scored = sorted(
-        (
-            (row.scores[score], i)
-            for i, row in enumerate(sessions)
-            if score is not None and row.scores.get(score) is not None
-        ),
-    )
+    scored: list[tuple[float, int]] = []
+    if score is not None:
+        values = ctx.sessions.column(score)
+        present = np.flatnonzero(~np.isnan(values))
+        # by score, then position: as sorting (score, position) pairs
+        order = present[np.lexsort((present, values[present]))]
+        scored = list(zip(values[order].tolist(), order.tolist(), strict=True))
     chosen = Chosen(complete=False)
 
     def take(i: int, why: str) -> None:
@@ -118,16 +127,13 @@ def choose_sessions(ctx: ReportContext) -> Chosen:
         take(i, f"lowest {score}")
     for _, i in reversed(scored[-third:]):
         take(i, f"highest {score}")
-    gaps = _disagreement(ctx)
-    position = {row.session_id: i for i, row in enumerate(sessions)}
-    ranked = sorted(gaps.items(), key=lambda item: (-item[1], position[item[0]]))
-    for sid, gap in ranked[:third]:
-        take(position[sid], f"judges disagree (mean |difference| {gap:.2f})")
+    for i, gap in _disagreement(ctx, third):
+        take(i, f"judges disagree (mean |difference| {gap:.2f})")
     for _, i in scored:
         if len(chosen.positions) >= cap:
             break
         take(i, f"low {score}")
-    for i in range(len(sessions)):
+    for i in range(n):
         if len(chosen.positions) >= cap:
             break
         take(i, "no score")
@@ -162,23 +168,26 @@ def _scores_line(ctx: ReportContext, scores: Mapping[str, float | None]) -> str:
 
 def session_index(ctx: ReportContext, chosen: Chosen) -> str:
     run = ctx.run
-    sessions = run.sessions
-    if not sessions:
+    n = ctx.sessions.n
+    if not n:
         return "<p class='muted'>No session.</p>"
-    limit = min(len(sessions), ctx.limits.index_rows)
+    limit = min(n, ctx.limits.index_rows)
     page = max(1, ctx.limits.index_page)
     columns = _index_columns(ctx)
-    gold = ctx.has_gold and any(r.gold_satisfaction is not None for r in sessions)
+    gold = ctx.has_gold and bool(np.isfinite(ctx.sessions.gold).any())
+    sessions = session_rows(run, first=limit)
     thumbs: dict[str, list[int]] = defaultdict(list)
-    for turn in run.turns:
-        if turn.thumbs is not None:
-            thumbs[turn.session_id].append(turn.thumbs)
+    if ctx.turns.any_thumbs:
+        listed = {row.session_id for row in sessions.values()}
+        for turn in turn_rows(run, listed):
+            if turn.thumbs is not None:
+                thumbs[turn.session_id].append(turn.thumbs)
     shown = set(chosen.positions)
     head = (
         "<tr><th class='num'>#</th><th>session</th><th>task type</th><th class='num'>turns</th>"
         + "".join(f"<th class='num'>{ctx.marked(c)}</th>" for c in columns)
         + ("<th class='num'>user satisfaction</th>" if gold else "")
-        + ("<th>users' thumbs</th>" if thumbs else "")
+        + ("<th>users' thumbs</th>" if ctx.turns.any_thumbs else "")
         + "<th>turns shown</th></tr>"
     )
     pages = []
@@ -195,7 +204,7 @@ def session_index(ctx: ReportContext, chosen: Chosen) -> str:
                 name, turns = esc(row.session_id), "<span class='muted'>turns.csv</span>"
             cells = "".join(f"<td class='num'>{fmt(row.scores.get(c))}</td>" for c in columns)
             gold_cell = f"<td class='num'>{fmt(row.gold_satisfaction, 1)}</td>" if gold else ""
-            if thumbs:
+            if ctx.turns.any_thumbs:
                 given = thumbs.get(row.session_id, [])
                 gold_cell += (
                     f"<td>{sum(given)} 👍 {len(given) - sum(given)} 👎</td>"
@@ -215,10 +224,10 @@ def session_index(ctx: ReportContext, chosen: Chosen) -> str:
             "</div></details>"
         )
     notes = [
-        f"<p>{len(sessions):,} sessions"
+        f"<p>{n:,} sessions"
         + (
             f"; the first {limit:,} are listed here, all of them are in <code>sessions.csv</code>"
-            if limit < len(sessions)
+            if limit < n
             else ""
         )
         + (
@@ -453,16 +462,15 @@ def session_details(ctx: ReportContext, chosen: Chosen) -> str:
     run = ctx.run
     if not chosen.positions:
         return "<p class='muted'>No session to show.</p>"
-    wanted = {run.sessions[i].session_id for i in chosen.positions}
+    sessions = session_rows(run, chosen.positions)
+    wanted = {row.session_id for row in sessions.values()}
     evidence = read_evidence(run.directory / EVIDENCE_FILE, wanted)
     turns_of: dict[str, list[TurnRow]] = defaultdict(list)
-    for turn in run.turns:
-        if turn.session_id in wanted:
-            turns_of[turn.session_id].append(turn)
+    for turn in turn_rows(run, wanted):
+        turns_of[turn.session_id].append(turn)
     links_of: dict[tuple[str, int], list[LinkRow]] = defaultdict(list)
-    for link in run.links:
-        if link.session_id in wanted:
-            links_of[(link.session_id, link.turn)].append(link)
+    for link in link_rows(run, wanted):
+        links_of[(link.session_id, link.turn)].append(link)
     spans_judge = next(
         (
             str(j.get("id"))
@@ -478,7 +486,7 @@ def session_details(ctx: ReportContext, chosen: Chosen) -> str:
             "genir-eval): judges' reasons and highlighted spans are not available.</p>"
         )
     for i in chosen.positions:
-        session = run.sessions[i]
+        session = sessions[i]
         why = chosen.why.get(i)
         session_level = evidence.get((session.session_id, None))
         whole = (

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+import numpy as np
+
 from genir_eval.errors import ConfigError
 from genir_eval.metrics.measures import parse_measure
 from genir_eval.report.outputs import Run
@@ -23,6 +25,14 @@ from genir_eval.report.scores import (
     link_judge_ids,
     offline_judges,
     score_summaries,
+)
+from genir_eval.report.tables import (
+    LevelTable,
+    LinkFacts,
+    LinkKeys,
+    read_level,
+    read_link_keys,
+    read_links,
 )
 
 __all__ = [
@@ -89,21 +99,40 @@ class ReportContext:
         return link_judge_ids(self.run)
 
     @cached_property
+    def sessions(self) -> LevelTable:
+        """The sessions table as columns (read once)."""
+        return read_level(self.run, "session")
+
+    @cached_property
+    def turns(self) -> LevelTable:
+        """The turns table as columns (read once)."""
+        return read_level(self.run, "turn")
+
+    def table(self, level: str) -> LevelTable:
+        return self.sessions if level == "session" else self.turns
+
+    @cached_property
+    def links(self) -> LinkFacts:
+        """The links table's counts and label pairs (read once)."""
+        judges = self.link_judges[:2]
+        return read_links(self.run, (judges[0], judges[1]) if len(judges) == 2 else None)
+
+    @cached_property
+    def link_keys(self) -> LinkKeys:
+        """Which sessions and turns have cited, labelled links (read once)."""
+        return read_link_keys(self.run)
+
+    @cached_property
     def has_gold(self) -> bool:
-        return any(r.gold_satisfaction is not None for r in self.run.sessions) or any(
-            r.gold_satisfaction is not None for r in self.run.turns
-        )
+        return bool(np.isfinite(self.sessions.gold).any() or np.isfinite(self.turns.gold).any())
 
     def score_names(self, level: str) -> list[str]:
-        """``run.score_names(level)``, computed once (it reads every row)."""
-        key = f"_names_{level}"
-        if key not in self.__dict__:
-            self.__dict__[key] = self.run.score_names("session" if level == "session" else "turn")
-        return list(self.__dict__[key])
+        """The score names at ``level`` in first-seen order, as ``run.score_names``."""
+        return self.table(level).names
 
     @cached_property
     def has_gold_links(self) -> bool:
-        return any(link.gold is not None for link in self.run.links)
+        return self.links.has_gold
 
     def summaries(self, level: str) -> list[ScoreSummary]:
         key = f"_summaries_{level}"
@@ -113,6 +142,8 @@ class ReportContext:
                 "session" if level == "session" else "turn",
                 n_boot=self.limits.n_boot,
                 seed=self.limits.seed,
+                table=self.table(level),
+                links=self.link_keys,
             )
         return list(self.__dict__[key])
 
