@@ -30,6 +30,12 @@ __all__ = [
     "agreement",
 ]
 
+#: Calibration leaves one session out up to this many sessions; past it, it fits on
+#: :data:`LARGE_RUN_FOLDS` folds of sessions (leave-one-out would fit one map per session,
+#: time growing with the square of the run).
+LEAVE_ONE_OUT_MAX = 1_000
+LARGE_RUN_FOLDS = 10
+
 Number = float | int
 
 
@@ -47,6 +53,11 @@ class IsotonicMap:
 
     def apply(self, scores: Sequence[float | None]) -> list[float | None]:
         return [None if _missing(s) else self(float(s)) for s in scores]  # type: ignore[arg-type]
+
+
+def _as_floats(values: Sequence[Number | None]) -> np.ndarray:
+    """``values`` as a float array, NaN where missing."""
+    return np.array([math.nan if _missing(v) else float(v) for v in values], dtype=np.float64)  # type: ignore[arg-type]
 
 
 def _missing(value: Any) -> bool:
@@ -108,20 +119,22 @@ def out_of_fold_calibration(
     ``None``."""
     if not (len(scores) == len(gold) == len(groups)):
         raise ValueError("scores, gold and groups differ in length")
-    fold = session_folds(groups, folds, seed)
+    fold = np.asarray(session_folds(groups, folds, seed), dtype=np.intp)
+    x = _as_floats(scores)
+    y = _as_floats(gold)
+    scored = ~np.isnan(x)
+    usable = scored & ~np.isnan(y)
     out: list[float | None] = [None] * len(scores)
-    for k in sorted(set(fold)):
-        train = [
-            i
-            for i in range(len(scores))
-            if fold[i] != k and not _missing(scores[i]) and not _missing(gold[i])
-        ]
-        if not train:
+    # one pass over the items per fold, in numpy: folds x items, never items squared
+    for k in np.unique(fold).tolist():
+        train = usable & (fold != k)
+        if not train.any():
             continue
-        mapping = fit_isotonic([scores[i] for i in train], [gold[i] for i in train])  # type: ignore[misc]
-        for i in range(len(scores)):
-            if fold[i] == k and not _missing(scores[i]):
-                out[i] = mapping(float(scores[i]))  # type: ignore[arg-type]
+        mapping = fit_isotonic(x[train], y[train])
+        apply = np.flatnonzero(scored & (fold == k))
+        mapped = np.interp(x[apply], mapping.knots, mapping.values)
+        for i, value in zip(apply.tolist(), mapped.tolist(), strict=True):
+            out[i] = value
     return out
 
 
@@ -185,7 +198,10 @@ def cross_validated_calibration(
     ``raw`` scores the judge's own scores and ``calibrated`` the isotonic map's (each item
     mapped by the map fitted on the other sessions, :func:`out_of_fold_calibration`), both
     over the same items: those with a gold label and a calibrated score. ``None`` with
-    fewer than two sessions carrying a usable pair (nothing to fit on).
+    fewer than two sessions carrying a usable pair (nothing to fit on). ``folds=None``
+    leaves one session out, up to :data:`LEAVE_ONE_OUT_MAX` sessions; a larger run is
+    split into :data:`LARGE_RUN_FOLDS` folds of sessions (``folds`` in the result says
+    which).
 
     Read MAE and kappa: they measure what calibration changes, the scale. A monotone map
     keeps the ranking it is applied to, so rank figures of the calibrated scores only show
@@ -199,6 +215,8 @@ def cross_validated_calibration(
     }
     if len(usable) < 2:
         return None
+    if folds is None and len(set(groups)) > LEAVE_ONE_OUT_MAX:
+        folds = LARGE_RUN_FOLDS
     calibrated = out_of_fold_calibration(scores, gold, groups, folds=folds, seed=seed)
     keep = [i for i, c in enumerate(calibrated) if c is not None and not _missing(gold[i])]
     n_folds = len(set(session_folds(groups, folds, seed)))
