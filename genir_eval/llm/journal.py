@@ -7,10 +7,15 @@ skips every ``ok`` row whose fingerprint still matches the request (same prompt,
 parameters) and retries ``failed`` ones.
 
 The journal is table ``journal`` of a SQLite file: by default the cache file
-(``.genir-cache/cache.sqlite``, next to the ``cache`` table), or a file of its own. Every
-row is loaded into memory when the journal opens, so :meth:`Journal.get` is a dictionary
-lookup; :meth:`Journal.record` returns once the row is committed (durable through
-``kill -9``), and concurrent records share one commit.
+(``.genir-cache/cache.sqlite``, next to the ``cache`` table), or a file of its own.
+:meth:`Journal.record` returns once the row is committed (durable through ``kill -9``), and
+concurrent records share one commit.
+
+Memory does not grow with the replies: the journal keeps the 64-bit hash of each recorded
+key (about 60 bytes a judgment, where the rows with their raw replies took some 1.6 kB)
+and the last :data:`RECENT` entries. :meth:`Journal.get` answers a key never recorded
+from the hashes alone, without touching the file (every lookup of a fresh run), and reads
+a recorded one from the table by its primary key.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import dataclasses
 import json
 import sqlite3
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -36,6 +42,8 @@ JOURNAL_REMEDY = (
     "for) or run with --journal none"
 )
 JournalStatus = Literal["ok", "failed"]
+#: Entries kept in memory after they are recorded or read (the most recent ones).
+RECENT = 1024
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS journal (
@@ -95,32 +103,58 @@ class Journal:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._worker = SqliteWorker(self.path, _SCHEMA, what="journal", remedy=JOURNAL_REMEDY)
-        self._rows: dict[str, JournalEntry] = {}
+        self._recent: OrderedDict[str, JournalEntry] = OrderedDict()
         try:
-            entries = self._worker.run_sync(_load_all)
+            # every row is read (and its value parsed) once, so a damaged row is refused
+            # now, not in the middle of a resumed run; only the keys' hashes stay
+            self._known: set[int] = self._worker.run_sync(_load_keys)
         except (ValueError, TypeError) as error:  # a row whose JSON was damaged
             self._worker.close()
             raise storage_error(error, self.path, "journal", JOURNAL_REMEDY) from None
         except BaseException:
             self._worker.close()
             raise
-        for entry in entries:
-            self._rows[_key_text(entry.key)] = entry
+
+    def _remember(self, text: str, entry: JournalEntry) -> None:
+        self._recent[text] = entry
+        self._recent.move_to_end(text)
+        while len(self._recent) > RECENT:
+            self._recent.popitem(last=False)
 
     def get(self, key: JudgmentKey) -> JournalEntry | None:
         """The recorded outcome for ``key``, ``None`` if it was never recorded."""
-        return self._rows.get(_key_text(key))
+        text = _key_text(key)
+        if hash(text) not in self._known:
+            return None
+        found = self._recent.get(text)
+        if found is not None:
+            self._recent.move_to_end(text)
+            return found
+        try:
+            rows = self._worker.run_sync(lambda conn: _select(conn, "WHERE key = ?", (text,)))
+        except (ValueError, TypeError) as error:
+            raise storage_error(error, self.path, "journal", JOURNAL_REMEDY) from None
+        if not rows:
+            return None  # another key with the same hash
+        self._remember(text, rows[0])
+        return rows[0]
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return int(
+            self._worker.run_sync(lambda c: c.execute("SELECT COUNT(*) FROM journal").fetchone()[0])
+        )
 
     def entries(self) -> list[JournalEntry]:
-        return list(self._rows.values())
+        """Every recorded entry (read from the file: for tests and tools, not for a run)."""
+        return self._worker.run_sync(lambda conn: _select(conn, "", ()))
 
     def counts(self) -> dict[str, int]:
         out = {"ok": 0, "failed": 0}
-        for entry in self._rows.values():
-            out[entry.status] += 1
+        rows = self._worker.run_sync(
+            lambda c: c.execute("SELECT status, COUNT(*) FROM journal GROUP BY status").fetchall()
+        )
+        for status, count in rows:
+            out[status] = out.get(status, 0) + int(count)
         return out
 
     async def record(
@@ -176,7 +210,8 @@ class Journal:
             )
 
         await self._worker.run(write, write=True)
-        self._rows[text] = entry
+        self._known.add(hash(text))
+        self._remember(text, entry)
         return entry
 
     def close(self) -> None:
@@ -192,24 +227,35 @@ class Journal:
         self.close()
 
 
-def _load_all(conn: sqlite3.Connection) -> list[JournalEntry]:
-    rows = conn.execute(
-        "SELECT session_id, turn, item, judge, prompt_version, repeat, status, value, raw, "
-        "error_class, error_message, attempts, fingerprint, updated FROM journal"
-    ).fetchall()
-    out = []
-    for sid, turn, item, judge, pv, rep, status, value, raw, ecls, emsg, att, fp, upd in rows:
-        out.append(
-            JournalEntry(
-                key=JudgmentKey(sid, turn, item, judge, pv, rep),
-                status=status,
-                value=json.loads(value) if value is not None else None,
-                raw=raw,
-                error_class=ecls,
-                error_message=emsg,
-                attempts=att or 0,
-                fingerprint=fp,
-                updated=upd,
-            )
-        )
-    return out
+_COLUMNS = (
+    "session_id, turn, item, judge, prompt_version, repeat, status, value, raw, "
+    "error_class, error_message, attempts, fingerprint, updated"
+)
+
+
+def _entry(row: tuple[Any, ...]) -> JournalEntry:
+    sid, turn, item, judge, pv, rep, status, value, raw, ecls, emsg, att, fp, upd = row
+    return JournalEntry(
+        key=JudgmentKey(sid, turn, item, judge, pv, rep),
+        status=status,
+        value=json.loads(value) if value is not None else None,
+        raw=raw,
+        error_class=ecls,
+        error_message=emsg,
+        attempts=att or 0,
+        fingerprint=fp,
+        updated=upd,
+    )
+
+
+def _select(conn: sqlite3.Connection, where: str, args: tuple[Any, ...]) -> list[JournalEntry]:
+    rows = conn.execute(f"SELECT {_COLUMNS} FROM journal {where}", args).fetchall()
+    return [_entry(row) for row in rows]
+
+
+def _load_keys(conn: sqlite3.Connection) -> set[int]:
+    """The hashes of the recorded keys, each row parsed on the way (one at a time)."""
+    known: set[int] = set()
+    for row in conn.execute(f"SELECT {_COLUMNS} FROM journal"):
+        known.add(hash(_key_text(_entry(row).key)))
+    return known
