@@ -4,8 +4,9 @@
 raises for provider errors. One call goes through, in order: the journal (an ``ok`` row with the
 same request fingerprint is returned without a call), the cache (a hit is returned; in replay
 mode a miss is a ``cache_miss`` failure), then attempts, each one taking an in-flight slot
-(AIMD :class:`~genir_eval.llm.limits.AdaptiveLimit`), the request rate
-(:class:`~genir_eval.llm.limits.RequestRate`, asyncio-throttle's ``Throttler``) and the token budget, and running under the
+(AIMD :class:`~genir_eval.llm.limits.AdaptiveLimit`), the token budget and the request rate
+(:class:`~genir_eval.llm.limits.RequestRate`, a sliding window of sends, or
+:class:`~genir_eval.llm.limits.LearnedRate` when no rate is configured), and running under the
 per-attempt timeout. Rate limits and transient errors are retried with exponential backoff and
 jitter (Brooker 2015, AWS Architecture Blog: "equal jitter" at least ``Retry-After`` when the
 provider sends one, "full jitter" otherwise), up to
@@ -400,7 +401,9 @@ class Engine:
                 self._limit.release()
             if completion is not None:
                 self.health.on_reply()
-                if self._learned is not None:
+                if isinstance(self._learned, LearnedRate):
+                    self._learned.on_answer(completion.rate_limit, sent_at=sent_at)
+                elif self._learned is not None:
                     self._learned.on_answer(completion.rate_limit)
                 self._limit.on_success(latency)
                 completion = replace(
@@ -528,6 +531,7 @@ class Engine:
                 "source": "configured",
                 "rpm": self.rpm,
                 "max_loop_lag_s": round(self._rate.max_lag, 4),
+                "restamped": self._rate.window.restamped,
             }
         learned = self._learned
         if learned is None:

@@ -8,11 +8,16 @@ import time
 from typing import Any
 
 import pytest
-from asyncio_throttle import Throttler
 from llm_helpers import make_request, openai_engine
 
 from genir_eval.llm import Completion, limits
-from genir_eval.llm.limits import AdaptiveLimit, LookupWindow, RequestRate, TokenBudget
+from genir_eval.llm.limits import (
+    AdaptiveLimit,
+    LookupWindow,
+    RequestRate,
+    SendWindow,
+    TokenBudget,
+)
 from genir_eval.testing import FakeLLMServer, Fault
 
 
@@ -171,17 +176,16 @@ def test_aimd_counts_429s_of_requests_sent_before_a_decrease_once(
 
 
 def test_request_rate_windows_and_retries_first() -> None:
-    # 2400 rpm over 250 ms windows = 10 per window (by hand: 2400 * 0.25 / 60), the first
-    # window paced 25 ms apart (0.25 / 10).
-    async def run() -> tuple[list[float], list[str], int, float]:
+    # 2400 rpm = 40/s: 39 sends (2% guard, floored) per 1.02 s window (2% for the delay's
+    # spread), spaced at least 1.02 / (39 * 2) = 13.1 ms apart (by hand from the formulas).
+    async def run() -> tuple[list[float], list[str], int]:
         rate = RequestRate(2400)
-        assert (rate.period, rate.per_period) == (0.25, 10)
-        assert isinstance(rate.throttler, Throttler)
+        assert rate.cap == 39
+        assert rate.window_s == pytest.approx(1.02)
         loop = asyncio.get_running_loop()
         start = loop.time()
         times: list[float] = []
         order: list[str] = []
-
         entered: list[int] = []
 
         async def one(name: str, first: bool = False) -> None:
@@ -191,25 +195,98 @@ def test_request_rate_windows_and_retries_first() -> None:
             times.append(loop.time() - start)
             order.append(name)
 
-        tasks = [asyncio.create_task(one(f"new{i}")) for i in range(25)]
+        tasks = [asyncio.create_task(one(f"new{i}")) for i in range(45)]
         await asyncio.sleep(0.06)
         tasks.append(asyncio.create_task(one("retry", first=True)))
         await asyncio.gather(*tasks)
-        return times, order, entered[0], start
+        return times, order, entered[0]
 
-    times, order, entered, _ = asyncio.run(run())
+    times, order, entered = asyncio.run(run())
     assert times == sorted(times)
-    # The throttler's bound: at most 10 in any closed 250 ms window. The times are taken as
-    # the gate lets each request go (no await in between), so load cannot bunch them.
-    assert max(sum(1 for t in times if s <= t <= s + 0.25) for s in times) <= 10
-    assert times[-1] >= 0.5  # 26 requests need three windows
-    # The first window is paced, not one burst: request k goes no earlier than k * 25 ms
-    # (1 ms for the clock). A sleep never ends early, however loaded the machine.
-    first = times[:10]
-    assert all(t >= k * 0.025 - 0.001 for k, t in enumerate(first))
+    # The window's bound: at most 39 in any closed 1.02 s window. The times are taken as the
+    # gate lets each request go (no await in between), so load cannot bunch them.
+    assert max(sum(1 for t in times if s <= t <= s + 1.02) for s in times) <= 39
+    assert times[-1] >= 1.02  # the 40th send waits for the first to leave the window
+    # Never a burst: consecutive sends at least the catch-up spacing apart (1 ms for clocks).
+    spacing = 1.02 / (39 * 2)
+    assert min(b - a for a, b in zip(times, times[1:], strict=False)) >= spacing - 0.001
     # The retry goes before every new request still queued when it reached the gate; only
     # the one already holding the gate (waiting for its turn) may go before it.
     assert entered <= order.index("retry") <= entered + 1
+
+
+# SendWindow with explicit times (seconds), expected values computed by hand.
+def test_send_window_admits_cap_per_window_spaced_and_restamps_after_a_stall() -> None:
+    window = SendWindow(catch_up=2.0, warmup_s=1.0, warmup_extra_s=0.3, pipeline_s=0.02)
+    cap, length = 4, 1.0
+    spacing = length / (cap * 2)  # 0.125
+    assert window.next_at(10.0, cap, length) == -math.inf  # nothing sent: at once
+    window.admit(10.0)
+    # Warm-up: the first send is stamped 0.3 s late (the start-up's slow arrivals).
+    assert window.stamps[-1] == pytest.approx(10.3)
+    assert window.next_at(10.0, cap, length) == pytest.approx(10.0 + spacing)
+    for t in (10.5, 10.75, 11.0):
+        window.admit(t)
+    # Stamps 10.3, 10.5 + 0.15, 10.75 + 0.075, 11.0 + 0: the window is full until the
+    # first leaves at 11.3 (the spacing, 11.125, is sooner).
+    assert list(window.stamps) == pytest.approx([10.3, 10.65, 10.825, 11.0])
+    assert window.next_at(11.0, cap, length) == pytest.approx(11.3)
+    # Idle time is credit: at 20.0 the window is empty and the send goes at once.
+    assert window.next_at(20.0, cap, length) <= 20.0
+    window.admit(20.0)
+    # A timely wake (2 ms late: within late_s, 10 ms) moves nothing.
+    window.woke(20.001, 20.126, 20.128)
+    assert window.stamps[-1] == 20.0 and window.restamped == 0
+    # A wake 200 ms late: the send admitted just before the sleep may have gone out only
+    # now, so it is counted from now; an older one (before pipeline_s) is left alone.
+    window.admit(20.2)
+    window.woke(20.201, 20.326, 20.526)
+    assert list(window.stamps)[-2:] == pytest.approx([20.0, 20.526])
+    assert window.restamped == 1 and window.max_late == pytest.approx(0.2)
+
+
+def test_a_stalling_client_catches_up_and_keeps_the_rate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client whose event loop blocks 150 ms out of every 400 ms: the window gives the
+    stalled time back (sends closer than 1/R apart after a stall) and the server never sees
+    more than R requests in any 1 s window (the sends caught by a stall are re-stamped)."""
+    rpm, n = 1200, 90
+
+    async def hog(stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            time.sleep(0.15)  # blocks the loop: a stall the gate cannot see coming
+            await asyncio.sleep(0.25)
+
+    sends: list[float] = []
+    admit = SendWindow.admit
+
+    def admitted(self: SendWindow, now: float) -> None:
+        admit(self, now)
+        sends.append(now)
+
+    monkeypatch.setattr(SendWindow, "admit", admitted)
+    with FakeLLMServer() as server:
+
+        async def run() -> dict[str, Any]:
+            stop = asyncio.Event()
+            hogging = asyncio.create_task(hog(stop))
+            async with openai_engine(server, concurrency=64, rpm=rpm) as engine:
+                results = await asyncio.gather(
+                    *(engine.complete(make_request(i)) for i in range(n))
+                )
+                stats = engine.stats()
+            stop.set()
+            await hogging
+            assert all(isinstance(r, Completion) for r in results)
+            return stats
+
+        stats = asyncio.run(run())
+    assert server.stats.total == n == len(sends)
+    assert server.stats.max_in_window(1.0) <= rpm // 60
+    # Credit for the stalled time: some sends go closer than the even 1/R = 50 ms apart.
+    assert min(b - a for a, b in zip(sends, sends[1:], strict=False)) < 0.75 / (rpm / 60)
+    assert stats["request_rate"]["source"] == "configured"
+    assert stats["request_rate"]["max_loop_lag_s"] >= 0.1  # the stalls were seen
+    assert stats["request_rate"]["restamped"] >= 1
 
 
 def test_engine_lowers_concurrency_on_rate_limits() -> None:
