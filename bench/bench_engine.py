@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import statistics
 import sys
 import tempfile
 import time
@@ -120,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
         help=f"comma-separated cases among {', '.join(_CASES)}",
     )
     parser.add_argument("--no-storage", action="store_true", help="run without cache and journal")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs of each case (a summary line per case)"
+    )
     args = parser.parse_args(argv)
 
     bound = min(args.rpm / 60.0, args.concurrency / args.latency)
@@ -128,51 +132,68 @@ def main(argv: list[str] | None = None) -> int:
         f"-> bound min(R/60, C/L) = {bound:.1f} judgments/s"
     )
     for case in args.cases.split(","):
-        knows, enforces, headers, faulty = _CASES[case]
-        plan = FaultPlan(
-            rate=args.fault_rate if faulty else 0.0,
-            kinds=tuple(args.fault_kinds.split(",")),
-            retry_after=args.retry_after,
-            seed=1,
-        )
-        with FakeLLMServerProcess(
-            latency=args.latency,
-            faults=plan,
-            record_prompts=False,
-            rate_limit_rpm=args.rpm if enforces else None,
-            rate_limit_headers=headers,
-        ) as server:
-            with tempfile.TemporaryDirectory() as tmp:
-                out = _run_sync(
-                    args,
-                    server,
-                    None if args.no_storage else Path(tmp),
-                    args.rpm if knows else None,
-                )
-            served = server.stats()
-        throughput = args.n / out["wall"]
-        stats = out["stats"]
-        rate = stats["request_rate"]
-        learned = (
-            f"; learned rate {rate['rpm']} rpm (stated {rate['stated_rpm']}, "
-            f"{rate['decreases']} decreases)"
-            if rate["source"] == "learned"
-            else ""
-        )
-        print(
-            f"{case} (engine {'given' if knows else 'not given'} the rate, faults "
-            f"{plan.rate:.0%}): {throughput:.1f} judgments/s, ratio {throughput / bound:.3f}; "
-            f"wall {out['wall']:.2f}s; provider calls {served.total} (429s from the server's "
-            f"limit {served.rate_limited}, faults injected {sum(served.by_fault.values())}, "
-            f"retries {stats['retries']}); ok {out['ok']}/{args.n}, "
-            f"failures {stats['failures'] or 0}, lost {out['lost']}; "
-            f"client CPU {out['cpu']:.2f}s = {1000 * out['cpu'] / args.n:.2f} ms/judgment; "
-            f"max in flight at server {served.max_in_flight}; max requests in any 1 s: "
-            f"{served.max_in_window(1.0)} arrived, {served.max_in_window(1.0, admitted=True)} "
-            f"admitted (R/60 = {args.rpm / 60:g}); lowest AIMD limit "
-            f"{stats['concurrency']['lowest']}{learned}"
-        )
+        ratios: list[float] = []
+        most: list[int] = []
+        for _ in range(args.repeat):
+            ratio, arrived = _case(args, case, bound)
+            ratios.append(ratio)
+            most.append(arrived)
+        if args.repeat > 1:
+            print(
+                f"{case}: {args.repeat} runs, ratio min {min(ratios):.3f} median "
+                f"{statistics.median(ratios):.3f} max {max(ratios):.3f}; max requests in any "
+                f"1 s over the runs {max(most)} (R/60 = {args.rpm / 60:g})"
+            )
     return 0
+
+
+def _case(args: argparse.Namespace, case: str, bound: float) -> tuple[float, int]:
+    """Run one case once, print its line; return its ratio and its most arrivals in 1 s."""
+    knows, enforces, headers, faulty = _CASES[case]
+    plan = FaultPlan(
+        rate=args.fault_rate if faulty else 0.0,
+        kinds=tuple(args.fault_kinds.split(",")),
+        retry_after=args.retry_after,
+        seed=1,
+    )
+    with FakeLLMServerProcess(
+        latency=args.latency,
+        faults=plan,
+        record_prompts=False,
+        rate_limit_rpm=args.rpm if enforces else None,
+        rate_limit_headers=headers,
+    ) as server:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = _run_sync(
+                args,
+                server,
+                None if args.no_storage else Path(tmp),
+                args.rpm if knows else None,
+            )
+        served = server.stats()
+    throughput = args.n / out["wall"]
+    stats = out["stats"]
+    rate = stats["request_rate"]
+    learned = (
+        f"; learned rate {rate['rpm']} rpm (stated {rate['stated_rpm']}, "
+        f"{rate['decreases']} decreases)"
+        if rate["source"] == "learned"
+        else ""
+    )
+    print(
+        f"{case} (engine {'given' if knows else 'not given'} the rate, faults "
+        f"{plan.rate:.0%}): {throughput:.1f} judgments/s, ratio {throughput / bound:.3f}; "
+        f"wall {out['wall']:.2f}s; provider calls {served.total} (429s from the server's "
+        f"limit {served.rate_limited}, faults injected {sum(served.by_fault.values())}, "
+        f"retries {stats['retries']}); ok {out['ok']}/{args.n}, "
+        f"failures {stats['failures'] or 0}, lost {out['lost']}; "
+        f"client CPU {out['cpu']:.2f}s = {1000 * out['cpu'] / args.n:.2f} ms/judgment; "
+        f"max in flight at server {served.max_in_flight}; max requests in any 1 s: "
+        f"{served.max_in_window(1.0)} arrived, {served.max_in_window(1.0, admitted=True)} "
+        f"admitted (R/60 = {args.rpm / 60:g}); lowest AIMD limit "
+        f"{stats['concurrency']['lowest']}{learned}"
+    )
+    return throughput / bound, served.max_in_window(1.0)
 
 
 def _run_sync(

@@ -457,10 +457,14 @@ class LearnedRate:
       current pace and the rate of the provider's answers (every reply but a 429) over the
       last ``window_s``: what the provider actually accepted while it was rejecting the rest.
       The first 429 of a run sets the first pace the same way, the unpaced sending rate
-      standing for the current pace. Between 429s the pace climbs
-      by ``increase`` of itself per second (a probe for more: providers raise limits, and
-      the estimate may be low), so a 429 comes back now and then, as the price of finding
-      the limit without being told it.
+      standing for the current pace. After a cut from a pace the provider mostly took (its
+      answers at least 90% of the pace), the pace climbs back to ``recover`` (98%) of that
+      pace within ``recover_s``, fast at first and levelling off (CUBIC's concave growth, Ha,
+      Rhee and Xu 2008; RFC 8312): a cut of 5% then costs ~1% of the throughput instead of
+      2.5% over the five seconds a 1%/s climb takes. Beyond that, and after any other cut,
+      the pace climbs by ``increase`` of itself per second (a probe for more: providers raise
+      limits, and the estimate may be low), so a 429 comes back now and then, as the price of
+      finding the limit without being told it.
 
     Before any signal, requests are not paced (only the in-flight limit applies). Retries of
     judgments already begun (``first=True``) go before new work, as with :class:`RequestRate`.
@@ -474,6 +478,8 @@ class LearnedRate:
         increase: float = 0.01,
         cooldown_s: float = 1.0,
         guard: float = 0.02,
+        recover: float = 0.98,
+        recover_s: float = 2.0,
     ) -> None:
         self.window_s = window_s
         self.backoff = backoff
@@ -489,6 +495,9 @@ class LearnedRate:
         self._answers: deque[float] = deque()  # when the provider's non-429 replies came
         self._sends: deque[float] = deque()  # sends before any pace was set
         self._first_answer: float | None = None
+        self.recover = recover
+        self.recover_s = recover_s
+        self._target: float | None = None  # the pace to climb back to after a cut
         self.window = SendWindow()
         self._gate = _Gate(self.window)
         # what the provider's headers last said of its count: (sent_at, remaining, limit per
@@ -503,7 +512,17 @@ class LearnedRate:
         if self.learned is None:
             return ceiling
         now = time.monotonic() if now is None else now
-        learned = self.learned * (1.0 + self.increase * max(0.0, now - self._learned_at))
+        since = max(0.0, now - self._learned_at)
+        base, target = self.learned, self._target
+        if target is not None and target > base:
+            if since < self.recover_s:
+                # Back toward the pace the provider took just before the 429, fast at first and
+                # levelling off as it nears it (CUBIC's concave region, RFC 8312 section 4.1).
+                gap = (1.0 - since / self.recover_s) ** 3
+                learned = target - (target - base) * gap
+                return learned if ceiling is None else min(learned, ceiling)
+            base, since = target, since - self.recover_s
+        learned = base * (1.0 + self.increase * since)
         return learned if ceiling is None else min(learned, ceiling)
 
     def _limits(self, now: float) -> tuple[int, float] | None:
@@ -513,7 +532,7 @@ class LearnedRate:
         cap = max(1, math.floor(rate))
         return cap, cap / rate
 
-    def _provider_ready(self, now: float) -> float:
+    def provider_allows_at(self, now: float) -> float:
         """When the provider's own count, as its last headers stated it, allows one more
         request: ``remaining`` when the request sent at ``sent_at`` arrived, plus what its
         limit restores per second since, less this client's sends after that one, must reach
@@ -538,7 +557,7 @@ class LearnedRate:
             return
         # The pace may change while waiting (a 429): re-read it every 50 ms at most.
         if await _paced(
-            self._gate, first, self._limits, ready=self._provider_ready, max_sleep=0.05
+            self._gate, first, self._limits, ready=self.provider_allows_at, max_sleep=0.05
         ):
             self._log_send(time.monotonic())
         else:
@@ -557,6 +576,7 @@ class LearnedRate:
         while self._sends[0] < now - self.window_s:
             self._sends.popleft()
         self.window.admit(now)
+        self.window.count(now, self.log_s)  # forget what no window will count again
         self._log_send(now)
 
     def on_answer(self, info: RateLimitInfo | None = None, *, sent_at: float | None = None) -> None:
@@ -623,9 +643,14 @@ class LearnedRate:
         ]
         if not candidates:
             return  # nothing to go by yet: the in-flight limit and the backoff act alone
+        # A pace that was set (not the opening burst's) and that the provider mostly took is
+        # near its limit: climb back close to it within recover_s rather than at 1% a second.
+        paced = self.learned is not None or self.stated is not None
         self._last_decrease = now
         self._unmeasured = answered is None
         self.learned = max(min(candidates), 1.0 / 60.0)
+        took = answered is not None and current is not None and answered >= 0.9 * current
+        self._target = self.recover * current if paced and took and current else None
         self._learned_at = now
         self.decreases += 1
 

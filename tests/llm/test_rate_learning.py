@@ -5,6 +5,7 @@ rate with a token bucket and counts)."""
 from __future__ import annotations
 
 import asyncio
+import math
 from typing import Any
 
 import pytest
@@ -100,6 +101,61 @@ def test_learned_rate_from_headers_from_429s_and_climbing(monkeypatch: pytest.Mo
     clock.now += 2.0
     rate.on_rate_limit(sent_at=clock.now - 0.1)
     assert rate.rate() == pytest.approx(19.6 * 0.95, rel=1e-6)
+
+
+def test_learned_rate_climbs_back_fast_after_a_cut_from_a_pace_the_provider_took(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = _Clock()
+    monkeypatch.setattr(limits.time, "monotonic", clock)
+    rate = LearnedRate(window_s=1.0, backoff=0.95, increase=0.01, cooldown_s=1.0, recover_s=2.0)
+    for _ in range(45):  # 30 answers a second, then the first 429: paced at ~30/s
+        clock.now += 1 / 30
+        rate.on_answer()
+    rate.on_rate_limit(sent_at=clock.now - 0.1)
+    for _ in range(60):  # two more seconds answered at 30/s while the pace climbs 1%/s
+        clock.now += 1 / 30
+        rate.on_answer()
+    pace = rate.rate()
+    assert pace is not None and pace > 30.0
+    rate.on_rate_limit(sent_at=clock.now - 0.1)
+    # The provider took ~30/s of a pace of ~30.6/s (over 90%): cut to 0.95 x the pace, then
+    # back toward 0.98 x the pace along a cubic that flattens at 2 s (by hand: 1/8 of the gap
+    # is left at 1 s), then 1% a second beyond.
+    cut, target = 0.95 * pace, 0.98 * pace
+    assert rate.rate() == pytest.approx(cut, rel=1e-6)
+    clock.now += 1.0
+    assert rate.rate() == pytest.approx(target - (target - cut) / 8, rel=1e-6)
+    clock.now += 1.0
+    assert rate.rate() == pytest.approx(target, rel=1e-6)
+    clock.now += 10.0
+    assert rate.rate() == pytest.approx(target * 1.10, rel=1e-6)
+
+
+def test_learned_rate_follows_the_providers_remaining_and_reset(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = _Clock()
+    monkeypatch.setattr(limits.time, "monotonic", clock)
+    rate = LearnedRate()
+    sent = clock.now
+    clock.now += 0.2
+    # 600 per minute = 10/s restored; none left when the request sent at `sent` arrived,
+    # full again 1 s after it.
+    rate.on_answer(RateLimitInfo(limit=600.0, remaining=0.0, reset_s=1.0), sent_at=sent)
+    assert rate.stated == 10.0
+    # One more request once a tenth of a second has restored one (by hand: 1 / 10).
+    assert rate.provider_allows_at(clock.now) == pytest.approx(sent + 0.1)
+    # Two sends of this client after that request spent what came back: 0.3 s.
+    rate.note_send()
+    rate.note_send()
+    assert rate.provider_allows_at(clock.now) == pytest.approx(sent + 0.3)
+    # A reply to an older request says less of the provider's count now: ignored.
+    rate.on_answer(RateLimitInfo(limit=600.0, remaining=9.0, reset_s=0.1), sent_at=sent - 1)
+    assert rate.provider_allows_at(clock.now) == pytest.approx(sent + 0.3)
+    # Past the reset the provider's allowance is full: its count holds nothing back.
+    clock.now = sent + 1.0
+    assert rate.provider_allows_at(clock.now) == -math.inf
 
 
 def test_fake_server_enforces_a_rate_with_429_retry_after_and_headers() -> None:
