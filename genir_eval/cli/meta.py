@@ -288,6 +288,16 @@ def format_result(result: dict[str, Any]) -> str:
                 f"(pooled over the pairs; per-turn MAE {_num(block['mae_per_turn'])} over "
                 f"{block['n_turns']} turns)"
             )
+    feedback = result.get("feedback")
+    if feedback:
+        for name, b in feedback["turn"].items():
+            auc_ci = (b.get("ci95") or {}).get("auc") or (None, None)
+            lines.append(
+                f"thumbs vs {feedback['score']} ({name}): auc {_num(b.get('auc'))} "
+                f"[{_num(auc_ci[0])}, {_num(auc_ci[1])}]  point-biserial r "
+                f"{_num(b.get('point_biserial'))}  n {b['n']} ({b['n_up']} up, "
+                f"{b['n_down']} down)"
+            )
     orderings = result.get("orderings")
     if orderings:
         lines.append(

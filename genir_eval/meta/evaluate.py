@@ -45,6 +45,7 @@ from genir_eval.meta.ppi import ppi_block
 from genir_eval.meta.stats import (
     PRF,
     binarize,
+    binary_agreement,
     cohen_kappa,
     confusion_matrix,
     correlations,
@@ -88,6 +89,7 @@ __all__ = [
     "judge_instructions",
     "SATISFACTION_SCALE",
     "JUDGE_SATISFACTION_SCALE",
+    "FEEDBACK_TARGET",
     "on_gold_scale",
 ]
 
@@ -109,6 +111,8 @@ def on_gold_scale(values: Any) -> Any:
     return g_lo + (np.asarray(values, dtype=float) - lo) * (g_hi - g_lo) / (hi - lo)
 
 
+#: What the feedback blocks compare scores with.
+FEEDBACK_TARGET = "thumbs (1 = up, 0 = down), per turn"
 #: At most this many replies are kept per judge to check its reasons for copying.
 MAX_REASONS = 2000
 
@@ -776,6 +780,63 @@ def degenerate_scores(
 _SATISFACTION_KINDS = {"satisfaction", "link_usefulness"}
 
 
+class _Thumbs:
+    """Each turn's score from the judge beside the user's thumbs on that answer: the turn
+    label (and its expected value) for a satisfaction judge; the mean link label (and mean
+    expected label) of the turn's links for a link judge."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.thumbs: array[float] = array("d")
+        self.scores: dict[str, array[float]] = {"label": array("d"), "expected": array("d")}
+
+    def add(self, sessions: Sequence[Session], labels: Sequence[Label]) -> None:
+        by = _by_key(labels)
+        for session in sessions:
+            thumbs = session.gold.thumbs if session.gold is not None else None
+            if thumbs is None:
+                continue
+            for position, turn in enumerate(session.turns):
+                if position >= len(thumbs):
+                    break
+                self.thumbs.append(_nan(thumbs[position]))
+                if self.kind == "link_usefulness":
+                    found = [
+                        by.get((session.session_id, turn.index, f"link:{link_id}"))
+                        for link_id in turn.cited_link_ids
+                    ]
+                    present = [lb for lb in found if lb is not None and lb.value is not None]
+                    values = [float(lb.value) for lb in present]  # type: ignore[arg-type]
+                    expected = [lb.extra.get("expected") for lb in present]
+                    self.scores["label"].append(float(np.mean(values)) if values else math.nan)
+                    self.scores["expected"].append(
+                        float(np.mean(expected))  # type: ignore[arg-type]
+                        if expected and all(e is not None for e in expected)
+                        else math.nan
+                    )
+                    continue
+                label = by.get((session.session_id, turn.index, "turn"))
+                value = label.value if label is not None else None
+                self.scores["label"].append(
+                    float(value) if isinstance(value, int | float) else math.nan
+                )
+                self.scores["expected"].append(
+                    _nan(expected_value(label)) if label is not None else math.nan
+                )
+
+    def result(self, n_boot: int, seed: int) -> dict[str, Any] | None:
+        thumbs = _optional(np.asarray(self.thumbs))
+        if all(t is None for t in thumbs):
+            return None
+        turn = {
+            name: binary_agreement(_optional(np.asarray(column)), thumbs, n_boot=n_boot, seed=seed)
+            for name, column in self.scores.items()
+            if not np.isnan(np.asarray(column)).all()
+        }
+        what = "mean link label of the turn" if self.kind == "link_usefulness" else "turn label"
+        return {"target": FEEDBACK_TARGET, "score": what, "turn": turn}
+
+
 class GoldComparison:
     """One judge's labels against the gold ones, gathered window by window of sessions.
 
@@ -805,6 +866,7 @@ class GoldComparison:
         self.ppi_labelled = ppi_labelled
         self._degeneracy = _Degeneracy(kind) if kind in _SATISFACTION_KINDS else None
         self._means = _SessionMeans(kind) if kind in _SATISFACTION_KINDS else None
+        self._thumbs = _Thumbs(kind) if kind in _SATISFACTION_KINDS else None
         self.n_boot, self.seed, self.fraction = n_boot, seed, fraction
         self.link_source = "judge" if kind == "link_usefulness" else link_source
         self._links = _LinkPairs() if kind == "link_usefulness" else None
@@ -829,6 +891,8 @@ class GoldComparison:
             self._degeneracy.add(labels)
         if self._means is not None:
             self._means.add(sessions, labels)
+        if self._thumbs is not None:
+            self._thumbs.add(sessions, labels)
         if self._links is not None:
             self._links.add(sessions, labels)
             link_labels = labels
@@ -868,6 +932,10 @@ class GoldComparison:
             ordering = self._order.result(self.fraction)
             if ordering is not None:
                 out["orderings"] = ordering
+        if self._thumbs is not None:
+            feedback = self._thumbs.result(self.n_boot, self.seed)
+            if feedback is not None:
+                out["feedback"] = feedback
         if self._means is not None:
             ppi = self._means.result(self.ppi_labelled, 200, self.seed)
             if ppi is not None:

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from genir_eval.judges.base import Label
-from genir_eval.meta.evaluate import GoldComparison
+from genir_eval.meta.evaluate import FEEDBACK_TARGET, GoldComparison
 from genir_eval.meta.item_eval import evaluate_item, evaluate_rubric
 from genir_eval.meta.stats import binary_agreement, correlations
 from genir_eval.metrics import (
@@ -70,7 +70,6 @@ __all__ = [
 ]
 
 LINK_KIND = "link_usefulness"
-FEEDBACK_TARGET = "thumbs (1 = up, 0 = down), per turn"
 SPANS_KIND = "spans"
 ITEM_KIND = "item"
 RUBRIC_KIND = "rubric"

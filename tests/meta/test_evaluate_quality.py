@@ -168,3 +168,54 @@ def test_satisfaction_ppi_and_raw_agreement_put_the_judge_on_the_users_scale() -
     assert "1-5" in ppi["judge_scale"]
     raw = out["satisfaction"]["overall"]["calibration"]["session_level"]["raw"]
     assert raw["mae"] == pytest.approx(0.0, abs=TOL)
+
+
+def test_meta_compares_turn_scores_with_the_users_thumbs() -> None:
+    # Three two-turn sessions, thumbs up on turn 1 and down on turn 2; a
+    # satisfaction judge rating turn 1 above turn 2 everywhere separates them perfectly
+    # (AUC 1, computed by hand), and a link judge whose turn-2 link is labelled lower too.
+    sessions = [
+        dataclasses.replace(s, gold=dataclasses.replace(s.gold, thumbs=(1, 0)))
+        for s in _sessions(3)
+    ]
+    turns = [
+        Label(JudgmentKey(s.session_id, turn, "turn", "satisfaction.geval", "v1"), value)
+        for s in sessions
+        for turn, value in ((1, 8), (2, 3))
+    ]
+    out = score_labels(sessions, turns, kind="satisfaction", n_boot=0)
+    block = out["feedback"]["turn"]["label"]
+    assert (block["n"], block["n_up"], block["n_down"]) == (6, 3, 3)
+    assert block["auc"] == pytest.approx(1.0, abs=TOL)
+    assert out["feedback"]["score"] == "turn label"
+    links = _links(sessions, lambda t, k: 3 if t == 1 else 1)
+    out = score_labels(sessions, links, kind="link_usefulness", n_boot=0)
+    assert out["feedback"]["score"] == "mean link label of the turn"
+    assert out["feedback"]["turn"]["label"]["auc"] == pytest.approx(1.0, abs=TOL)
+    assert "expected" not in out["feedback"]["turn"]  # the labels carry no expected value
+    # Without thumbs there is no block.
+    assert "feedback" not in score_labels(_sessions(3), links, kind="link_usefulness", n_boot=0)
+
+
+def test_meta_cli_prints_thumbs_agreement_for_a_product_log(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fixture = Path(__file__).resolve().parents[2] / "fixtures" / "product_feedback.jsonl"
+    code = main(
+        [
+            "meta",
+            str(fixture),
+            "--judge",
+            "link_usefulness.dna",
+            "--provider",
+            "offline",
+            "--bootstrap",
+            "200",
+        ]
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    # The fixture: 18 turns, 17 with thumbs (11 up, 6 down); two of the thumbs-down turns
+    # (fb-005, fb-008) cite no link, so they have no link label to compare.
+    assert "thumbs vs mean link label of the turn (label): auc" in out
+    assert "n 15 (11 up, 4 down)" in out
