@@ -117,3 +117,19 @@ def test_agreement_kappa_on_the_scale() -> None:
     assert out["cohen_kappa_binary"] == pytest.approx(1.0, abs=TOL)
     assert out["mae"] == pytest.approx((0.2 + 0.4 + 0.6 + 0.0) / 4, abs=TOL)
     assert out["n"] == 4
+
+
+def test_large_runs_calibrate_on_ten_folds_of_sessions() -> None:
+    # 1,001 sessions of two items: past LEAVE_ONE_OUT_MAX the fit leaves a tenth out
+    from genir_eval.meta.calibration import LARGE_RUN_FOLDS, LEAVE_ONE_OUT_MAX
+
+    rng = np.random.default_rng(0)
+    sessions = LEAVE_ONE_OUT_MAX + 1
+    groups = [f"s{i // 2}" for i in range(2 * sessions)]
+    gold = rng.integers(0, 4, size=2 * sessions).astype(float)
+    scores = (gold + rng.normal(scale=0.8, size=gold.size)).tolist()
+    block = cross_validated_calibration(scores, gold.tolist(), groups, scale=(0, 3))
+    assert block is not None
+    assert block["folds"] == LARGE_RUN_FOLDS and not block["leave_one_session_out"]
+    small = cross_validated_calibration(scores[:20], gold[:20].tolist(), groups[:20])
+    assert small is not None and small["folds"] == 10 and small["leave_one_session_out"]
