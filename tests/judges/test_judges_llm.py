@@ -192,6 +192,31 @@ def test_geval_judge(fake_server: Callable[[Script], FakeLLMServer]) -> None:
     assert "expected 3 scores" in (labels[0].missing_reason or "")
 
 
+def test_geval_names_every_score_slot_and_constrains_the_count(
+    fake_server: Callable[[Script], FakeLLMServer],
+) -> None:
+    # tiny_session has 2 turns: the prompt lists exactly three slots (no "..." for a small
+    # model to count), and with response_format=json_schema the schema fixes the length.
+    seen: list[FakeRequest] = []
+
+    def reply(request: FakeRequest) -> str:
+        seen.append(request)
+        return '{"scores": [8, 6, 7]}'
+
+    run_judge(fake_server(reply), "satisfaction.geval", [tiny_session()])
+    run_judge(
+        fake_server(reply),
+        "satisfaction.geval",
+        [tiny_session()],
+        response_format="json_schema",
+    )
+    assert '{"scores": [<turn 1>, <turn 2>, <session>]}' in seen[0].last_user_text
+    assert "..." not in seen[0].last_user_text.split("Answer with only")[-1]
+    schema = seen[1].body["response_format"]["json_schema"]["schema"]
+    scores = schema["properties"]["scores"]
+    assert (scores["minItems"], scores["maxItems"]) == (3, 3)
+
+
 def test_geval_probability_weighted_rating_over_openai_logprobs(
     fake_server: Callable[[Script], FakeLLMServer],
 ) -> None:

@@ -12,12 +12,11 @@ from typing import Any
 
 from genir_eval.judges.base import Label, ask, register_judge
 from genir_eval.judges.common import (
-    DEFAULT_TOP_LOGPROBS,
     BuiltinJudge,
     JudgeContext,
     context_budget,
     fenced_turns,
-    generate_config,
+    graded_config,
 )
 from genir_eval.judges.parsing import ReplyError, expect_int, expect_key, extract_object
 from genir_eval.judges.prompting import fence, render_messages
@@ -28,6 +27,28 @@ from genir_eval.records import Session
 __all__ = ["GevalSatisfactionJudge", "satisfaction_geval", "parse_geval", "score_offsets"]
 
 NAME = "satisfaction.geval"
+
+
+SLOT = {"en": "<turn {}>", "zh": "<第 {} 轮>"}
+SESSION_SLOT = {"en": "<session>", "zh": "<整个会话>"}
+
+
+def geval_schema(n_turns: int) -> dict[str, Any]:
+    """The reply's JSON schema (for ``response_format=json_schema``): exactly one 1-10
+    integer per turn and one for the session."""
+    return {
+        "type": "object",
+        "properties": {
+            "scores": {
+                "type": "array",
+                "items": {"type": "integer", "minimum": 1, "maximum": 10},
+                "minItems": n_turns + 1,
+                "maxItems": n_turns + 1,
+            }
+        },
+        "required": ["scores"],
+        "additionalProperties": False,
+    }
 
 
 def parse_geval(text: str, n_turns: int) -> list[int]:
@@ -56,7 +77,7 @@ class GevalSatisfactionJudge(BuiltinJudge):
     kind = "satisfaction"
     template = "satisfaction_geval"
     # log-probability weighting of the rating (on by default; false for providers without)
-    extra_options = ("logprobs", "top_logprobs", "context_tokens")
+    extra_options = ("logprobs", "top_logprobs", "context_tokens", "response_format")
     task = NAME
 
     async def __call__(self, session: Session, engine: Any) -> list[Label]:
@@ -65,16 +86,12 @@ class GevalSatisfactionJudge(BuiltinJudge):
         version = self.prompt_version(text)
         n = len(session.turns)
         logprobs = bool(self.options.get("logprobs", True))
-        config = generate_config(
-            engine,
-            self.options,
-            response_format="json",
-            max_tokens=256,
-            logprobs=logprobs,
-            top_logprobs=int(self.options.get("top_logprobs", DEFAULT_TOP_LOGPROBS))
-            if logprobs
-            else None,
+        config = graded_config(
+            engine, self.options, max_tokens=256, schema=geval_schema(n), logprobs=logprobs
         )
+        # Every slot named: with "<turn 1>, ..., <turn n>" a small model counted the dots
+        # (a one-turn session got three scores from the local 1.5B model).
+        slots = [SLOT[language].format(i) for i in range(1, n + 1)] + [SESSION_SLOT[language]]
         values = {
             "intent": fence(session.intent or "(not given)", "INTENT"),
             "task_type": fence(session.task_type or "unknown", "TASK TYPE"),
@@ -83,6 +100,7 @@ class GevalSatisfactionJudge(BuiltinJudge):
             ),
             "n_turns": n,
             "n_plus_one": n + 1,
+            "score_slots": ", ".join(slots),
         }
 
         def weights(completion: Completion, _: Any) -> dict[str, Any]:
