@@ -79,16 +79,19 @@ def test_degeneracy_quiet_for_a_judge_that_judges() -> None:
 
 def test_the_true_judges_collapse_on_a_small_model_is_flagged() -> None:
     # Recorded from Qwen2.5-Coder-1.5B-Instruct (llama.cpp, json_schema) judging URGE sample
-    # row 7 with link_usefulness.true: the reasoning is the Chinese rubric's label-3 line.
-    from genir_eval.judges import make_judge
-    from genir_eval.meta.evaluate import judge_instructions
-
+    # row 7 with link_usefulness.true under its earlier prompt: the reasoning is that
+    # prompt's Chinese label-3 line, quoted here as the instruction it copied (the current
+    # prompt was rewritten so the model no longer does this).
     reply = (
         '{\n  "reasoning": "网页直接服务于用户任务，标题及引用它的语句与查询和意图匹配；'
         "回答引用它次数多、位置靠前；用户满意，且引用它的语句包含用户标记为有用的文字。"
         '",\n  "label": 3\n}'
     )
-    instructions = judge_instructions(make_judge("link_usefulness.true"))
+    earlier_rubric = (
+        "标签 3（非常有用）：网页直接服务于用户任务；标题及引用它的语句与查询和意图匹配；"
+        "回答引用它次数多、位置靠前；用户满意，且引用它的语句包含用户标记为有用的文字；"
+    )
+    instructions = [earlier_rubric]
     out = degeneracy([3] * 4, [reply] * 4, instructions)
     assert out["flags"] == ["constant", "copies_prompt", "repeats_one_reason"]
     assert out["reasons"]["median_copied_share"] > 0.5
