@@ -1,10 +1,11 @@
-"""The judging step of a run: every judge over a list of sessions, through the engines.
+"""The judging step of a run: every judge over the sessions, through the engines.
 
-:func:`judge_locally` is what a local run does (one engine per provider/model/endpoint,
-sharing one cache; a journal per engine in the output folder; all judges concurrently) and
-what each Ray worker does over its shard (:mod:`genir_eval.runner.ray_executor`, with a
-journal shard and the cluster's global request rate). The runner calls one or the other and
-gets the same :class:`Judged` back.
+:class:`LocalJudging` is what a local run does (one engine per provider/model/endpoint,
+sharing one cache; a journal per engine in the output folder; all judges concurrently),
+opened once and given the run's windows of sessions; :func:`judge_locally` is the same over
+one list of sessions, what each Ray worker does over its shard
+(:mod:`genir_eval.runner.ray_executor`, with a journal shard and the cluster's global
+request rate).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from genir_eval.records import Session
 from genir_eval.runner.scenario import JudgeSpec, Scenario
 from genir_eval.settings import public_url
 
-__all__ = ["Group", "Judged", "groups_of", "judge_locally"]
+__all__ = ["Group", "Judged", "LocalJudging", "groups_of", "judge_locally", "journal_path", "where"]
 
 
 @dataclass
@@ -111,10 +112,11 @@ class _TrackedEngine:
         self._progress.add_total(n)
 
 
-def _where(group: Group) -> str:
-    where = f"{group.provider}/{group.model}"
+def where(group: Group) -> str:
+    """``provider/model at url`` (the URL without its credentials): how a run names an engine."""
+    name = f"{group.provider}/{group.model}"
     url = public_url(group.base_url)
-    return f"{where} at {url}" if url else where
+    return f"{name} at {url}" if url else name
 
 
 def _is_tty(stream: TextIO) -> bool:
@@ -149,38 +151,71 @@ async def _all_or_none(coroutines: Iterable[Coroutine[Any, Any, None]]) -> None:
         raise
 
 
-async def judge_locally(
-    scenario: Scenario,
-    sessions: Sequence[Session],
-    out: Path,
-    *,
-    groups: list[Group] | None = None,
-    judges: dict[str, Judge] | None = None,
-    progress: bool = False,
-    log: TextIO | None = None,
-    say: Callable[[str], None] | None = None,
-    journal_tag: str | None = None,
-    rate_gate: Callable[[], Any] | None = None,
-) -> Judged:
-    """Every judge of ``scenario`` over ``sessions`` in this process.
+class LocalJudging:
+    """The judging step in this process, open for as many batches of sessions as a run has.
+
+    ``async with LocalJudging(scenario, out) as judging``: one engine per provider/model/
+    endpoint (:func:`groups_of`), sharing one cache, each with its journal in ``out``; then
+    ``await judging.judge(sessions)`` per batch (batches judged at the same time share the
+    engines, so their concurrency and request rate are the run's, not one per batch). On
+    leaving, ``engine_stats`` holds one ``Engine.stats()`` per engine and ``journal_paths``
+    the journal files written.
 
     ``groups``/``judges``: the runner's own (built here when not given); ``journal_tag``
     names a journal shard (``journal.<tag>.sqlite``); ``rate_gate`` makes the engines take
-    their request rate from a shared limiter instead of their own (Ray workers).
+    their request rate from a shared limiter instead of their own (Ray workers);
+    ``progress`` draws one progress line (or, when ``log`` is not a terminal, writes a
+    heartbeat line to it every ``HEARTBEAT_S``).
     """
-    say = say or (lambda message: None)
-    groups = groups if groups is not None else groups_of(scenario)
-    if judges is None:
-        judges = {spec.id: make_judge(spec.name, **spec.options) for spec in scenario.judges}
-    engine_spec = scenario.engine
-    prices = load_prices(str(engine_spec.prices)) if engine_spec.prices else load_prices()
-    display = Progress(quiet=not progress, label=f"judging {len(sessions)} sessions")
-    labels: dict[str, list[Label]] = {}
-    engine_stats: list[dict[str, Any]] = []
-    journal_paths: list[Path] = []
-    storage = contextlib.AsyncExitStack()
-    heartbeat: Heartbeat | None = None
-    try:
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        out: Path,
+        *,
+        groups: list[Group] | None = None,
+        judges: dict[str, Judge] | None = None,
+        progress: bool = False,
+        log: TextIO | None = None,
+        say: Callable[[str], None] | None = None,
+        label: str = "judging",
+        journal_tag: str | None = None,
+        rate_gate: Callable[[], Any] | None = None,
+    ) -> None:
+        self.scenario = scenario
+        self.out = out
+        self.groups = groups if groups is not None else groups_of(scenario)
+        self.judges = (
+            judges
+            if judges is not None
+            else {spec.id: make_judge(spec.name, **spec.options) for spec in scenario.judges}
+        )
+        self.progress = progress
+        self.log = log
+        self.say = say or (lambda message: None)
+        self.journal_tag = journal_tag
+        self.rate_gate = rate_gate
+        self.engine_stats: list[dict[str, Any]] = []
+        self.journal_paths: list[Path] = []
+        self._display = Progress(quiet=not progress, label=label)
+        self._storage = contextlib.AsyncExitStack()
+        self._heartbeat: Heartbeat | None = None
+
+    async def __aenter__(self) -> LocalJudging:
+        try:
+            self._open()
+        except BaseException:
+            await self.aclose()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def _open(self) -> None:
+        engine_spec = self.scenario.engine
+        prices = load_prices(str(engine_spec.prices)) if engine_spec.prices else load_prices()
+        storage = self._storage
         cache: Cache | None = None
         if engine_spec.cache is not None and engine_spec.cache_mode != "off":
             cache = Cache(engine_spec.cache, mode=engine_spec.cache_mode)  # type: ignore[arg-type]
@@ -189,13 +224,13 @@ async def judge_locally(
         if isinstance(engine_spec.journal, Path):
             # one file named by the user: every provider/model's judgments in it, keyed apart
             path = engine_spec.journal
-            if journal_tag is not None:
-                path = path.with_name(f"{path.stem}.{journal_tag}{path.suffix}")
+            if self.journal_tag is not None:
+                path = path.with_name(f"{path.stem}.{self.journal_tag}{path.suffix}")
             shared_journal = Journal(path)
             storage.push_async_callback(shared_journal.aclose)
-        for group in groups:
+        for group in self.groups:
             if group.notice:
-                say(group.notice)
+                self.say(group.notice)
             provider = make_provider(
                 group.provider,
                 model=group.model,
@@ -205,10 +240,11 @@ async def judge_locally(
             if shared_journal is not None:
                 group.journal = shared_journal
             elif engine_spec.journal:
-                group.journal = Journal(journal_path(out, group, len(groups), journal_tag))
+                path = journal_path(self.out, group, len(self.groups), self.journal_tag)
+                group.journal = Journal(path)
                 storage.push_async_callback(group.journal.aclose)
-            if group.journal is not None and group.journal.path not in journal_paths:
-                journal_paths.append(group.journal.path)
+            if group.journal is not None and group.journal.path not in self.journal_paths:
+                self.journal_paths.append(group.journal.path)
             group.engine = Engine(
                 provider,
                 concurrency=engine_spec.concurrency,
@@ -225,41 +261,89 @@ async def judge_locally(
                 owns_storage=False,
                 stop_after=engine_spec.stop_after,
                 give_up_after=engine_spec.give_up_after,
-                rate_gate=rate_gate,
+                rate_gate=self.rate_gate,
             )
-        say(
-            f"judging {len(sessions)} sessions with {len(scenario.judges)} judges "
-            f"({', '.join(f'{g.provider}/{g.model}' for g in groups)})"
-        )
-        if progress and log is not None and not _is_tty(log):
+        if self.progress and self.log is not None and not _is_tty(self.log):
             # no progress bar without a terminal: a line at least every 30 s instead
-            heartbeat = Heartbeat(
-                lambda: _waiting_line(display, groups), stream=log, every_s=HEARTBEAT_S
+            display, groups = self._display, self.groups
+            self._heartbeat = Heartbeat(
+                lambda: _waiting_line(display, groups), stream=self.log, every_s=HEARTBEAT_S
             )
+
+    async def judge(self, sessions: Sequence[Session]) -> dict[str, list[Label]]:
+        """Every judge over ``sessions``: judge id -> its labels in session order."""
+        labels: dict[str, list[Label]] = {}
 
         async def judge_all(spec: JudgeSpec, group: Group) -> None:
-            assert group.engine is not None and judges is not None
+            assert group.engine is not None
             # the wrapper only feeds the progress line: without one, no per-call detour
-            engine = _TrackedEngine(group.engine, display) if progress else group.engine
-            labels[spec.id] = await judge_sessions(judges[spec.id], sessions, engine)
+            engine = _TrackedEngine(group.engine, self._display) if self.progress else group.engine
+            labels[spec.id] = await judge_sessions(self.judges[spec.id], sessions, engine)
 
-        await _all_or_none(judge_all(spec, group) for group in groups for spec in group.specs)
-    finally:
-        if heartbeat is not None:
-            await heartbeat.aclose()
-        display.close()
-        for group in groups:
-            if group.engine is not None:
-                engine_stats.append(group.engine.stats())
-                await group.engine.aclose()
-        await storage.aclose()
-    return Judged(
-        labels={spec.id: labels[spec.id] for spec in scenario.judges},
-        engine_stats=engine_stats,
-        journal_paths=journal_paths,
-        judge_stats={
+        await _all_or_none(judge_all(spec, group) for group in self.groups for spec in group.specs)
+        return {spec.id: labels[spec.id] for spec in self.scenario.judges}
+
+    def judge_stats(self) -> dict[str, Any]:
+        """judge id -> the judge's reply statistics (``JudgeStats``), for judges keeping any."""
+        return {
             judge_id: stats
-            for judge_id, judge in judges.items()
+            for judge_id, judge in self.judges.items()
             if (stats := getattr(judge, "stats", None)) is not None
-        },
+        }
+
+    async def aclose(self) -> None:
+        """Stop the heartbeat and the progress line, close the engines (their stats kept in
+        ``engine_stats``), the journals and the cache."""
+        try:
+            if self._heartbeat is not None:
+                await self._heartbeat.aclose()
+                self._heartbeat = None
+            self._display.close()
+            for group in self.groups:
+                if group.engine is not None:
+                    self.engine_stats.append(group.engine.stats())
+                    engine, group.engine = group.engine, None
+                    await engine.aclose()
+        finally:
+            await self._storage.aclose()
+
+
+async def judge_locally(
+    scenario: Scenario,
+    sessions: Sequence[Session],
+    out: Path,
+    *,
+    groups: list[Group] | None = None,
+    judges: dict[str, Judge] | None = None,
+    progress: bool = False,
+    log: TextIO | None = None,
+    say: Callable[[str], None] | None = None,
+    journal_tag: str | None = None,
+    rate_gate: Callable[[], Any] | None = None,
+) -> Judged:
+    """Every judge of ``scenario`` over ``sessions`` in this process, engines opened and
+    closed around them (a Ray worker's shard; see :class:`LocalJudging` for the options)."""
+    judging = LocalJudging(
+        scenario,
+        out,
+        groups=groups,
+        judges=judges,
+        progress=progress,
+        log=log,
+        say=say,
+        label=f"judging {len(sessions)} sessions",
+        journal_tag=journal_tag,
+        rate_gate=rate_gate,
+    )
+    async with judging:
+        judging.say(
+            f"judging {len(sessions)} sessions with {len(scenario.judges)} judges "
+            f"({', '.join(f'{g.provider}/{g.model}' for g in judging.groups)})"
+        )
+        labels = await judging.judge(sessions)
+    return Judged(
+        labels=labels,
+        engine_stats=judging.engine_stats,
+        journal_paths=judging.journal_paths,
+        judge_stats=judging.judge_stats(),
     )

@@ -14,16 +14,13 @@ and the shared cache answers repeated requests across runs without a provider ca
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import hashlib
 import itertools
 import math
 import os
 import platform
-import re
 import time
 from collections import defaultdict
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,20 +28,14 @@ from typing import Any, TextIO, cast
 
 from genir_eval.errors import ConfigError, StorageError
 from genir_eval.ingest import Format, iter_sessions
-from genir_eval.judges.base import Judge, Label, judge_sessions, make_judge
-from genir_eval.llm.base import Completion, Failure, Request
-from genir_eval.llm.cache import Cache
-from genir_eval.llm.engine import Engine
-from genir_eval.llm.journal import Journal
-from genir_eval.llm.prices import load_prices
-from genir_eval.llm.progress import Heartbeat, Progress
-from genir_eval.llm.providers import DEFAULT_MODELS, make_provider, resolve_provider
+from genir_eval.judges.base import Judge, Label, make_judge
 from genir_eval.llm.sync import run_sync
 from genir_eval.records import Session
 from genir_eval.report.evidence import evidence_rows
 from genir_eval.report.html import render_report
 from genir_eval.report.outputs import OUTPUT_VERSION, Run, RunWriter, check_writable_folder
 from genir_eval.runner.assemble import Assembly, JudgeInfo, link_judge_ids
+from genir_eval.runner.executor import LocalJudging, groups_of, where
 from genir_eval.runner.scenario import (
     EngineSpec,
     JudgeSpec,
@@ -149,46 +140,6 @@ def apply_overrides(scenario: Scenario, overrides: Overrides | None) -> Scenario
     return replace(scenario, engine=engine, judges=judges)
 
 
-class _TrackedEngine:
-    """An engine as a judge sees it, reporting each finished call to the run's one
-    progress line (several engines, one display)."""
-
-    def __init__(self, engine: Engine, progress: Progress) -> None:
-        self._engine = engine
-        self._progress = progress
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._engine, name)
-
-    async def complete(self, request: Request) -> Completion | Failure:
-        result = await self._engine.complete(request)
-        self._progress.update(
-            failed=isinstance(result, Failure),
-            cached=isinstance(result, Completion) and result.cached,
-        )
-        return result
-
-    def expect(self, n: int) -> None:
-        self._progress.add_total(n)
-
-
-@dataclass
-class _Group:
-    """The judges sharing one provider, model and endpoint, and their engine."""
-
-    provider: str
-    model: str
-    base_url: str | None
-    notice: str | None
-    specs: list[JudgeSpec]
-    engine: Engine | None = None
-    journal: Journal | None = None
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "x"
-
-
 def _without_credentials(document: Any) -> Any:
     """The scenario as read, with the credentials, query and fragment of every ``base_url``
     removed: run.json is shared, the key in ``https://user:key@host`` is not."""
@@ -202,65 +153,6 @@ def _without_credentials(document: Any) -> Any:
     if isinstance(document, list):
         return [_without_credentials(value) for value in document]
     return document
-
-
-def _where(group: _Group) -> str:
-    where = f"{group.provider}/{group.model}"
-    url = public_url(group.base_url)
-    return f"{where} at {url}" if url else where
-
-
-def _is_tty(stream: TextIO) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
-        return False
-
-
-#: Without a terminal, a progress line at least this often (seconds).
-HEARTBEAT_S = 30.0
-
-
-def _waiting_line(display: Progress, groups: Sequence[_Group]) -> str:
-    waits = [g.engine.waiting_for() for g in groups if g.engine is not None]
-    waits = [w for w in waits if w]
-    total = max(display.total, display.done)
-    line = f"{display.done}/{total} judgments done, {display.failures} failed"
-    return f"{line}; waiting for {'; '.join(waits)}" if waits else f"{line}; judging"
-
-
-async def _all_or_none(coroutines: Iterable[Coroutine[Any, Any, None]]) -> None:
-    """Await every coroutine; when one raises, cancel the others and raise that error (a
-    journal that cannot be written stops the run before more calls are paid for)."""
-    tasks = [asyncio.ensure_future(c) for c in coroutines]
-    try:
-        await asyncio.gather(*tasks)
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
-
-
-def _groups(scenario: Scenario) -> list[_Group]:
-    groups: dict[tuple[str, str, str | None], _Group] = {}
-    for spec in scenario.judges:
-        resolved, notice = resolve_provider(spec.llm.provider, base_url=spec.llm.base_url)
-        model = spec.llm.model or DEFAULT_MODELS[resolved]
-        key = (resolved, model, spec.llm.base_url)
-        if key not in groups:
-            groups[key] = _Group(resolved, model, spec.llm.base_url, notice, [])
-        groups[key].specs.append(spec)
-    return list(groups.values())
-
-
-def _journal_path(out: Path, group: _Group, n_groups: int) -> Path:
-    if n_groups == 1:
-        return out / "journal.sqlite"
-    tag = _slug(f"{group.provider}.{group.model}")
-    if group.base_url:
-        tag += "." + hashlib.sha256(group.base_url.encode()).hexdigest()[:8]
-    return out / f"journal.{tag}.sqlite"
 
 
 def _add_stats(judge: Judge, stats: Any) -> None:
@@ -432,77 +324,30 @@ async def arun_scenario(
 
     judges = {spec.id: make_judge(spec.name, **spec.options) for spec in loaded.judges}
     infos = [_judge_info(judges[spec.id], spec) for spec in loaded.judges]
-    groups = _groups(loaded)
+    groups = groups_of(loaded)
     engine_spec = loaded.engine
-    prices = load_prices(str(engine_spec.prices)) if engine_spec.prices else load_prices()
-    display = Progress(quiet=not progress, label="judging")
-    engine_stats: list[dict[str, Any]] = []
     assembly = Assembly(
         infos, loaded.aggregate, loaded.meta, link_judge_ids(loaded.aggregate, infos)
     )
     writer = RunWriter(out, csv=loaded.output.csv, evidence=True)
     n_sessions = 0
-    journal_paths: list[Path] = []
-    storage = contextlib.AsyncExitStack()
-    heartbeat: Heartbeat | None = None
+    judging = LocalJudging(
+        loaded, out, groups=groups, judges=judges, progress=progress, log=log, say=say
+    )
+    ray_stats: list[dict[str, Any]] = []
+    ray_journals: list[Path] = []
     try:
-        cache: Cache | None = None
-        if engine_spec.cache is not None and engine_spec.cache_mode != "off":
-            cache = Cache(engine_spec.cache, mode=engine_spec.cache_mode)  # type: ignore[arg-type]
-            storage.push_async_callback(cache.aclose)
-        shared_journal: Journal | None = None
-        if isinstance(engine_spec.journal, Path):
-            # one file named by the user: every provider/model's judgments in it, keyed apart
-            shared_journal = Journal(engine_spec.journal)
-            storage.push_async_callback(shared_journal.aclose)
-        for group in groups:
-            if group.notice:
-                say(group.notice)
-            provider = make_provider(
-                group.provider,
-                model=group.model,
-                base_url=group.base_url,
-                timeout=engine_spec.timeout,
+        async with judging:
+            say(
+                f"judging with {len(loaded.judges)} judges "
+                f"({', '.join(f'{g.provider}/{g.model}' for g in groups)}), "
+                f"{window} sessions at a time"
             )
-            if shared_journal is not None:
-                group.journal = shared_journal
-            elif engine_spec.journal:
-                group.journal = Journal(_journal_path(out, group, len(groups)))
-                storage.push_async_callback(group.journal.aclose)
-            if group.journal is not None and group.journal.path not in journal_paths:
-                journal_paths.append(group.journal.path)
-            group.engine = Engine(
-                provider,
-                concurrency=engine_spec.concurrency,
-                rpm=engine_spec.rpm,
-                tpm=engine_spec.tpm,
-                max_attempts=engine_spec.max_attempts,
-                attempt_timeout=engine_spec.timeout,
-                deadline=engine_spec.deadline,
-                cache=cache,
-                journal=group.journal,
-                prices=prices,
-                progress=False,
-                quiet=True,
-                owns_storage=False,
-                stop_after=engine_spec.stop_after,
-                give_up_after=engine_spec.give_up_after,
-            )
-        say(
-            f"judging with {len(loaded.judges)} judges "
-            f"({', '.join(f'{g.provider}/{g.model}' for g in groups)}), "
-            f"{window} sessions at a time"
-        )
-        if progress and log is not None and not _is_tty(log):
-            # no progress bar without a terminal: a line at least every 30 s instead
-            heartbeat = Heartbeat(
-                lambda: _waiting_line(display, groups), stream=log, every_s=HEARTBEAT_S
-            )
+            on_ray = asyncio.Lock()
 
-        on_ray = asyncio.Lock()
-
-        async def judge_window(batch: list[Session]) -> dict[str, list[Label]]:
-            if engine_spec.executor == "ray":
+            async def judge_window(batch: list[Session]) -> dict[str, list[Label]]:
+                if engine_spec.executor != "ray":
+                    return await judging.judge(batch)
                 from genir_eval.runner.ray_executor import judge_on_ray
 
                 # One window on the cluster at a time: each has its coordinator, and two
@@ -518,64 +363,51 @@ async def arun_scenario(
                     )
                 for judge_id, shard_stats in judged.judge_stats.items():
                     _add_stats(judges[judge_id], shard_stats)
-                engine_stats.extend(judged.engine_stats)
+                ray_stats.extend(judged.engine_stats)
                 for path in judged.journal_paths:
-                    if path not in journal_paths:
-                        journal_paths.append(path)
+                    if path not in ray_journals:
+                        ray_journals.append(path)
                 return judged.labels
-            labels: dict[str, list[Label]] = {}
 
-            async def judge_all(spec: JudgeSpec, group: _Group) -> None:
-                assert group.engine is not None
-                # the wrapper only feeds the progress line: without one, no per-call detour
-                engine = _TrackedEngine(group.engine, display) if progress else group.engine
-                labels[spec.id] = await judge_sessions(judges[spec.id], batch, engine)
-
-            await _all_or_none(judge_all(spec, group) for group in groups for spec in group.specs)
-            return labels
-
-        # Two windows in flight: the next one is judged while this one is scored and
-        # written, so the engine does not drain at each window's end.
-        batch: list[Session] | None = first
-        current: asyncio.Future[dict[str, list[Label]]] = asyncio.ensure_future(judge_window(first))
-        following_task: asyncio.Future[dict[str, list[Label]]] | None = None
-        try:
-            while batch is not None:
-                following = next(windows, None)
-                if following is not None:
-                    following_task = asyncio.ensure_future(judge_window(following))
-                labels = await current
-                tables = assembly.add(batch, labels)
-                writer.add(
-                    links=tables.links,
-                    turns=tables.turns,
-                    sessions=tables.sessions,
-                    citations=tables.citations,
-                    evidence=_evidence(batch, labels, infos),
-                )
-                n_sessions += len(batch)
-                del labels, tables
-                batch = following
-                if following_task is not None:
-                    current, following_task = following_task, None
-        finally:
-            for task in (current, following_task):
-                if task is not None and not task.done():
-                    task.cancel()
-                    await asyncio.gather(task, return_exceptions=True)
+            # Two windows in flight: the next one is judged while this one is scored and
+            # written, so the engine does not drain at each window's end.
+            batch: list[Session] | None = first
+            current: asyncio.Future[dict[str, list[Label]]] = asyncio.ensure_future(
+                judge_window(first)
+            )
+            following_task: asyncio.Future[dict[str, list[Label]]] | None = None
+            try:
+                while batch is not None:
+                    following = next(windows, None)
+                    if following is not None:
+                        following_task = asyncio.ensure_future(judge_window(following))
+                    labels = await current
+                    tables = assembly.add(batch, labels)
+                    writer.add(
+                        links=tables.links,
+                        turns=tables.turns,
+                        sessions=tables.sessions,
+                        citations=tables.citations,
+                        evidence=_evidence(batch, labels, infos),
+                    )
+                    n_sessions += len(batch)
+                    del labels, tables
+                    batch = following
+                    if following_task is not None:
+                        current, following_task = following_task, None
+            finally:
+                for task in (current, following_task):
+                    if task is not None and not task.done():
+                        task.cancel()
+                        await asyncio.gather(task, return_exceptions=True)
     except BaseException:
         writer.abort()
         raise
-    finally:
-        if heartbeat is not None:
-            await heartbeat.aclose()
-        display.close()
-        for group in groups:
-            if group.engine is not None:
-                if engine_spec.executor != "ray":  # on Ray the workers' engines did the calls
-                    engine_stats.append(group.engine.stats())
-                await group.engine.aclose()
-        await storage.aclose()
+    # on Ray the workers' engines did the calls
+    engine_stats = ray_stats if engine_spec.executor == "ray" else judging.engine_stats
+    journal_paths = judging.journal_paths + [
+        p for p in ray_journals if p not in judging.journal_paths
+    ]
 
     skipped = [str(error) for error in skipped]
     combined = assembly.finish()
@@ -638,7 +470,9 @@ async def arun_scenario(
             # judgments taken from the journal without asking the engine (judge side) or
             # answered from the journal by the engine
             "resumed": _resumed(judges.values()) + sum(s["journal_hits"] for s in engine_stats),
-            "path": str(engine_spec.cache) if cache is not None else None,
+            "path": str(engine_spec.cache)
+            if engine_spec.cache is not None and engine_spec.cache_mode != "off"
+            else None,
         },
         "failures": assembly.failures,
     }
@@ -646,7 +480,7 @@ async def arun_scenario(
         assembly.label_counts,
         assembly.failures,
         engine_stats,
-        endpoints={spec.id: _where(group) for group in groups for spec in group.specs},
+        endpoints={spec.id: where(group) for group in groups for spec in group.specs},
         max_missing=engine_spec.max_missing,
         allow_permanent=engine_spec.allow_permanent,
     )
