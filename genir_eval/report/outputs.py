@@ -461,13 +461,6 @@ def write_json(
     )
 
 
-def _write_jsonl(
-    path: Path, rows: Iterable[Mapping[str, Any]], digests: dict[str, str] | None = None
-) -> None:
-    text = "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in rows)
-    write_text_atomic(path, text, digests)
-
-
 def _flatten(row: Mapping[str, Any]) -> dict[str, Any]:
     flat: dict[str, Any] = {}
     for key, value in row.items():
@@ -498,27 +491,6 @@ def csv_cell(value: Any) -> Any:
     return value
 
 
-def _write_csv(
-    path: Path,
-    rows: Sequence[Mapping[str, Any]],
-    base: Sequence[str],
-    digests: dict[str, str] | None = None,
-) -> None:
-    flat = [_flatten(r) for r in rows]
-    columns = list(base)
-    for r in flat:
-        for key in r:
-            if key not in columns:
-                columns.append(key)
-    with _temporary(path, digests) as handle:
-        writer = csv_module.DictWriter(
-            handle, fieldnames=[csv_cell(c) for c in columns], restval=""
-        )
-        writer.writeheader()
-        for r in flat:
-            writer.writerow({csv_cell(k): csv_cell(v) for k, v in r.items()})
-
-
 def write_run(
     directory: str | os.PathLike[str],
     *,
@@ -532,7 +504,8 @@ def write_run(
     citations: Sequence[CitationRow] = (),
     evidence: Iterable[Mapping[str, Any]] | None = None,
 ) -> Path:
-    """Write the tables (JSONL and, unless ``csv=False``, CSV), ``evidence.jsonl`` (when
+    """Write a run folder from rows already in memory, through :class:`RunWriter`: the
+    tables (JSONL and, unless ``csv=False``, CSV), ``evidence.jsonl`` (when
     given: rows of :func:`genir_eval.report.evidence.evidence_rows`), ``meta.json`` (when
     given), ``report.html`` (rendered by ``report`` from the run as written) and
     ``run.json``; ``citations.jsonl`` only when there are citation rows.
@@ -542,60 +515,20 @@ def write_run(
     either a finished run whose files belong together or, to :func:`load_run`, clearly not
     one (a killed re-run, two runs writing into one folder).
     """
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(FileNotFoundError):
-        (out / RUN_FILE).unlink()
-    written: list[str] = []
-    digests: dict[str, str] = {}
-    # the CSV's first columns, as the streaming writer uses them (TABLES)
-    tables: list[tuple[str, list[dict[str, Any]], list[str]]] = [
-        (LINKS_FILE, [link_row_to_dict(r) for r in links], TABLES["links"][1]),
-        (TURNS_FILE, [turn_row_to_dict(r) for r in turns], TABLES["turns"][1]),
-        (SESSIONS_FILE, [session_row_to_dict(r) for r in sessions], TABLES["sessions"][1]),
-        (CITATIONS_FILE, [citation_row_to_dict(r) for r in citations], TABLES["citations"][1]),
-    ]
-    for name, rows, base in tables:
-        if name == CITATIONS_FILE and not rows:
-            for stale in (name, name.replace(".jsonl", ".csv")):
-                with contextlib.suppress(FileNotFoundError):
-                    (out / stale).unlink()
-            continue
-        _write_jsonl(out / name, rows, digests)
-        written.append(name)
-        csv_name = name.replace(".jsonl", ".csv")
-        if csv:
-            _write_csv(out / csv_name, rows, base, digests)
-            written.append(csv_name)
-        else:
-            with contextlib.suppress(FileNotFoundError):
-                (out / csv_name).unlink()
-    if evidence is not None:
-        _write_jsonl(out / EVIDENCE_FILE, evidence, digests)
-        written.append(EVIDENCE_FILE)
-    else:
-        with contextlib.suppress(FileNotFoundError):
-            (out / EVIDENCE_FILE).unlink()
-    meta_path = out / META_FILE
-    if meta is not None:
-        write_json(meta_path, meta, digests)
-        written.append(META_FILE)
-    else:
-        # a stale meta-evaluation from an earlier run must not linger
-        with contextlib.suppress(FileNotFoundError):
-            meta_path.unlink()
-    if report is not None:
-        # the tables are read back from the files just written, when the report asks
-        run = Run(
-            directory=out.resolve(),
-            meta=json.loads(json.dumps(meta)) if meta is not None else None,
-            info=dict(info),
+    writer = RunWriter(directory, csv=csv, evidence=evidence is not None)
+    try:
+        writer.add(
+            links=links,
+            turns=turns,
+            sessions=sessions,
+            citations=citations,
+            evidence=evidence if evidence is not None else (),
         )
-        write_text_atomic(out / REPORT_FILE, report(run), digests)
-        written.append(REPORT_FILE)
-    files = {name: digests[name] for name in written}
-    write_json(out / RUN_FILE, {**info, "files": files})
-    return out
+        writer.finish(meta=meta, info=info, report=report)
+    except BaseException:
+        writer.abort()
+        raise
+    return Path(directory)
 
 
 class _Part:
@@ -650,8 +583,8 @@ class RunWriter:
     each row may be amended by ``amend(table, row)`` (scores that need every row first, as
     z-score combinations do), JSONL and CSV are written through unique temporary names and
     renamed into place, then ``meta.json``, ``report.html`` and ``run.json`` last with the
-    SHA-256 of every file, exactly as :func:`write_run` writes them (same rows, same
-    columns in the same order). ``run.json`` is removed when the writer is created, so an
+    SHA-256 of every file (:func:`write_run` is this writer given every row at once).
+    ``run.json`` is removed when the writer is created, so an
     interrupted run never looks finished; :meth:`abort` removes the part files.
     """
 
@@ -707,7 +640,7 @@ class RunWriter:
         ``report`` renders it) and ``run.json``; returns the run.
 
         ``extra_scores`` names, per table, the scores ``amend`` adds to every row (their CSV
-        columns follow the first row's own, where :func:`write_run` puts them)."""
+        columns follow the first row's own scores)."""
         out = self.directory
         written: list[str] = []
         digests: dict[str, str] = {}
@@ -740,8 +673,13 @@ class RunWriter:
             # a stale meta-evaluation from an earlier run must not linger
             with contextlib.suppress(FileNotFoundError):
                 meta_path.unlink()
-        run = Run(directory=out, meta=meta, info=dict(info))
         if report is not None:
+            # the report sees the run as load_run will read it back (meta as JSON reads it)
+            run = Run(
+                directory=out,
+                meta=json.loads(json.dumps(meta)) if meta is not None else None,
+                info=dict(info),
+            )
             write_text_atomic(out / REPORT_FILE, report(run), digests)
             written.append(REPORT_FILE)
         files = {name: digests[name] for name in written}
