@@ -72,6 +72,41 @@ def tiny_session(session_id: str = "s1", language: str | None = "en") -> Session
     )
 
 
+def bread_session(session_id: str = "s1") -> Session:
+    """One turn, two statements each citing one link: the first on the query's topic, the
+    second off it (invented data; what the RUBRIC tests and its TREC export judge)."""
+    turn = Turn(
+        index=1,
+        query="how to bake sourdough bread",
+        response_text="...",
+        statements=(
+            Statement("Sourdough bread needs a starter of flour and water.", (1,)),
+            Statement("Stock prices fell on Monday.", (2,)),
+        ),
+        links=(
+            Link(1, "https://example.org/sourdough", "Sourdough bread baking guide"),
+            Link(2, "https://example.org/stocks", "Market report"),
+        ),
+    )
+    return Session(session_id, (turn,), language="en", intent="bake bread with a starter")
+
+
+def judge_session(
+    name: str, session: Session, engine_factory: Any = None, **options: Any
+) -> list[Label]:
+    """Judge ``name``'s labels of one session, through ``engine_factory()``'s engine (the
+    offline provider when not given)."""
+
+    async def go() -> list[Label]:
+        engine = engine_factory() if engine_factory else Engine(OfflineProvider(), quiet=True)
+        try:
+            return await make_judge(name, **options)(session, engine)
+        finally:
+            await engine.aclose()
+
+    return asyncio.run(go())
+
+
 def run_judge(
     server: FakeLLMServer | None,
     name: str,

@@ -2,49 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
 import io
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "judges"))
+from judge_helpers import bread_session, judge_session  # noqa: E402
+
 from genir_eval.errors import ConfigError
-from genir_eval.judges.base import Label, make_judge
+from genir_eval.judges.base import Label
 from genir_eval.llm.base import JudgmentKey
-from genir_eval.llm.engine import Engine
-from genir_eval.llm.offline import OfflineProvider
-from genir_eval.records import Link, Session, Statement, Turn
 from genir_eval.report.trec import write_qrels, write_run
-
-
-def _session(sid: str = "s1") -> Session:
-    turn = Turn(
-        index=1,
-        query="how to bake sourdough bread",
-        response_text="...",
-        statements=(
-            Statement("Sourdough bread needs a starter of flour and water.", (1,)),
-            Statement("Stock prices fell on Monday.", (2,)),
-        ),
-        links=(
-            Link(1, "https://example.org/sourdough", "Sourdough bread baking guide"),
-            Link(2, "https://example.org/stocks", "Market report"),
-        ),
-    )
-    return Session(sid, (turn,), language="en", intent="bake bread with a starter")
-
-
-def _run(name: str, session: Session) -> list[Label]:
-    async def go() -> list[Label]:
-        engine = Engine(OfflineProvider(), quiet=True)
-        try:
-            return await make_judge(name)(session, engine)
-        finally:
-            await engine.aclose()
-
-    return asyncio.run(go())
-
 
 _QRELS_LINE = re.compile(r"^\S+ 0 \S+ -?\d+$")
 _RUN_LINE = re.compile(r"^\S+ Q0 \S+ [1-9]\d* -?\d+(\.\d+)? \S+$")
@@ -58,7 +29,7 @@ def _write(labels: list[Label]) -> tuple[str, str]:
 
 
 def test_qrels_and_run_are_strict_trec_format() -> None:
-    labels = _run("rubric", _session("session one"))
+    labels = judge_session("rubric", bread_session("session one"))
     qrels, run = _write(labels)
     assert all(_QRELS_LINE.match(line) for line in qrels.splitlines())
     assert all(_RUN_LINE.match(line) for line in run.splitlines())
@@ -78,7 +49,7 @@ def test_missing_labels_are_left_out_of_qrels() -> None:
 
 def test_qrels_and_run_are_readable_by_ir_measures(tmp_path: Path) -> None:
     ir_measures = pytest.importorskip("ir_measures")
-    labels = _run("rubric", _session())
+    labels = judge_session("rubric", bread_session())
     qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
     write_qrels(labels, qrels_path)
     write_run(labels, run_path)

@@ -1,12 +1,12 @@
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from judge_helpers import bread_session, judge_session
 
 from genir_eval.errors import ConfigError, InputError
 from genir_eval.judges.base import Label, make_judge
@@ -20,40 +20,8 @@ from genir_eval.judges.rubric.grading import (
     turn_passages,
 )
 from genir_eval.llm.engine import Engine
-from genir_eval.llm.offline import OfflineProvider
 from genir_eval.llm.openai_provider import OpenAIProvider
-from genir_eval.records import Link, Session, Statement, Turn
 from genir_eval.testing.fake_llm_server import FakeLLMServer, FakeRequest
-
-
-def _session(sid: str = "s1") -> Session:
-    turn = Turn(
-        index=1,
-        query="how to bake sourdough bread",
-        response_text="...",
-        statements=(
-            Statement("Sourdough bread needs a starter of flour and water.", (1,)),
-            Statement("Stock prices fell on Monday.", (2,)),
-        ),
-        links=(
-            Link(1, "https://example.org/sourdough", "Sourdough bread baking guide"),
-            Link(2, "https://example.org/stocks", "Market report"),
-        ),
-    )
-    return Session(sid, (turn,), language="en", intent="bake bread with a starter")
-
-
-def _run(
-    judge_name: str, session: Session, engine_factory: Any = None, **options: Any
-) -> list[Label]:
-    async def go() -> list[Label]:
-        engine = engine_factory() if engine_factory else Engine(OfflineProvider(), quiet=True)
-        try:
-            return await make_judge(judge_name, **options)(session, engine)
-        finally:
-            await engine.aclose()
-
-    return asyncio.run(go())
 
 
 def _by_item(labels: list[Label]) -> dict[str, Label]:
@@ -76,7 +44,7 @@ def test_passage_label(grades: list[int], rule: str, m: int, expected: int) -> N
 
 
 def test_passages_are_statements_then_links() -> None:
-    ids = [p.id for p in turn_passages(_session().turns[0])]
+    ids = [p.id for p in turn_passages(bread_session().turns[0])]
     assert ids == ["stmt:1", "stmt:2", "link:1", "link:2"]
 
 
@@ -114,7 +82,7 @@ def test_offline_questions_template_the_key_phrases() -> None:
 
 
 def test_offline_rubric_grades_on_topic_passages_higher() -> None:
-    labels = _by_item(_run("rubric", _session()))
+    labels = _by_item(judge_session("rubric", bread_session()))
     assert labels["link:1"].value > labels["link:2"].value
     assert labels["stmt:1"].value > labels["stmt:2"].value
     assert labels["link:1"].extra["relevant"] is True
@@ -124,7 +92,7 @@ def test_offline_rubric_grades_on_topic_passages_higher() -> None:
 
 
 def test_rubric_file_is_saved_edited_and_regraded(tmp_path: Path) -> None:
-    first = _by_item(_run("rubric", _session(), rubric_dir=str(tmp_path)))
+    first = _by_item(judge_session("rubric", bread_session(), rubric_dir=str(tmp_path)))
     path = rubric_path(tmp_path, "s1")
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["version"] == 1 and data["rubrics"][0]["turn"] == 1
@@ -133,7 +101,9 @@ def test_rubric_file_is_saved_edited_and_regraded(tmp_path: Path) -> None:
         {"id": "stocks", "text": "What did stock prices do on Monday?"}
     ]
     path.write_text(json.dumps(data), encoding="utf-8")
-    again = _by_item(_run("rubric", _session(), rubric_dir=str(tmp_path), mode="grade"))
+    again = _by_item(
+        judge_session("rubric", bread_session(), rubric_dir=str(tmp_path), mode="grade")
+    )
     assert again["link:2"].value > again["link:1"].value
     assert list(again["link:2"].extra["grades"]) == ["stocks"]
     # Grading requests carry the bank's digest: edited questions are new judgments.
@@ -141,7 +111,7 @@ def test_rubric_file_is_saved_edited_and_regraded(tmp_path: Path) -> None:
 
 
 def test_grade_only_without_a_file_is_missing(tmp_path: Path) -> None:
-    labels = _run("rubric", _session(), rubric_dir=str(tmp_path), mode="grade")
+    labels = judge_session("rubric", bread_session(), rubric_dir=str(tmp_path), mode="grade")
     assert all(lb.value is None and "no rubric file" in (lb.missing_reason or "") for lb in labels)
     with pytest.raises(ConfigError):
         make_judge("rubric", mode="grade")
@@ -171,10 +141,10 @@ def test_rubric_path_is_safe_for_odd_session_ids(tmp_path: Path) -> None:
 
 
 def test_direct_baselines_offline() -> None:
-    thomas = _by_item(_run("rubric-thomas", _session()))
+    thomas = _by_item(judge_session("rubric-thomas", bread_session()))
     assert set(thomas) == {"link:1", "link:2"}
     assert thomas["link:1"].value == 2 and thomas["link:2"].value == 0
-    yesno = _by_item(_run("rubric-yesno", _session()))
+    yesno = _by_item(judge_session("rubric-yesno", bread_session()))
     assert yesno["link:1"].value == 1 and yesno["link:1"].extra["relevant"] is True
     assert yesno["link:2"].value == 0
 
@@ -219,7 +189,7 @@ def _engine(server: FakeLLMServer) -> Any:
 
 
 def test_rubric_call_sequence_and_repair(server: FakeLLMServer) -> None:
-    labels = _by_item(_run("rubric", _session(), _engine(server), n=1))
+    labels = _by_item(judge_session("rubric", bread_session(), _engine(server), n=1))
     steps = server.steps  # type: ignore[attr-defined]
     assert steps[0] == "generate" and steps.count("grade") == 4 and steps.count("repair") == 1
     assert labels["link:1"].value == 5
@@ -229,7 +199,7 @@ def test_rubric_call_sequence_and_repair(server: FakeLLMServer) -> None:
 
 
 def test_thomas_out_of_range_grade_is_missing(server: FakeLLMServer) -> None:
-    labels = _by_item(_run("rubric-thomas", _session(), _engine(server)))
+    labels = _by_item(judge_session("rubric-thomas", bread_session(), _engine(server)))
     assert labels["link:1"].value == 2
     assert labels["link:2"].value is None
     assert "out of range" in (labels["link:2"].missing_reason or "")
