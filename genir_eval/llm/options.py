@@ -136,10 +136,13 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--allow-permanent",
-        action="store_true",
+        # --no-allow-permanent overrides a scenario's allow_permanent = true
+        action=argparse.BooleanOptionalAction,
         default=None,
         help="do not fail the run for permanent provider errors (401/403, quota, unknown "
-        "model, bad request) while the missing labels stay under --max-missing",
+        "model, bad request) while the missing labels stay under --max-missing; "
+        "--no-allow-permanent fails it even when the scenario allows them (default: the "
+        "scenario's allow_permanent, else fail)",
     )
     group.add_argument(
         "--stop-after",

@@ -124,6 +124,17 @@ def test_permanent_errors_alone_fail_the_run_unless_allowed(
         assert code == 0
         status = json.loads((tmp_path / "b" / "run.json").read_text())["status"]
         assert status["ok"] and status["top_failures"][0]["count"] == 1
+        # a scenario allowing them passes; --no-allow-permanent overrides it and fails the run
+        allowing = _write(tmp_path / "allow.toml", server.openai_base_url, "allow_permanent = true")
+        server.push_script([Fault("bad_request")])
+        assert main(["run", str(allowing), "--out", str(tmp_path / "c"), "--quiet"]) == 0
+        server.push_script([Fault("bad_request")])
+        code = main(
+            ["run", str(allowing), "--out", str(tmp_path / "d"), "--quiet", "--no-allow-permanent"]
+        )
+        assert code == 3
+        status = json.loads((tmp_path / "d" / "run.json").read_text())["status"]
+        assert status["ok"] is False and status["allow_permanent"] is False
 
 
 def test_max_missing_is_the_threshold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
