@@ -7,12 +7,17 @@ from the labels the workers send back.
 
 What runs where:
 
-- **driver** (the machine running ``genir-eval run``): splits the sessions into contiguous
-  shards, one per worker, starts one Ray task per shard and one coordinator actor, merges
-  the labels in session order, then aggregates, meta-evaluates and writes the run folder.
+- **driver** (the machine running ``genir-eval run``): starts one coordinator actor for
+  the run, splits each window of sessions into contiguous shards, one per worker, starts one
+  Ray task per shard, merges the labels in session order, then aggregates, meta-evaluates
+  and writes the run folder. It opens no engine, cache or journal of its own. Two windows
+  are in flight: the next window's shards are queued on the cluster (and start as workers
+  free up) while the driver merges and writes the last one, so the cluster does not drain
+  at each window's end; a third waits for the first to be merged.
 - **worker** (a Ray task, one CPU): rebuilds the scenario's judges and runs the same async
   engine as a local run over its shard (:func:`genir_eval.runner.executor.judge_locally`),
-  with its own journal shard ``journal.shard-<k>-of-<n>.sqlite`` in the output folder and its
+  with its own journal shard ``journal.shard-<k>-of-<n>.sqlite`` in the output folder (the
+  k-th shards of two windows in flight share it, as two processes share a SQLite file) and its
   own connection to the scenario's cache file (SQLite in WAL mode: the workers of one node
   share it safely; on a cluster without a shared file system each node keeps its own).
 - **coordinator** (a Ray actor): the provider's one request-rate budget. Every send of every
@@ -20,8 +25,8 @@ What runs where:
   a worker reaching its slot more than 25 ms late gives it up and asks again) when the rate
   is configured, or at the rate learned from all workers' replies and 429s
   (:class:`~genir_eval.llm.limits.LearnedRate`, fed by every worker) when it is not. So the
-  limit is one global budget, never multiplied by the number of workers. It also records
-  which process holds which shard (``where()``).
+  limit is one global budget, never multiplied by the number of workers nor by the windows
+  in flight. It also records which process holds which shard (``where()``).
 
 Why Ray tasks and an actor, not Ray Data: a shard's identity must survive a retry, because
 its journal is what makes a retried shard resume without repeating a call; a task per shard
@@ -41,23 +46,23 @@ their journals line up.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections import deque
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from genir_eval.errors import ConfigError
-from genir_eval.judges.base import Label
+from genir_eval.judges.base import Judge, Label, make_judge
 from genir_eval.llm.base import RateLimitInfo
 from genir_eval.llm.limits import LearnedRate
 from genir_eval.records import Session
 from genir_eval.runner.executor import Judged, judge_locally
 from genir_eval.runner.scenario import Scenario
 
-__all__ = ["Coordinator", "SharedRate", "judge_on_ray", "shards"]
+__all__ = ["Coordinator", "RayJudging", "SharedRate", "judge_on_ray", "shards"]
 
 #: Attempts of a shard whose worker died (Ray's ``max_retries``: retries, not attempts).
 SHARD_RETRIES = 3
@@ -127,9 +132,11 @@ class Coordinator:
             sent_at = time.monotonic() - (time.time() - sent_wall)
             self.learned.on_rate_limit(sent_at=sent_at, info=info)
 
-    def hello(self, shard: int, pid: int, node: str) -> None:
-        """A worker started (or restarted) ``shard``."""
-        self.workers.setdefault(shard, []).append({"pid": pid, "node": node, "at": time.time()})
+    def hello(self, shard: int, pid: int, node: str, window: int = 0) -> None:
+        """A worker started (or restarted) ``shard`` of ``window``."""
+        self.workers.setdefault(shard, []).append(
+            {"pid": pid, "node": node, "window": window, "at": time.time()}
+        )
 
     def where(self) -> dict[int, list[dict[str, Any]]]:
         return self.workers
@@ -208,10 +215,12 @@ def _judge_shard(
     n_shards: int,
     out: str,
     coordinator: Any,
+    window: int = 0,
 ) -> Judged:
     """One worker's shard: the local judging step with a journal shard and the shared rate."""
     ray = _ray()
-    coordinator.hello.remote(shard, os.getpid(), ray.util.get_node_ip_address())
+    started = time.time()
+    coordinator.hello.remote(shard, os.getpid(), ray.util.get_node_ip_address(), window)
     learned = scenario.engine.rpm is None
 
     async def judge() -> Judged:
@@ -224,9 +233,141 @@ def _judge_shard(
         )
 
     judged = asyncio.run(judge())
+    finished = time.time()
     for stats in judged.engine_stats:
-        stats["shard"] = shard
+        stats.update(shard=shard, window=window, shard_started=started, shard_finished=finished)
     return judged
+
+
+def _add_stats(judge: Judge, stats: Any) -> None:
+    """Add a worker's reply statistics (``JudgeStats``) into the driver's judge."""
+    mine: Any = getattr(judge, "stats", None)
+    if mine is None or stats is None:
+        return
+    for name, value in vars(stats).items():
+        if isinstance(value, int) and isinstance(getattr(mine, name, None), int):
+            setattr(mine, name, getattr(mine, name) + value)
+
+
+class RayJudging:
+    """The judging step of a run on a Ray cluster (see the module's docstring).
+
+    ``async with RayJudging(scenario, out) as judging``: connects to the cluster at
+    ``address`` (``"auto"``: the one ``ray start`` runs on this machine; ``None``: a running
+    ``ray.init`` of this process, else a new local cluster, left running until the process
+    exits) and starts the run's one coordinator; then ``await judging.judge(sessions)`` per
+    window of sessions, in ``workers`` shards (default: the cluster's CPUs). Windows judged
+    at the same time share the coordinator, so the request rate stays one budget. The
+    driver opens no engine: the workers do every call.
+
+    The workers' reply statistics are added into ``judges`` (the driver's judges, by id);
+    on leaving, ``engine_stats`` holds each shard's engine stats, window by window (with the
+    coordinator's stats for the whole run under ``request_rate.global``), and
+    ``journal_paths`` the journal shards.
+    """
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        out: Path,
+        *,
+        address: str | None = None,
+        workers: int | None = None,
+        judges: Mapping[str, Judge] | None = None,
+        say: Callable[[str], None] | None = None,
+    ) -> None:
+        self.scenario = scenario
+        self.out = out
+        self.address = address
+        self.workers = workers
+        self.judges = judges or {}
+        self.say = say or (lambda message: None)
+        self.engine_stats: list[dict[str, Any]] = []
+        self.journal_paths: list[Path] = []
+        self._judged: list[Judged | None] = []
+        self._coordinator: Any = None
+        self._task: Any = None
+        self._n = 1
+
+    async def __aenter__(self) -> RayJudging:
+        ray = _ray()
+        if not ray.is_initialized():
+            # Left running for the next run of this process; Ray shuts it down at exit.
+            ray.init(address=self.address, log_to_driver=False, include_dashboard=False)
+        self._n = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        name = f"genir-eval-coordinator-{os.getpid()}-{id(self)}"
+        self._coordinator = (
+            ray.remote(num_cpus=0)(Coordinator).options(name=name).remote(self.scenario.engine.rpm)
+        )
+        self._task = ray.remote(num_cpus=1, max_retries=SHARD_RETRIES, retry_exceptions=False)(
+            _judge_shard
+        )
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def judge(self, sessions: Sequence[Session]) -> dict[str, list[Label]]:
+        """Every judge over ``sessions`` on the cluster: judge id -> labels in session order."""
+        assert self._coordinator is not None, "use RayJudging in an async with block"
+        window = len(self._judged)
+        self._judged.append(None)
+        parts = shards(sessions, self._n)
+        self.say(f"judging on Ray: {len(parts)} shards of {len(sessions)} sessions")
+        refs = [
+            self._task.remote(
+                self.scenario, part, k, len(parts), str(self.out), self._coordinator, window
+            )
+            for k, part in enumerate(parts)
+        ]
+        try:
+            results: list[Judged] = list(await asyncio.gather(*refs))
+        except BaseException:
+            # the run stops (another window failed, or this one): no more calls for it
+            for ref in refs:
+                with contextlib.suppress(Exception):
+                    _ray().cancel(ref)
+            raise
+        labels: dict[str, list[Label]] = {spec.id: [] for spec in self.scenario.judges}
+        for judged in results:
+            for judge_id, judge_labels in judged.labels.items():
+                labels[judge_id].extend(judge_labels)
+            for judge_id, stats in judged.judge_stats.items():
+                if judge_id in self.judges:
+                    _add_stats(self.judges[judge_id], stats)
+        self._judged[window] = Judged(
+            labels={},
+            engine_stats=[stats for judged in results for stats in judged.engine_stats],
+            journal_paths=[path for judged in results for path in judged.journal_paths],
+        )
+        return labels
+
+    async def aclose(self) -> None:
+        """Take the coordinator's stats for the whole run, then stop it."""
+        if self._coordinator is None:
+            return
+        ray = _ray()
+        coordinator, self._coordinator = self._coordinator, None
+        rate: dict[str, Any] | None = None
+        try:
+            rate = await coordinator.stats.remote()
+        except Exception:  # noqa: BLE001 - a run that fails keeps its own error
+            rate = None
+        finally:
+            ray.kill(coordinator)
+        for judged in self._judged:
+            if judged is None:
+                continue
+            for stats in judged.engine_stats:
+                if rate is not None:
+                    stats = {
+                        **stats,
+                        "request_rate": {**stats.get("request_rate", {}), "global": rate},
+                    }
+                self.engine_stats.append(stats)
+            for path in judged.journal_paths:
+                if path not in self.journal_paths:
+                    self.journal_paths.append(path)
 
 
 async def judge_on_ray(
@@ -238,40 +379,21 @@ async def judge_on_ray(
     workers: int | None = None,
     say: Any = None,
 ) -> Judged:
-    """Judge ``sessions`` on a Ray cluster (see the module's docstring): the labels of every
-    judge in session order, each shard's engine stats, and the journal files used.
-
-    Connects to the cluster at ``address`` (``"auto"``: the one ``ray start`` runs on this
-    machine; ``None``: a running ``ray.init`` of this process, else a new local cluster, left
-    running until the process exits). ``workers`` shards (default: the cluster's CPUs)."""
-    ray = _ray()
-    if not ray.is_initialized():
-        # Left running for the next call (a run judging window after window); Ray shuts
-        # it down when the process exits.
-        ray.init(address=address, log_to_driver=False, include_dashboard=False)
-    n = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-    parts = shards(sessions, n)
-    name = f"genir-eval-coordinator-{os.getpid()}-{id(parts)}"
-    actor = ray.remote(num_cpus=0)(Coordinator).options(name=name).remote(scenario.engine.rpm)
-    task = ray.remote(num_cpus=1, max_retries=SHARD_RETRIES, retry_exceptions=False)(_judge_shard)
-    if say is not None:
-        say(f"judging on Ray: {len(parts)} shards of {len(sessions)} sessions")
-    refs = [
-        task.remote(scenario, part, k, len(parts), str(out), actor) for k, part in enumerate(parts)
-    ]
-    try:
-        results: list[Judged] = list(await asyncio.gather(*refs))
-        rate = await actor.stats.remote()
-    finally:
-        ray.kill(actor)
-    labels: dict[str, list[Label]] = {spec.id: [] for spec in scenario.judges}
-    for judged in results:
-        for judge_id, judge_labels in judged.labels.items():
-            labels[judge_id].extend(judge_labels)
-    engine_stats = [
-        {**stats, "request_rate": {**stats.get("request_rate", {}), "global": rate}}
-        for judged in results
-        for stats in judged.engine_stats
-    ]
-    journals = [path for judged in results for path in judged.journal_paths]
-    return replace(results[0], labels=labels, engine_stats=engine_stats, journal_paths=journals)
+    """Judge ``sessions`` on a Ray cluster in one window (:class:`RayJudging`): the labels
+    of every judge in session order, each shard's engine stats, the journal files used and
+    the judges' reply statistics summed over the shards."""
+    judges = {spec.id: make_judge(spec.name, **spec.options) for spec in scenario.judges}
+    async with RayJudging(
+        scenario, out, address=address, workers=workers, judges=judges, say=say
+    ) as judging:
+        labels = await judging.judge(sessions)
+    return Judged(
+        labels=labels,
+        engine_stats=judging.engine_stats,
+        journal_paths=judging.journal_paths,
+        judge_stats={
+            judge_id: stats
+            for judge_id, judge in judges.items()
+            if (stats := getattr(judge, "stats", None)) is not None
+        },
+    )

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from genir_eval.errors import ConfigError, StorageError
 from genir_eval.ingest import Format, iter_sessions
@@ -47,6 +47,9 @@ from genir_eval.runner.scenario import (
 )
 from genir_eval.runner.status import run_status
 from genir_eval.settings import public_url
+
+if TYPE_CHECKING:
+    from genir_eval.runner.ray_executor import RayJudging
 
 __all__ = ["Overrides", "run_scenario", "arun_scenario", "apply_overrides"]
 
@@ -153,16 +156,6 @@ def _without_credentials(document: Any) -> Any:
     if isinstance(document, list):
         return [_without_credentials(value) for value in document]
     return document
-
-
-def _add_stats(judge: Judge, stats: Any) -> None:
-    """Add a Ray worker's reply statistics (``JudgeStats``) into the driver's judge."""
-    mine: Any = getattr(judge, "stats", None)
-    if mine is None or stats is None:
-        return
-    for name, value in vars(stats).items():
-        if isinstance(value, int) and isinstance(getattr(mine, name, None), int):
-            setattr(mine, name, getattr(mine, name) + value)
 
 
 def _judge_info(judge: Judge, spec: JudgeSpec) -> JudgeInfo:
@@ -331,11 +324,23 @@ async def arun_scenario(
     )
     writer = RunWriter(out, csv=loaded.output.csv, evidence=True)
     n_sessions = 0
-    judging = LocalJudging(
-        loaded, out, groups=groups, judges=judges, progress=progress, log=log, say=say
-    )
-    ray_stats: list[dict[str, Any]] = []
-    ray_journals: list[Path] = []
+    judging: LocalJudging | RayJudging
+    if engine_spec.executor == "ray":
+        from genir_eval.runner.ray_executor import RayJudging
+
+        # the workers open the engines and make every call; the driver opens none
+        judging = RayJudging(
+            loaded,
+            out,
+            address=engine_spec.ray_address,
+            workers=engine_spec.ray_workers,
+            judges=judges,
+            say=say,
+        )
+    else:
+        judging = LocalJudging(
+            loaded, out, groups=groups, judges=judges, progress=progress, log=log, say=say
+        )
     try:
         async with judging:
             say(
@@ -343,44 +348,19 @@ async def arun_scenario(
                 f"({', '.join(f'{g.provider}/{g.model}' for g in groups)}), "
                 f"{window} sessions at a time"
             )
-            on_ray = asyncio.Lock()
-
-            async def judge_window(batch: list[Session]) -> dict[str, list[Label]]:
-                if engine_spec.executor != "ray":
-                    return await judging.judge(batch)
-                from genir_eval.runner.ray_executor import judge_on_ray
-
-                # One window on the cluster at a time: each has its coordinator, and two
-                # at once would split the provider's rate limit into two budgets.
-                async with on_ray:
-                    judged = await judge_on_ray(
-                        loaded,
-                        batch,
-                        out,
-                        address=engine_spec.ray_address,
-                        workers=engine_spec.ray_workers,
-                        say=say,
-                    )
-                for judge_id, shard_stats in judged.judge_stats.items():
-                    _add_stats(judges[judge_id], shard_stats)
-                ray_stats.extend(judged.engine_stats)
-                for path in judged.journal_paths:
-                    if path not in ray_journals:
-                        ray_journals.append(path)
-                return judged.labels
-
             # Two windows in flight: the next one is judged while this one is scored and
-            # written, so the engine does not drain at each window's end.
+            # written, so the engines (or the cluster) do not drain at each window's end.
+            # Both share the engines (or the cluster's coordinator): one request-rate budget.
             batch: list[Session] | None = first
             current: asyncio.Future[dict[str, list[Label]]] = asyncio.ensure_future(
-                judge_window(first)
+                judging.judge(first)
             )
             following_task: asyncio.Future[dict[str, list[Label]]] | None = None
             try:
                 while batch is not None:
                     following = next(windows, None)
                     if following is not None:
-                        following_task = asyncio.ensure_future(judge_window(following))
+                        following_task = asyncio.ensure_future(judging.judge(following))
                     labels = await current
                     tables = assembly.add(batch, labels)
                     writer.add(
@@ -403,11 +383,8 @@ async def arun_scenario(
     except BaseException:
         writer.abort()
         raise
-    # on Ray the workers' engines did the calls
-    engine_stats = ray_stats if engine_spec.executor == "ray" else judging.engine_stats
-    journal_paths = judging.journal_paths + [
-        p for p in ray_journals if p not in judging.journal_paths
-    ]
+    engine_stats = judging.engine_stats
+    journal_paths = judging.journal_paths
 
     skipped = [str(error) for error in skipped]
     combined = assembly.finish()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import signal
 import sqlite3
@@ -18,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from genir_eval.runner.run import Overrides, run_scenario
+from genir_eval.runner import executor
+from genir_eval.runner.run import WINDOW, Overrides, run_scenario
 from genir_eval.runner.scenario import LlmSpec, load_scenario
 from genir_eval.testing import FakeLLMServer
 
@@ -118,15 +120,20 @@ def _link_reply(request: Any) -> str:
     return '{"O": 2, "M": 2, "T": 1}'  # the DNA judge's overall, match, trust
 
 
+@pytest.mark.parametrize("window", [WINDOW, 3], ids=["one-window", "three-windows"])
 def test_global_request_rate_holds_across_workers(
-    cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, window: int
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    # 300 rpm = 5 requests a second for the whole cluster: two workers sharing it, not 5 each.
+    # 300 rpm = 5 requests a second for the whole cluster: two workers sharing it, not 5 each;
+    # with windows of 3 sessions, two windows' shards in flight share it too.
     with FakeLLMServer(reply=_link_reply, latency=0.01) as server:
         scenario = _llm_scenario(server, rpm=300, concurrency=8)
         run = run_scenario(
-            scenario, out_dir=tmp_path / "run", overrides=Overrides(executor="ray", ray_workers=2)
+            scenario,
+            out_dir=tmp_path / "run",
+            overrides=Overrides(executor="ray", ray_workers=2),
+            window=window,
         )
     stats = server.stats
     assert stats.total >= 20  # enough requests to fill several windows
@@ -213,3 +220,51 @@ def test_learned_rate_is_one_budget_across_workers(
     # Before the first reply told the limit both workers sent unpaced (8 in flight each,
     # against 10 tokens); after it, the shared pace kept below the limit.
     assert server.stats.rate_limited <= 16
+
+
+def test_driver_opens_no_engine_and_keeps_two_windows_in_flight(
+    cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    constructed: list[str] = []
+
+    class CountedEngine(executor.Engine):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            constructed.append("engine")
+            super().__init__(*args, **kwargs)
+
+    # the driver's engines (the workers are other processes, with the real class)
+    monkeypatch.setattr(executor, "Engine", CountedEngine)
+    # One worker per window on two CPUs, 0.4 s a call, one call at a time: windows of 3 demo
+    # sessions (15, 9 and 5 links) each take seconds, long enough to see them overlap.
+    with FakeLLMServer(reply=_link_reply, latency=0.4) as server:
+        scenario = _llm_scenario(server, concurrency=1)
+        run = run_scenario(
+            scenario,
+            out_dir=tmp_path / "ray",
+            overrides=Overrides(executor="ray", ray_workers=1),
+            window=3,
+        )
+        assert constructed == []
+        local = run_scenario(
+            scenario, out_dir=tmp_path / "local", overrides=Overrides(concurrency=8), window=3
+        )
+    assert constructed == ["engine"]  # the count does see a local run's engine
+    _same_outputs(tmp_path / "local", tmp_path / "ray")
+    assert run.info["provider_calls"] == local.info["provider_calls"] == 29
+    # no journal (or any file) of a driver engine: only the workers' journal shard
+    assert sorted(p.name for p in (tmp_path / "ray").glob("journal*.sqlite")) == [
+        "journal.shard-0-of-1.sqlite"
+    ]
+    spans: dict[int, tuple[float, float]] = {}
+    for stats in run.info["engines"]:
+        start, end = spans.get(stats["window"], (math.inf, -math.inf))
+        spans[stats["window"]] = (
+            min(start, stats["shard_started"]),
+            max(end, stats["shard_finished"]),
+        )
+    assert sorted(spans) == [0, 1, 2]
+    # the second window's shard ran while the first's was still judging ...
+    assert spans[1][0] < spans[0][1]
+    # ... and the third waited for the first to be merged: never more than two in flight
+    assert spans[2][0] >= spans[0][1]
