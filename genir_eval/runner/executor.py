@@ -309,32 +309,12 @@ class LocalJudging:
 
 
 async def judge_locally(
-    scenario: Scenario,
-    sessions: Sequence[Session],
-    out: Path,
-    *,
-    groups: list[Group] | None = None,
-    judges: dict[str, Judge] | None = None,
-    progress: bool = False,
-    log: TextIO | None = None,
-    say: Callable[[str], None] | None = None,
-    journal_tag: str | None = None,
-    rate_gate: Callable[[], Any] | None = None,
+    scenario: Scenario, sessions: Sequence[Session], out: Path, **options: Any
 ) -> Judged:
     """Every judge of ``scenario`` over ``sessions`` in this process, engines opened and
-    closed around them (a Ray worker's shard; see :class:`LocalJudging` for the options)."""
-    judging = LocalJudging(
-        scenario,
-        out,
-        groups=groups,
-        judges=judges,
-        progress=progress,
-        log=log,
-        say=say,
-        label=f"judging {len(sessions)} sessions",
-        journal_tag=journal_tag,
-        rate_gate=rate_gate,
-    )
+    closed around them (a Ray worker's shard); ``options`` are :class:`LocalJudging`'s."""
+    options.setdefault("label", f"judging {len(sessions)} sessions")
+    judging = LocalJudging(scenario, out, **options)
     async with judging:
         judging.say(
             f"judging {len(sessions)} sessions with {len(scenario.judges)} judges "
