@@ -11,6 +11,11 @@ outputs included).
 
     python bench/bench_ray.py                    # 20 copies (160 sessions), L = 0.1 s, C = 64
     python bench/bench_ray.py --copies 40 --latency 0.2
+    python bench/bench_ray.py --copies 40 --window 80   # 4 windows, two in flight at a time
+
+A Ray run also prints its shards' throughput from the first shard's start to the last one's
+end (Ray's start of the worker processes included); with several windows that is its
+judging time (the windows overlap, so no one engine's time covers them).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from genir_eval.ingest import load_sessions
-from genir_eval.runner.run import Overrides, run_scenario
+from genir_eval.runner.run import WINDOW, Overrides, run_scenario
 from genir_eval.runner.scenario import LlmSpec, load_scenario
 from genir_eval.testing import FakeLLMServerProcess
 
@@ -44,6 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--concurrency", type=int, default=64, help="in flight per worker")
     parser.add_argument("--workers", default="1,2", help="comma-separated worker counts")
+    parser.add_argument(
+        "--window", type=int, default=WINDOW, help=f"sessions per window (default {WINDOW})"
+    )
     args = parser.parse_args(argv)
 
     import os
@@ -75,8 +83,9 @@ def main(argv: list[str] | None = None) -> int:
                 engine=replace(scenario.engine, cache=None, concurrency=args.concurrency),
             )
             print(
-                f"{len(sessions)} sessions, L={args.latency}s, C={args.concurrency} per "
-                f"worker, fake server in its own process, ray.init(num_cpus=2)"
+                f"{len(sessions)} sessions in windows of {args.window}, L={args.latency}s, "
+                f"C={args.concurrency} per worker, fake server in its own process, "
+                "ray.init(num_cpus=2)"
             )
             runs: list[tuple[str, Overrides]] = [("local", Overrides())]
             runs += [
@@ -88,15 +97,32 @@ def main(argv: list[str] | None = None) -> int:
                 with tempfile.TemporaryDirectory() as tmp:
                     wall0 = time.perf_counter()
                     run = run_scenario(
-                        scenario, out_dir=Path(tmp), overrides=overrides, sessions=sessions
+                        scenario,
+                        out_dir=Path(tmp),
+                        overrides=overrides,
+                        sessions=sessions,
+                        window=args.window,
                     )
                     wall = time.perf_counter() - wall0
                 calls = server.stats().answered_ok
                 engines = run.info["engines"]
                 judging = max(e["elapsed_s"] - (e["first_send_s"] or 0.0) for e in engines)
+                span = f"slowest engine {judging:.2f}s from first request to last reply"
+                if "shard_started" in engines[0]:
+                    windows = len({e["window"] for e in engines})
+                    shards = max(e["shard_finished"] for e in engines) - min(
+                        e["shard_started"] for e in engines
+                    )
+                    span += (
+                        f"; {windows} window{'s' if windows > 1 else ''}, shards "
+                        f"{calls / shards:.1f} judgments/s from the first's start to the last's "
+                        f"end, {shards:.2f}s"
+                    )
+                    if windows > 1:
+                        judging = shards  # no one engine's time covers the windows
                 print(
                     f"{label}: {calls} calls; judging {calls / judging:.1f} judgments/s "
-                    f"(slowest engine {judging:.2f}s from first request to last reply); "
+                    f"({span}); "
                     f"whole run {calls / wall:.1f} judgments/s ({wall:.2f}s); "
                     f"missing labels {run.info['judges'][0]['missing']}"
                 )
