@@ -3,9 +3,12 @@
 Runs N judgments through the ``openai`` provider (the official SDK over real sockets) against
 :class:`~genir_eval.testing.FakeLLMServerProcess` (a separate process, so its CPU is not
 counted) with latency L, concurrency C and a rate limit R (rpm), without and with injected
-faults (a mix of 429 with Retry-After, 500 and dropped connections), with the cache and the
-journal on (a fresh file per run). Prints achieved throughput, the bound min(R/60, C/L), their
-ratio, provider calls, failures, judgments lost and client CPU per judgment.
+faults (500, 503 and dropped connections by default), with the cache and the journal on (a
+fresh file per run). In the ``learned*`` cases the engine is not given R and the server
+enforces it (429 + Retry-After, with ``x-ratelimit-*`` headers in ``learned-headers``). Prints achieved throughput, the bound min(R/60, C/L), their
+ratio (and the provider calls per second against the same bound: retries of faults spend
+the rate too), provider calls, failures, judgments lost and client CPU per judgment;
+``--repeat K`` runs each case K times and prints the range of its ratio.
 
     python bench/bench_engine.py                      # N=2000, L=0.2, C=64, R=12000
     python bench/bench_engine.py --concurrency 256
@@ -172,6 +175,7 @@ def _case(args: argparse.Namespace, case: str, bound: float) -> tuple[float, int
             )
         served = server.stats()
     throughput = args.n / out["wall"]
+    calls_ratio = served.total / out["wall"] / bound
     stats = out["stats"]
     rate = stats["request_rate"]
     learned = (
@@ -182,7 +186,9 @@ def _case(args: argparse.Namespace, case: str, bound: float) -> tuple[float, int
     )
     print(
         f"{case} (engine {'given' if knows else 'not given'} the rate, faults "
-        f"{plan.rate:.0%}): {throughput:.1f} judgments/s, ratio {throughput / bound:.3f}; "
+        f"{plan.rate:.0%}): {throughput:.1f} judgments/s, ratio {throughput / bound:.3f} "
+        f"(provider calls {served.total / out['wall']:.1f}/s = {calls_ratio:.3f} of the bound: "
+        "retries spend the rate too); "
         f"wall {out['wall']:.2f}s; provider calls {served.total} (429s from the server's "
         f"limit {served.rate_limited}, faults injected {sum(served.by_fault.values())}, "
         f"retries {stats['retries']}); ok {out['ok']}/{args.n}, "

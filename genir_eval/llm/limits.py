@@ -311,26 +311,29 @@ async def _paced(
     *,
     ready: Callable[[float], float] | None = None,
     max_sleep: float = math.inf,
-) -> bool:
+) -> bool | None:
     """Wait in ``gate``'s line, then until ``gate.window`` admits a send under ``limits(now)``
     (``(cap, window_s)``; ``None``: not paced) and, when given, ``ready(now)`` (the earliest
     time another constraint allows). Sleeps at most ``max_sleep`` at a time so that limits
-    changing meanwhile are re-read. Returns whether the send was paced."""
+    changing meanwhile are re-read. Returns ``None`` when the send was not paced, else whether
+    it had to wait for the pace."""
     await gate.enter(first)
     window = gate.window
+    waited = False
     try:
         while True:
             now = time.monotonic()
             current = limits(now)
             if current is None:
-                return False
+                return None
             cap, window_s = current
             at = window.next_at(now, cap, window_s)
             if ready is not None:
                 at = max(at, ready(now))
             if at <= now:
                 window.admit(now)
-                return True
+                return waited
+            waited = True
             due = min(at, now + max_sleep)
             await asyncio.sleep(due - now)
             window.woke(now, due, time.monotonic())
@@ -459,12 +462,17 @@ class LearnedRate:
       The first 429 of a run sets the first pace the same way, the unpaced sending rate
       standing for the current pace. After a cut from a pace the provider mostly took (its
       answers at least 90% of the pace), the pace climbs back to ``recover`` (98%) of that
-      pace within ``recover_s``, fast at first and levelling off (CUBIC's concave growth, Ha,
+      pace (or of the answers, if fewer) within ``recover_s``, fast at first and levelling off (CUBIC's concave growth, Ha,
       Rhee and Xu 2008; RFC 8312): a cut of 5% then costs ~1% of the throughput instead of
       2.5% over the five seconds a 1%/s climb takes. Beyond that, and after any other cut,
       the pace climbs by ``increase`` of itself per second (a probe for more: providers raise
       limits, and the estimate may be low), so a 429 comes back now and then, as the price of
-      finding the limit without being told it.
+      finding the limit without being told it. While sends keep waiting for the pace (it,
+      not the work, holds the run back) and no 429 comes, the pace is further multiplied by
+      ``1 + probe * t**3`` after ``t`` such seconds (CUBIC's convex probing; +3% at 2 s, +11%
+      at 3 s, +26% at 4 s): a cut measured low, under client stalls or faults (a run stuck
+      at 0.83 of the limit climbed back only 1% a second), is made up in a few seconds, and
+      a run below its pace (nothing waiting) never probes.
 
     Before any signal, requests are not paced (only the in-flight limit applies). Retries of
     judgments already begun (``first=True``) go before new work, as with :class:`RequestRate`.
@@ -480,6 +488,7 @@ class LearnedRate:
         guard: float = 0.02,
         recover: float = 0.98,
         recover_s: float = 2.0,
+        probe: float = 0.004,
     ) -> None:
         self.window_s = window_s
         self.backoff = backoff
@@ -497,6 +506,8 @@ class LearnedRate:
         self._first_answer: float | None = None
         self.recover = recover
         self.recover_s = recover_s
+        self.probe = probe
+        self._held_since: float | None = None  # sends have waited for the pace since then
         self._target: float | None = None  # the pace to climb back to after a cut
         self.window = SendWindow()
         self._gate = _Gate(self.window)
@@ -523,6 +534,12 @@ class LearnedRate:
                 return learned if ceiling is None else min(learned, ceiling)
             base, since = target, since - self.recover_s
         learned = base * (1.0 + self.increase * since)
+        if self._held_since is not None:
+            # Sends have queued at this pace without a 429 since then: probe faster and
+            # faster (CUBIC's convex region beyond the last maximum, RFC 8312 section 4.1),
+            # so a pace set low by a cut measured under stalls or faults recovers in seconds.
+            held = now - max(self._held_since, self._learned_at)
+            learned *= 1.0 + self.probe * max(0.0, held) ** 3
         return learned if ceiling is None else min(learned, ceiling)
 
     def _limits(self, now: float) -> tuple[int, float] | None:
@@ -556,12 +573,22 @@ class LearnedRate:
             self.note_send()
             return
         # The pace may change while waiting (a 429): re-read it every 50 ms at most.
-        if await _paced(
+        waited = await _paced(
             self._gate, first, self._limits, ready=self.provider_allows_at, max_sleep=0.05
-        ):
-            self._log_send(time.monotonic())
-        else:
+        )
+        if waited is None:
             self.note_send()
+        else:
+            self.on_send(time.monotonic(), waited=waited)
+
+    def on_send(self, now: float, *, waited: bool) -> None:
+        """A paced send went at ``now``; ``waited``: it had to wait for the pace (the pace,
+        not the work at hand, is what holds the run back)."""
+        self._log_send(now)
+        if not waited:
+            self._held_since = None
+        elif self._held_since is None:
+            self._held_since = now
 
     def _log_send(self, now: float) -> None:
         self._sent.append(now)
@@ -650,7 +677,11 @@ class LearnedRate:
         self._unmeasured = answered is None
         self.learned = max(min(candidates), 1.0 / 60.0)
         took = answered is not None and current is not None and answered >= 0.9 * current
-        self._target = self.recover * current if paced and took and current else None
+        self._target = (
+            self.recover * min(current, answered)
+            if paced and took and current and answered
+            else None
+        )
         self._learned_at = now
         self.decreases += 1
 

@@ -116,13 +116,13 @@ def test_learned_rate_climbs_back_fast_after_a_cut_from_a_pace_the_provider_took
     for _ in range(60):  # two more seconds answered at 30/s while the pace climbs 1%/s
         clock.now += 1 / 30
         rate.on_answer()
-    pace = rate.rate()
-    assert pace is not None and pace > 30.0
+    pace, answered = rate.rate(), rate.answered()
+    assert pace is not None and pace > 30.0 and answered is not None
     rate.on_rate_limit(sent_at=clock.now - 0.1)
     # The provider took ~30/s of a pace of ~30.6/s (over 90%): cut to 0.95 x the pace, then
-    # back toward 0.98 x the pace along a cubic that flattens at 2 s (by hand: 1/8 of the gap
-    # is left at 1 s), then 1% a second beyond.
-    cut, target = 0.95 * pace, 0.98 * pace
+    # back toward 0.98 x the lower of the pace and the answers along a cubic that flattens at
+    # 2 s (by hand: 1/8 of the gap is left at 1 s), then 1% a second beyond.
+    cut, target = 0.95 * pace, 0.98 * min(pace, answered)
     assert rate.rate() == pytest.approx(cut, rel=1e-6)
     clock.now += 1.0
     assert rate.rate() == pytest.approx(target - (target - cut) / 8, rel=1e-6)
@@ -130,6 +130,31 @@ def test_learned_rate_climbs_back_fast_after_a_cut_from_a_pace_the_provider_took
     assert rate.rate() == pytest.approx(target, rel=1e-6)
     clock.now += 10.0
     assert rate.rate() == pytest.approx(target * 1.10, rel=1e-6)
+
+
+def test_learned_rate_probes_faster_while_sends_wait_for_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = _Clock()
+    monkeypatch.setattr(limits.time, "monotonic", clock)
+    rate = LearnedRate(window_s=1.0, increase=0.01, probe=0.004)
+    for _ in range(45):
+        clock.now += 1 / 30
+        rate.on_answer()
+    rate.on_rate_limit(sent_at=clock.now - 0.1)
+    first = rate.rate()
+    assert first is not None
+    # Sends that went at once (nothing waiting): only the 1%/s climb (by hand: x 1.03 at 3 s).
+    rate.on_send(clock.now, waited=False)
+    clock.now += 3.0
+    assert rate.rate() == pytest.approx(first * 1.03, rel=1e-6)
+    # Sends waiting for the pace for 3 s: x (1 + 0.004 * 3**3) = x 1.108 on top (by hand).
+    rate.on_send(clock.now, waited=True)
+    clock.now += 3.0
+    assert rate.rate() == pytest.approx(first * 1.06 * 1.108, rel=1e-6)
+    # A send that went at once ends the probe.
+    rate.on_send(clock.now, waited=False)
+    assert rate.rate() == pytest.approx(first * 1.06, rel=1e-6)
 
 
 def test_learned_rate_follows_the_providers_remaining_and_reset(
