@@ -245,7 +245,7 @@ class SendWindow:
         catch_up: float = 2.0,
         warmup_s: float = 1.0,
         warmup_extra_s: float = 0.3,
-        pipeline_s: float = 0.02,
+        pipeline_s: float = 0.1,
         late_s: float = 0.01,
     ) -> None:
         self.catch_up = catch_up
