@@ -469,8 +469,8 @@ class LearnedRate:
       limits, and the estimate may be low), so a 429 comes back now and then, as the price of
       finding the limit without being told it. While sends keep waiting for the pace (it,
       not the work, holds the run back) and no 429 comes, the pace is further multiplied by
-      ``1 + probe * t**3`` after ``t`` such seconds (CUBIC's convex probing; +3% at 2 s, +11%
-      at 3 s, +26% at 4 s): a cut measured low, under client stalls or faults (a run stuck
+      ``1 + probe * t**3`` after ``t`` such seconds, at most ``probe_max`` (CUBIC's convex
+      probing; +3% at 2 s, +11% at 3 s, +25% from 4 s on): a cut measured low, under client stalls or faults (a run stuck
       at 0.83 of the limit climbed back only 1% a second), is made up in a few seconds, and
       a run below its pace (nothing waiting) never probes.
 
@@ -489,6 +489,7 @@ class LearnedRate:
         recover: float = 0.98,
         recover_s: float = 2.0,
         probe: float = 0.004,
+        probe_max: float = 1.25,
     ) -> None:
         self.window_s = window_s
         self.backoff = backoff
@@ -507,6 +508,7 @@ class LearnedRate:
         self.recover = recover
         self.recover_s = recover_s
         self.probe = probe
+        self.probe_max = probe_max
         self._held_since: float | None = None  # sends have waited for the pace since then
         self._target: float | None = None  # the pace to climb back to after a cut
         self.window = SendWindow()
@@ -539,7 +541,7 @@ class LearnedRate:
             # faster (CUBIC's convex region beyond the last maximum, RFC 8312 section 4.1),
             # so a pace set low by a cut measured under stalls or faults recovers in seconds.
             held = now - max(self._held_since, self._learned_at)
-            learned *= 1.0 + self.probe * max(0.0, held) ** 3
+            learned *= min(self.probe_max, 1.0 + self.probe * max(0.0, held) ** 3)
         return learned if ceiling is None else min(learned, ceiling)
 
     def _limits(self, now: float) -> tuple[int, float] | None:
