@@ -270,6 +270,26 @@ def _pairs(rows: LevelTable, score: str) -> tuple[list[float], list[float]]:
     return rows.gold[both].tolist(), values[both].tolist()
 
 
+#: At most this many points per scatter panel: past it a seeded random sample is drawn (and
+#: the panel says so), so the page stays a readable size at any number of sessions.
+MAX_SCATTER_POINTS = 2000
+
+
+def _sampled(
+    gold: list[float], predicted: list[float], limit: int = MAX_SCATTER_POINTS
+) -> tuple[list[float], list[float], str]:
+    """Up to ``limit`` of the pairs, drawn at random with a fixed seed, in table order."""
+    n = len(gold)
+    if n <= limit:
+        return gold, predicted, f"n = {n:,}"
+    keep = np.sort(np.random.default_rng(0).choice(n, size=limit, replace=False))
+    return (
+        [gold[i] for i in keep],
+        [predicted[i] for i in keep],
+        f"n = {n:,}; {limit:,} drawn at random shown",
+    )
+
+
 def _scatter(ctx: ReportContext, score: str | None) -> str:
     if score is None:
         return "<p class='muted'>No scores.</p>"
@@ -277,7 +297,8 @@ def _scatter(ctx: ReportContext, score: str | None) -> str:
     for title, rows in (("query level", ctx.turns), ("session level", ctx.sessions)):
         gold, predicted = _pairs(rows, score)
         if gold:
-            panels.append((f"{title} (n = {len(gold)})", gold, predicted))
+            gold, predicted, count = _sampled(gold, predicted)
+            panels.append((f"{title} ({count})", gold, predicted))
     if not panels:
         return "<p class='muted'>No user satisfaction to plot against.</p>"
     return f"<div class='plot' id='scatter'>{scatter_svg(panels, y_label=score)}</div>"

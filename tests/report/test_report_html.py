@@ -103,3 +103,18 @@ def test_without_gold(make_run_dir) -> None:  # type: ignore[no-untyped-def]
     soup = BeautifulSoup(render_report(run), "html.parser")
     assert soup.find(id="no-meta") is not None
     assert soup.find(id="no-failures") is not None
+
+
+def test_a_large_scatter_shows_a_seeded_sample_and_says_so() -> None:
+    from genir_eval.report.html import MAX_SCATTER_POINTS, _sampled
+
+    gold = [float(i % 5 + 1) for i in range(MAX_SCATTER_POINTS * 3)]
+    predicted = [float(i) for i in range(MAX_SCATTER_POINTS * 3)]
+    g, p, count = _sampled(gold, predicted)
+    assert len(g) == len(p) == MAX_SCATTER_POINTS
+    assert count == f"n = {MAX_SCATTER_POINTS * 3:,}; {MAX_SCATTER_POINTS:,} drawn at random shown"
+    # Pairs stay together, in table order, and the draw is the same every time.
+    assert p == sorted(p) and all(gold[int(v)] == gv for v, gv in zip(p, g, strict=True))
+    assert _sampled(gold, predicted) == (g, p, count)
+    # At or under the limit every pair is drawn.
+    assert _sampled(gold[:10], predicted[:10]) == (gold[:10], predicted[:10], "n = 10")
