@@ -53,13 +53,11 @@ def fit_ridge(features: np.ndarray, gold: np.ndarray, *, alpha: float = 1.0) -> 
     return Ridge(mean, scale, centre, weights)
 
 
-def _figures(
-    pred: np.ndarray, gold: np.ndarray, *, scale_error: bool = True
-) -> dict[str, float | None]:
+def _figures(pred: np.ndarray, gold: np.ndarray) -> dict[str, float | None]:
     return {
         "spearman": correlations(pred.tolist(), gold.tolist(), n_boot=0)["spearman"],
         "auc": pairwise_auc(pred.tolist(), gold.tolist()),
-        "mae": float(np.mean(np.abs(pred - gold))) if scale_error else None,
+        "mae": float(np.mean(np.abs(pred - gold))),
     }
 
 

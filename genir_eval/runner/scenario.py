@@ -97,6 +97,7 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 __all__ = [
     "SCENARIO_VERSION",
+    "SECTIONS",
     "PROVIDER_ENV",
     "InputSpec",
     "LlmSpec",
@@ -113,6 +114,20 @@ __all__ = [
     "score_names",
     "measure_groups",
 ]
+
+#: The top-level keys a scenario file may have; any other is refused.
+SECTIONS = (
+    "version",
+    "name",
+    "description",
+    "input",
+    "llm",
+    "engine",
+    "judges",
+    "aggregate",
+    "meta",
+    "output",
+)
 
 SCENARIO_VERSION = 1
 PROVIDERS = PROVIDER_NAMES
@@ -689,20 +704,7 @@ def parse_scenario(
     aggregate = _aggregate(top.table("aggregate"), judges)
     meta = _meta(top.table("meta"))
     output = _output(top.table("output"), base, scenario_name)
-    top.finish(
-        [
-            "version",
-            "name",
-            "description",
-            "input",
-            "llm",
-            "engine",
-            "judges",
-            "aggregate",
-            "meta",
-            "output",
-        ]
-    )
+    top.finish(list(SECTIONS))
     kinds = _check_judges(judges)
     _check_link_judges(aggregate, kinds)
     _check_scores(judges, aggregate, meta, kinds)

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from genir_eval.cli import main
 from genir_eval.errors import ConfigError
 from genir_eval.runner import parse_scenario
+from genir_eval.runner.scenario import SECTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_CSV = ROOT / "fixtures" / "demo_sessions.csv"
@@ -110,27 +111,13 @@ def broken(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
     return document, f"judges[{judge}]"
 
 
-_SECTIONS = (
-    "version",
-    "name",
-    "description",
-    "input",
-    "llm",
-    "engine",
-    "judges",
-    "aggregate",
-    "meta",
-    "output",
-)
-
-
 def _check_message(error: ConfigError, broken_key: str) -> str:
     text = str(error)
     assert "\n" not in text, text
     # located: the message starts with the key it is about, the broken one or, when the
     # broken value makes another key invalid (no link judge left for meta.headline), that one
     where = text.split(":", 1)[0]
-    assert where == broken_key or where.startswith(broken_key) or where.startswith(_SECTIONS), (
+    assert where == broken_key or where.startswith(broken_key) or where.startswith(SECTIONS), (
         broken_key,
         text,
     )

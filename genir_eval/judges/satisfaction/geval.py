@@ -85,10 +85,7 @@ class GevalSatisfactionJudge(BuiltinJudge):
         text = self.template_text(language)
         version = self.prompt_version(text)
         n = len(session.turns)
-        logprobs = bool(self.options.get("logprobs", True))
-        config = graded_config(
-            engine, self.options, max_tokens=256, schema=geval_schema(n), logprobs=logprobs
-        )
+        config = graded_config(engine, self.options, max_tokens=256, schema=geval_schema(n))
         # Every slot named: with "<turn 1>, ..., <turn n>" a small model counted the dots
         # (a one-turn session got three scores from the local 1.5B model).
         slots = [SLOT[language].format(i) for i in range(1, n + 1)] + [SESSION_SLOT[language]]
