@@ -764,9 +764,11 @@ def _between_judges(ctx: ReportContext) -> str:
     run = ctx.run
     parts = []
     rows = []
+    twin_pairs = 0
     for a, b in combinations(ctx.links.judges, 2):
         if (a, b) not in ctx.links.pairs:
             continue
+        twin_pairs += a in ctx.baselines and b in ctx.baselines
         x, y = (list(labels) for labels in ctx.links.pairs[(a, b)])
         exact = sum(1 for i, j in zip(x, y, strict=True) if i == j) / len(x)
         corr = correlations(x, y, n_boot=0)
@@ -792,6 +794,14 @@ def _between_judges(ctx: ReportContext) -> str:
                 raw_columns=[0],
             )
         )
+        if twin_pairs:
+            parts.append(
+                "<p class='muted' id='twin-agreement-note'>Where both judges are offline twins "
+                "(<sup class='twin'>*</sup>), their labels come from the same log features "
+                "(without user feedback in the log the DNA and TRUE twins compute the same "
+                "label): high agreement there says the heuristics agree, not that two judges "
+                "independently do.</p>"
+            )
     names = ctx.score_names("session")
     own = [
         str(j.get("id"))

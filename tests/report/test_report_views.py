@@ -112,6 +112,8 @@ def test_unlabelled_product_run(product_run: Path, tmp_path: Path, width: int) -
     assert sdcg is not None and "2 no citations" in sdcg.get_text()
     agreement = soup.select("#judge-agreement-links tr")
     assert len(agreement) == 2  # the two link judges compared without gold
+    # both are offline twins: the page says their agreement is the heuristics' own
+    assert soup.find(id="twin-agreement-note") is not None
     assert _screenshot(report, width, "product", tmp_path / "profile")[:8] == b"\x89PNG\r\n\x1a\n"
 
 
