@@ -359,6 +359,8 @@ def _validate_turn(turn: Any, position: int, where: str) -> None:
         raise _FieldError(
             f"{where}.statements", "a statement holds an unpaired surrogate; it is not valid text"
         )
+    if "statements" in turn:
+        _statements_cover(statements, text, position, where)
     for i, link in enumerate(_list(turn.get("links", []), f"{where}.links")):
         at = f"{where}.links[{i}]"
         link = _object(link, at)
@@ -369,6 +371,7 @@ def _validate_turn(turn: Any, position: int, where: str) -> None:
         if link.get("text") is not None:
             _string(link["text"], f"{at}.text")
     length = len(text)
+    previous_end = 0
     for i, segment in enumerate(_list(turn.get("segments", []), f"{where}.segments")):
         if type(segment) is not dict:
             raise _FieldError(f"{where}.segments[{i}]", "expected an object")
@@ -380,10 +383,57 @@ def _validate_turn(turn: Any, position: int, where: str) -> None:
                 f"offsets {short_repr(start)}-{short_repr(end)} are not within "
                 f"response_text (0-{length})",
             )
+        # Units are in reading order and apart: an overlapping or repeated unit would be
+        # judged and counted twice.
+        if start < previous_end:
+            raise _FieldError(
+                f"{where}.segments[{i}].start",
+                f"offsets {start}-{end} overlap or precede the segment before it "
+                f"(which ends at {previous_end}); segments are in text order and do not overlap",
+            )
+        if not text[start:end].strip():
+            raise _FieldError(f"{where}.segments[{i}].text", "the segment holds no text")
+        previous_end = end
         if segment.get("text") != text[start:end]:
             at = f"{where}.segments[{i}].text"
             _string(segment.get("text"), at)
             raise _FieldError(at, "differs from response_text[start:end]")
+
+
+def _statements_cover(
+    statements: list[dict[str, Any]], text: str, position: int, where: str
+) -> None:
+    """The statements are the response cut in order: each is found after the one before it,
+    and no text is left between, before or after them (it would belong to no statement, so
+    no metric would see it, nor any citation it carries)."""
+    at = 0
+    for i, statement in enumerate(statements):
+        piece = statement["text"]
+        if not piece.strip():
+            raise _FieldError(
+                f"{where}.statements[{i}].text", f"turn {position}: statement {i + 1} is empty"
+            )
+        found = text.find(piece, at)
+        if found < 0:
+            after = f" after statement {i}" if i else ""
+            raise _FieldError(
+                f"{where}.statements[{i}].text",
+                f"turn {position}: statement {i + 1} {short_repr(piece)} is not in "
+                f"response_text{after}; statements are the response cut in order",
+            )
+        _no_gap(text[at:found], f"{where}.statements[{i}].text", position, i)
+        at = found + len(piece)
+    _no_gap(text[at:], f"{where}.statements", position, len(statements))
+
+
+def _no_gap(between: str, field: str, position: int, before: int) -> None:
+    if between.strip():
+        where = f"after statement {before}" if before else "before statement 1"
+        raise _FieldError(
+            field,
+            f"turn {position}: response_text holds {short_repr(between.strip())} {where}, "
+            "in no statement; statements are the response cut in order, leaving no text out",
+        )
 
 
 def _per_turn(gold: dict[str, Any], key: str, n_turns: int) -> Sequence[Any] | None:

@@ -50,7 +50,12 @@ URGE_COLUMNS = (
 )
 _USER = "用户"
 _ASSISTANT = "AI助手"
-_TURN_KEY = re.compile(r"[^0-9]*([0-9]{1,9})$")  # "回合3" -> 3
+# "回合3" -> 3; a sign before the digits is not part of a turn key ("回合-1" is no turn 1)
+_TURN_KEY = re.compile(r"(?:[^0-9]*[^0-9+\-])?([0-9]{1,9})$")
+# URGE's dis_sat_reason choices: 0 satisfied, 1 links, 2 errors in the reply, 3 not
+# comprehensive, 4 language quality, 5 misunderstood intent, 6 not authoritative, 7 not timely.
+_DISSATISFACTION_CHOICES = frozenset("01234567")
+_DISSATISFACTION_KEYS = ("choices", "additional")
 # Where the shared rules' fields live in an URGE row.
 _FIELD_COLUMNS = {
     "gold.session_satisfaction": "session-level satisfaction",
@@ -117,6 +122,10 @@ def parse_cell(text: str) -> Any:
         raise
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as error:
         detail = " ".join(str(error).split())[:120]
+        if detail.startswith("malformed node or string"):
+            # ast names the node by its memory address; say what it means instead
+            detail = "it is an expression, which is never evaluated, not a literal value"
+
         raise ValueError(f"neither JSON nor a Python literal ({detail})") from None
 
 
@@ -302,6 +311,11 @@ def _session(session_id: str, row: Mapping[str, str]) -> Session:
     for index, ((key, exchange), html) in enumerate(zip(ordered, htmls, strict=True), start=1):
         if not isinstance(exchange, dict) or not isinstance(exchange.get(_USER), str):
             raise _CellError("conversation", f"turn {key!r} has no {_USER!r} text")
+        if exchange.get(_ASSISTANT) is not None and not isinstance(exchange[_ASSISTANT], str):
+            raise _CellError(
+                "conversation",
+                f"turn {key!r}: {_ASSISTANT!r} is {_shorten(exchange[_ASSISTANT])}, not text",
+            )
         try:
             parsed = parse_response_html(html)
         except InputError as error:
@@ -456,8 +470,29 @@ def _dissatisfaction(row: Mapping[str, str]) -> Dissatisfaction | None:
         return None
     if not isinstance(value, dict):
         raise _CellError(column, "expected an object with 'choices' and 'additional'")
-    choices = value.get("choices") or []
-    if not isinstance(choices, list):
+    unknown = [key for key in value if key not in _DISSATISFACTION_KEYS]
+    if unknown:
+        raise _CellError(
+            column,
+            f"unknown key {_shorten(unknown[0])} (the keys are 'choices' and 'additional')",
+        )
+    choices = value.get("choices")
+    if choices is None:
+        choices = []
+    if not isinstance(choices, (list, tuple)):
         raise _CellError(column, "'choices' is not a list")
-    additional = value.get("additional") or ""
-    return Dissatisfaction(choices=tuple(str(c) for c in choices), additional=str(additional))
+    read: list[str] = []
+    for choice in choices:
+        # URGE writes the choices as digit strings ('2'); integers are read too
+        text = str(choice) if type(choice) is int else choice
+        if not isinstance(text, str) or text.strip() not in _DISSATISFACTION_CHOICES:
+            raise _CellError(column, f"choice {_shorten(choice)} is not one of URGE's reasons 0-7")
+        if text.strip() in read:
+            raise _CellError(column, f"choice {text.strip()!r} is listed twice")
+        read.append(text.strip())
+    additional = value.get("additional")
+    if additional is None:
+        additional = ""
+    if not isinstance(additional, str):
+        raise _CellError(column, f"'additional' is {_shorten(additional)}, not text")
+    return Dissatisfaction(choices=tuple(read), additional=additional)

@@ -18,7 +18,10 @@ The rules, checked in this order:
 * text holds no unpaired UTF-16 surrogate (it could not be written back as UTF-8);
 * gold: satisfactions are finite numbers from 1 to 5, usefulness labels integers 0-3,
   thumbs up (1), down (0) or none, per-turn lists have one entry per turn, link usefulness only labels the turn's links,
-  citation usefulness has one entry per statement.
+  citation usefulness has one entry per statement and one label per citation of it (a
+  statement citing nothing: none, or in a turn citing nothing at most one, the
+  response-level value), useful spans are
+  non-blank pieces of their turn's response text.
 """
 
 from __future__ import annotations
@@ -178,6 +181,7 @@ def _check_gold(gold: Gold, turns: tuple[Turn, ...]) -> None:
                     "which is not among the turn's links",
                 )
             _label(label, field, f"turn {i + 1}: link usefulness of [{link_id}]")
+    turn_cites = [any(s.citations for s in turn.statements) for turn in turns]
     for i, statements in enumerate(_per_turn(gold.citation_usefulness, "citation_usefulness", n)):
         field = f"gold.citation_usefulness[{i}]"
         expected = len(turns[i].statements)
@@ -187,9 +191,27 @@ def _check_gold(gold: Gold, turns: tuple[Turn, ...]) -> None:
                 f"turn {i + 1}: gold citation usefulness has {len(statements)} entries "
                 f"for {expected} statement(s)",
             )
-        for labels in statements:
+        for j, labels in enumerate(statements):
             for label in labels:
                 _label(label, field, f"turn {i + 1}: citation usefulness")
+            n_cited = len(turns[i].statements[j].citations)
+            # One label per citation; in a turn citing nothing a statement may carry one
+            # response-level value (URGE's turns without citations), which is the only
+            # place the metrics read it.
+            allowed = n_cited if n_cited or turn_cites[i] else min(len(labels), 1)
+            if len(labels) != allowed:
+                expected_labels = (
+                    f"its {n_cited} citation(s), one label each"
+                    if n_cited
+                    else "a statement citing nothing in a turn that cites (none)"
+                    if turn_cites[i]
+                    else "a statement citing nothing (at most one response-level value)"
+                )
+                raise _Problem(
+                    f"{field}[{j}]",
+                    f"turn {i + 1}: gold citation usefulness of statement {j + 1} has "
+                    f"{len(labels)} label(s) for {expected_labels}",
+                )
     for i, statements in enumerate(_per_turn(gold.citation_support, "citation_support", n)):
         field = f"gold.citation_support[{i}]"
         expected = len(turns[i].statements)
@@ -219,6 +241,7 @@ def _check_gold(gold: Gold, turns: tuple[Turn, ...]) -> None:
             if not all(isinstance(span, str) for span in spans):
                 raise _Problem(f"gold.{key}[{i}]", f"turn {i + 1}: a useful span is not a string")
             _text("".join(spans), f"gold.{key}[{i}]", f"turn {i + 1}: a useful span")
+            _spans_in_response(spans, turns[i].response_text, f"gold.{key}[{i}]", i + 1)
     for i, thumb in enumerate(_per_turn(gold.thumbs, "thumbs", n)):
         if thumb is not None and (not _is_int(thumb) or thumb not in (0, 1)):
             raise _Problem(
@@ -231,6 +254,21 @@ def _check_gold(gold: Gold, turns: tuple[Turn, ...]) -> None:
         for choice in gold.dissatisfaction.choices:
             _text(choice, "gold.dissatisfaction.choices", "a dissatisfaction choice")
         _text(gold.dissatisfaction.additional, "gold.dissatisfaction.additional", "the reason")
+
+
+def _spans_in_response(spans: tuple[str, ...], response: str, field: str, turn: int) -> None:
+    """A useful span is a piece of its turn's response: one that is not could never match
+    a text unit, and would count as a miss of every judge without a word."""
+    for k, span in enumerate(spans):
+        stripped = span.strip()
+        if not stripped:
+            raise _Problem(f"{field}[{k}]", f"turn {turn}: useful span {k + 1} is empty")
+        if stripped not in response:
+            raise _Problem(
+                f"{field}[{k}]",
+                f"turn {turn}: useful span {k + 1} {short_repr(stripped)} is not in the "
+                "turn's response text",
+            )
 
 
 def _per_turn(values: Any, key: str, n_turns: int) -> tuple[Any, ...]:

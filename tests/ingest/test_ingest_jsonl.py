@@ -70,14 +70,17 @@ def _set(data: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
 def full() -> dict[str, Any]:
     data = minimal()
     data["turns"].append({"index": 2, "query": "q2", "response_text": "Yes."})
-    data["turns"][0]["statements"] = [{"text": "One, two.", "citations": [1]}]
+    data["turns"][0]["statements"] = [
+        {"text": "One, two.", "citations": [1]},
+        {"text": " Three", "citations": []},
+    ]
     data["turns"][0]["links"] = [{"id": 1, "url": "https://a.example", "title": "A"}]
     data["turns"][0]["segments"] = [{"text": "One,", "start": 0, "end": 4}]
     data["gold"] = {
         "session_satisfaction": 4,
         "query_satisfaction": [4, 5],
         "link_usefulness": [{"1": 3}, {}],
-        "citation_usefulness": [[[3]], [[2]]],
+        "citation_usefulness": [[[3], []], [[2]]],
     }
     return data
 
@@ -99,7 +102,7 @@ INVALID_CASES = [
     ("gold.query_satisfaction", [4, 6], "gold.query_satisfaction[1]"),
     ("gold.link_usefulness", [{"1": 4}, {}], "gold.link_usefulness[0].1"),
     ("gold.link_usefulness", [{"x": 1}, {}], "gold.link_usefulness[0]"),
-    ("gold.citation_usefulness", [[[3]], [[-1]]], "gold.citation_usefulness[1][0]"),
+    ("gold.citation_usefulness", [[[3], []], [[-1]]], "gold.citation_usefulness[1][0]"),
     ("language", 3, "language"),
 ]
 

@@ -30,7 +30,13 @@ def _session(sid: str, task: str, sat: float, turns: list[tuple[float, list[int]
             Link(id=i, url=f"https://l{i}.example", title="") for i in range(1, len(labels) + 1)
         )
         built.append(
-            Turn(index=k, query=f"q{k}", response_text="r", statements=statements, links=links)
+            Turn(
+                index=k,
+                query=f"q{k}",
+                response_text=" ".join(s.text for s in statements),
+                statements=statements,
+                links=links,
+            )
         )
         link_labels.append({i: v for i, v in enumerate(labels, start=1)})
         query_sat.append(qsat)
