@@ -41,6 +41,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -404,35 +405,52 @@ def _statements_cover(
     statements: list[dict[str, Any]], text: str, position: int, where: str
 ) -> None:
     """The statements are the response cut in order: each is found after the one before it,
-    and no text is left between, before or after them (it would belong to no statement, so
-    no metric would see it, nor any citation it carries)."""
+    and no words or numbers are left between, before or after them (they would belong to no
+    statement, so no metric would see them, nor any citation they carry).
+
+    Citation markers (``[1]``, ``[1, 2]``) are matched on neither side, so a response that
+    keeps its markers while its statements drop them (or the other way round) reads the
+    same; what may lie between statements is whitespace, punctuation, symbols and list
+    numbering (``1.``, ``2)``): a statement ``"Paris is the capital"`` cut from
+    ``"Paris [1] is the capital."`` is whole.
+    """
+    bare = _MARKERS.sub("", text)
     at = 0
     for i, statement in enumerate(statements):
-        piece = statement["text"]
+        piece = _MARKERS.sub("", statement["text"])
         if not piece.strip():
             raise _FieldError(
                 f"{where}.statements[{i}].text", f"turn {position}: statement {i + 1} is empty"
             )
-        found = text.find(piece, at)
+        found = bare.find(piece, at)
+        if found < 0:
+            found = bare.find(piece.strip(), at)
+            piece = piece.strip()
         if found < 0:
             after = f" after statement {i}" if i else ""
             raise _FieldError(
                 f"{where}.statements[{i}].text",
-                f"turn {position}: statement {i + 1} {short_repr(piece)} is not in "
-                f"response_text{after}; statements are the response cut in order",
+                f"turn {position}: statement {i + 1} {short_repr(statement['text'])} is not "
+                f"in response_text{after}; statements are the response cut in order",
             )
-        _no_gap(text[at:found], f"{where}.statements[{i}].text", position, i)
+        _no_gap(bare[at:found], f"{where}.statements[{i}].text", position, i)
         at = found + len(piece)
-    _no_gap(text[at:], f"{where}.statements", position, len(statements))
+    _no_gap(bare[at:], f"{where}.statements", position, len(statements))
+
+
+# Citation markers, matched on neither side of a statement; list numbering at a line start.
+_MARKERS = re.compile(r"[ \t]*(?<!\\)\[[0-9]+(?:[ \t]*,[ \t]*[0-9]+)*\](?!\()")
+_LIST_NUMBER = re.compile(r"(?m)^[ \t]*[0-9]{1,9}[.)](?=\s|$)")
 
 
 def _no_gap(between: str, field: str, position: int, before: int) -> None:
-    if between.strip():
+    rest = _LIST_NUMBER.sub("", between)
+    if any(unicodedata.category(c)[0] in "LN" for c in rest):
         where = f"after statement {before}" if before else "before statement 1"
         raise _FieldError(
             field,
             f"turn {position}: response_text holds {short_repr(between.strip())} {where}, "
-            "in no statement; statements are the response cut in order, leaving no text out",
+            "in no statement; statements are the response cut in order, leaving no words out",
         )
 
 

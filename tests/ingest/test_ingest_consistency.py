@@ -248,9 +248,9 @@ JSONL_CASES = [
         "response_text holds 'Claim one.' before statement 1",
     ),
     (
-        _set("turns.0.statements.2.text", " Coda"),
+        _set("turns.0.statements.2.text", " Co"),
         "turns[0].statements",
-        "response_text holds '.' after statement 3",
+        "response_text holds 'da.' after statement 3",
     ),
     (
         _set("turns.0.statements.1.text", " "),
@@ -264,6 +264,11 @@ JSONL_CASES = [
         ),
         "turns[0].statements[1].text",
         "response_text holds 'Claim two.' after statement 1, in no statement",
+    ),
+    (
+        _set("turns.0.response_text", "Claim one. Claim two. Coda. 42"),
+        "turns[0].statements",
+        "response_text holds '42' after statement 3",
     ),
 ]
 
@@ -303,3 +308,31 @@ def test_html_of_the_consistent_turn_makes_the_statements_the_cases_assume():
         ("Claim two.", (2,)),
         ("Coda.", ()),
     ]
+
+
+@pytest.mark.parametrize(
+    ("response", "pieces"),
+    [
+        # markers kept in the response, dropped from the statements
+        ("Claim one [1]. Claim two [2]. Coda.", ["Claim one.", " Claim two.", " Coda."]),
+        # markers in the middle of a sentence, and on both sides
+        ("Claim [1] one. Claim two [2].", ["Claim one.", " Claim two [2]."]),
+        # statements without their closing punctuation, list numbering and bullets between
+        ("1. Claim one.\n2. Claim two!\n- Coda", ["Claim one", "Claim two", "Coda"]),
+    ],
+)
+def test_jsonl_statements_may_leave_out_markers_punctuation_and_list_numbers(
+    tmp_path, response, pieces
+):
+    line = _jsonl_base()
+    turn = line["turns"][0]
+    turn["response_text"] = response
+    turn["statements"] = [
+        {"text": piece, "citations": [1] if i == 0 else []} for i, piece in enumerate(pieces)
+    ]
+    turn.pop("segments", None)
+    line.pop("gold", None)
+    path = tmp_path / "ok.jsonl"
+    path.write_text(json.dumps(line, ensure_ascii=False) + "\n", encoding="utf-8")
+    (session,) = load_sessions(path).sessions
+    assert [s.text for s in session.turns[0].statements] == pieces
