@@ -26,18 +26,21 @@ Grammar, line by line (headers must start their line):
   a file without headers is one session, and a missing id is ``<file stem>-<n>`` with ``n``
   the session's 1-based position in the file.
 * Before the first query, ``task_type: ...``, ``intent: ...`` and ``language: ...`` lines set
-  those session fields (the language is otherwise detected); blank lines are ignored and
-  anything else is an error.
+  those session fields, each once (the language is otherwise detected); blank lines are
+  ignored and anything else is an error.
 * ``## Query: <text>`` starts a turn; the query is the rest of that line.
 * A ``feedback: up`` (or ``down``) line right under the query is the user's thumbs up or
   down on that turn's answer; text after it (``feedback: down - the prices are outdated``)
   is their free-text feedback, and ``feedback: <text>`` alone gives text without a thumb.
+  A turn has one feedback line.
 * The lines up to ``Sources:`` (also ``References:``, ``## Sources``, ``**Sources:**``) or the
   next header are the answer. Citations are ``[1]``, ``[1][2]`` or ``[1, 2]``; they are
   removed from the response text along with the spaces before them (``websites [1].`` reads
   ``websites.``), and a group of adjacent citations closes a statement, as in the HTML
   parser (:mod:`genir_eval.ingest.response`). Code is left alone: brackets inside fenced code
-  blocks and inline code spans are text, not citations (:mod:`genir_eval.ingest.markers`),
+  blocks and inline code spans are text, not citations, and so are brackets inside HTML
+  comments and tags, inside a url, and reference links (``[text][1]``, ``[1]: url``)
+  (:mod:`genir_eval.ingest.markers`),
   and a ``Sources:`` line inside a fenced block is answer text. Session and query headers
   always start a new session or turn, so a fence left open ends with its answer.
 * Each source line is ``[n] <title> - <url>``, ``[n] <url> "<title>"``,
@@ -111,6 +114,7 @@ class _TurnDraft:
 
     thumb: int | None = None
     feedback: str | None = None
+    feedback_line: int | None = None
 
 
 @dataclass
@@ -118,6 +122,7 @@ class _SessionDraft:
     line: int
     session_id: str | None
     fields: dict[str, str] = field(default_factory=dict)
+    field_lines: dict[str, int] = field(default_factory=dict)
     turns: list[_TurnDraft] = field(default_factory=list)
     error: InputError | None = None  # the first problem met; the session is then invalid
 
@@ -209,7 +214,15 @@ def _scan_line(draft: _SessionDraft, line: str, number: int, path: str | None) -
                 path=path,
                 line=number,
             )
-        draft.fields[field_match.group(1).lower()] = field_match.group(2).strip()
+        key = field_match.group(1).lower()
+        if key in draft.field_lines:
+            raise InputError(
+                f"{key} is given twice (first on line {draft.field_lines[key]}); give it once",
+                path=path,
+                line=number,
+            )
+        draft.fields[key] = field_match.group(2).strip()
+        draft.field_lines[key] = number
     elif turn.in_sources:
         _source_line(turn, line, number, path)
     elif turn.fence is not None:
@@ -223,6 +236,14 @@ def _scan_line(draft: _SessionDraft, line: str, number: int, path: str | None) -
     elif _SOURCES.match(stripped):
         turn.in_sources = True
     elif (feedback := _FEEDBACK.match(stripped)) and not any(t.strip() for _, t in turn.answer):
+        if turn.feedback_line is not None:
+            raise InputError(
+                f"a second feedback line for this turn (the first is on line "
+                f"{turn.feedback_line}); give the thumb and comment on one line",
+                path=path,
+                line=number,
+            )
+        turn.feedback_line = number
         _add_feedback(turn, feedback.group(1))
     else:
         turn.answer.append((number, line))

@@ -10,6 +10,11 @@ or more backticks or tildes, up to the closing fence or the end of the text, as 
 CommonMark) or an inline code span (a run of backticks up to the next run of the same
 length in the same paragraph) is a marker, so ``items[1]`` in code stays ``items[1]``. Indented code blocks are
 not recognised: indentation also continues list items, and a marker there is a citation.
+
+Other Markdown that holds brackets is text too: an HTML comment or tag (``<!-- [1] -->``,
+``<span title="[1]">``), a url the brackets sit inside (``https://x.example/a[1]b``; a
+marker right after a url, ``https://x.example[1].``, still cites), the label of a reference
+link (``[text][1]``) and a link reference definition (``[1]: https://...`` opening a line).
 """
 
 from __future__ import annotations
@@ -30,6 +35,13 @@ _FENCE = re.compile(r"( {0,3})(`{3,}|~{3,})(.*)")
 _BACKTICKS = re.compile(r"`+")
 _BLANK_LINE = re.compile(r"\n[ \t]*(?=\n)")
 _ID = re.compile(rf"[0-9]{{1,{MAX_ID_DIGITS}}}")
+# Markdown whose brackets are text: HTML comments (an unclosed one runs to the end), HTML
+# tags and autolinks, and bare urls (up to whitespace or a tag, trailing punctuation left out).
+_LITERAL = re.compile(
+    r"<!--.*?(?:-->|\Z)|<[A-Za-z/!?][^<>\n]*>|https?://[^\s<>]*[^\s<>.,;:!?'\")\]]",
+    re.DOTALL | re.IGNORECASE,
+)
+_DEFINITION_START = re.compile(r"(?:^|\n) {0,3}$")
 
 
 def citation_number(text: str) -> int:
@@ -111,6 +123,8 @@ def find_markers(text: str) -> list[Marker]:
                 i = closing + 1
         spans = iter(code)
         current = next(spans, None)
+        literal = _literal_spans(chunk) if ("<" in chunk or "://" in chunk) else []
+        last_end = -1  # where the last marker accepted in this chunk ends
         for match in _MARKER.finditer(chunk):
             while current is not None and current[1] <= match.start():
                 current = next(spans, None)
@@ -120,9 +134,39 @@ def find_markers(text: str) -> list[Marker]:
                 continue
             if current is not None and match.start() < current[0] < match.end():
                 continue
+            if literal and _inside(literal, bracket, match.end()):
+                continue
+            if _link_syntax(chunk, bracket, match.end(), last_end):
+                continue
             ids = tuple(part.strip() for part in match.group(1).split(","))
             markers.append(Marker(start + match.start(), start + match.end(), ids))
+            last_end = match.end()
     return markers
+
+
+def _literal_spans(chunk: str) -> list[tuple[int, int, bool]]:
+    """(start, end, is_url) of the HTML comments, tags and bare urls of ``chunk``."""
+    return [
+        (m.start(), m.end(), m.group().startswith(("h", "H"))) for m in _LITERAL.finditer(chunk)
+    ]
+
+
+def _inside(literal: list[tuple[int, int, bool]], bracket: int, end: int) -> bool:
+    """Whether the marker from ``bracket`` to ``end`` lies in a comment or tag, or inside a
+    url that goes on after it."""
+    for first, last, is_url in literal:
+        if first <= bracket < last and (not is_url or end < last):
+            return True
+    return False
+
+
+def _link_syntax(chunk: str, bracket: int, end: int, last_end: int) -> bool:
+    """Whether the bracket at ``bracket`` is a reference link's label (``[text][1]``, right
+    after a closing bracket that ends no marker) or opens a link reference definition
+    (``[1]: url`` at the start of a line)."""
+    if bracket > 0 and chunk[bracket - 1] == "]" and bracket != last_end:
+        return True
+    return chunk.startswith(":", end) and _DEFINITION_START.search(chunk, 0, bracket) is not None
 
 
 def marker_pieces(

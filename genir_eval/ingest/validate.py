@@ -8,7 +8,8 @@ their own location (a CSV column, a Markdown line) with :func:`field_turn`.
 
 The rules, checked in this order:
 
-* the session id is a non-empty string; turns are numbered 1, 2, ... in order;
+* the session id is a non-empty string without control characters (line breaks, escapes);
+  turns are numbered 1, 2, ... in order;
 * every turn has a non-empty query and a response with text, and that text has at least one
   statement (a response without citations is one statement without citations);
 * link ids are citation numbers (integers from 0 to 10^18 - 1), each listed once per turn,
@@ -41,6 +42,7 @@ __all__ = ["MAX_LINK_ID", "validate_session", "field_turn", "short_repr"]
 MAX_LINK_ID = 10**18 - 1
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _TURN_FIELD = re.compile(r"turns\[(\d+)\]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def field_turn(field: str | None) -> int | None:
@@ -85,6 +87,12 @@ def _check_session(session: Session, derived: bool) -> None:
     session_id = _text(session.session_id, "session_id", "the session id")
     if not session_id.strip():
         raise _Problem("session_id", "the session id is empty")
+    if _CONTROL.search(session_id):
+        # an id is printed in summaries and names rows of every output: a line break or a
+        # terminal escape in it would split or rewrite what the user reads
+        raise _Problem(
+            "session_id", f"the session id {short_repr(session_id)} holds a control character"
+        )
     for key in ("source", "language", "task_type", "intent"):
         value = getattr(session, key)
         if value is not None:
