@@ -23,6 +23,7 @@ __all__ = [
 ]
 
 RUBRIC_FILE_VERSION = 1
+RUBRIC_KINDS = ("questions", "nuggets")
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,19 @@ def read_rubric_file(path: str | Path) -> RubricFile:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
         raise InputError(f"not valid JSON: {error}", path=where, line=error.lineno) from None
+    except UnicodeDecodeError as error:
+        raise InputError(
+            f"not UTF-8 text (byte 0x{error.object[error.start]:02x} at byte {error.start + 1})",
+            path=where,
+        ) from None
+    except RecursionError:
+        raise InputError("the JSON is nested too deeply to read", path=where) from None
+    except OSError as error:
+        raise InputError(
+            f"cannot read the rubric file: {error.strerror or error}; move it aside to "
+            "generate the bank again",
+            path=where,
+        ) from None
     if not isinstance(data, dict):
         raise InputError("a rubric file must hold a JSON object", path=where)
     if data.get("version") != RUBRIC_FILE_VERSION:
@@ -118,26 +132,51 @@ def read_rubric_file(path: str | Path) -> RubricFile:
             path=where,
             column="version",
         )
+    kind = data.get("kind") or "questions"
+    if kind not in RUBRIC_KINDS:
+        raise InputError(
+            f"kind {kind!r} is not one of {', '.join(RUBRIC_KINDS)}", path=where, column="kind"
+        )
+    session_id = data.get("session_id")
+    if session_id is not None and not isinstance(session_id, str):
+        raise InputError("'session_id' must be a string", path=where, column="session_id")
+    listed = data.get("rubrics") or []
+    if not isinstance(listed, list):
+        raise InputError("'rubrics' must be a list", path=where, column="rubrics")
     rubrics = []
-    for n, entry in enumerate(data.get("rubrics") or [], start=1):
+    turns_seen: set[int | None] = set()
+    for n, entry in enumerate(listed, start=1):
         if not isinstance(entry, dict) or not isinstance(entry.get("questions"), list):
             raise InputError(f"rubric {n} needs a 'questions' list", path=where)
         turn = entry.get("turn")
-        if turn is not None and (isinstance(turn, bool) or not isinstance(turn, int)):
-            raise InputError(f"rubric {n}: 'turn' must be an integer or null", path=where)
+        if turn is not None and (isinstance(turn, bool) or not isinstance(turn, int) or turn < 1):
+            raise InputError(
+                f"rubric {n}: 'turn' must be a turn number (1, 2, ...) or null", path=where
+            )
+        if turn in turns_seen:
+            which = "the whole session" if turn is None else f"turn {turn}"
+            raise InputError(
+                f"rubric {n}: a second bank for {which} (one would be ignored)", path=where
+            )
+        turns_seen.add(turn)
         questions: list[Question] = []
         for i, q in enumerate(entry["questions"], start=1):
             text = q.get("text") if isinstance(q, dict) else q
             if not isinstance(text, str) or not text.strip():
                 raise InputError(f"rubric {n}, question {i}: empty text", path=where)
-            qid = str(q.get("id") or f"q{i}") if isinstance(q, dict) else f"q{i}"
+            given = q.get("id") if isinstance(q, dict) else None
+            if given is not None and (not isinstance(given, str) or not given.strip()):
+                raise InputError(
+                    f"rubric {n}, question {i}: 'id' must be a non-empty string", path=where
+                )
+            qid = given.strip() if given else f"q{i}"
             if any(qid == other.id for other in questions):
                 raise InputError(f"rubric {n}: question id {qid!r} appears twice", path=where)
             questions.append(Question(qid, text.strip()))
         rubrics.append(Rubric(turn, str(entry.get("query") or ""), tuple(questions)))
     return RubricFile(
-        session_id=str(data.get("session_id") or ""),
-        kind=str(data.get("kind") or "questions"),
+        session_id=session_id or "",
+        kind=kind,
         rubrics=tuple(rubrics),
         generator=dict(data.get("generator") or {}),
     )

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from genir_eval.errors import ConfigError
+from genir_eval.errors import ConfigError, InputError
 from genir_eval.judges.base import JudgeStats, Label, ask, check_options, register_judge
 from genir_eval.judges.common import generate_config
 from genir_eval.judges.item.candidates import candidates_for_turn
@@ -56,6 +57,28 @@ GRADE_MAX = 5
 
 
 # --- passages and labels ---------------------------------------------------------------------
+
+
+def _checked(rubric_file: RubricFile, session: Session, path: Path) -> RubricFile:
+    """The bank read from ``path``, if it is ``session``'s and names only its turns: a bank
+    copied from another session, or for a turn the session lacks, would grade against the
+    wrong questions or never be used."""
+    if rubric_file.session_id and rubric_file.session_id != session.session_id:
+        raise InputError(
+            f"the bank of session {rubric_file.session_id!r}, not of {session.session_id!r}; "
+            "move it aside to generate this session's bank",
+            path=str(path),
+            column="session_id",
+        )
+    for rubric in rubric_file.rubrics:
+        if rubric.turn is not None and rubric.turn > len(session.turns):
+            raise InputError(
+                f"a bank for turn {rubric.turn}, but session {session.session_id!r} has "
+                f"{len(session.turns)} turn(s)",
+                path=str(path),
+                column="rubrics",
+            )
+    return rubric_file
 
 
 @dataclass(frozen=True)
@@ -267,7 +290,7 @@ class RubricJudge:
         """The session's bank, or why there is none."""
         path = rubric_path(self.rubric_dir, session.session_id) if self.rubric_dir else None
         if path is not None and path.exists():
-            return read_rubric_file(path)
+            return _checked(read_rubric_file(path), session, path)
         if self.mode == "grade":
             return f"no rubric file {path}"
         template = f"rubric_generate_{self.rubric_kind}"
