@@ -5,11 +5,15 @@ the engine read. Citation support is judged against that passage, so it can be g
 one source per row, and attached to every link with that url:
 
 * JSONL (``.jsonl``, ``.ndjson``, or a first line opening with ``{``): one object a line,
-  ``{"url": "...", "text": "..."}`` (other keys are ignored);
-* CSV (anything else): a header naming the columns ``url`` and ``text`` (others ignored).
+  ``{"url": "...", "text": "..."}`` (other keys are ignored, none may repeat);
+* CSV (anything else): a header naming the columns ``url`` and ``text`` once each (others
+  ignored), and no row with more cells than the header.
+
+A text is non-empty valid Unicode; a line that is not UTF-8 is named.
 
 A url given twice with different texts is an error (which one the engine read cannot be
-told); the same text twice is fine. Urls match exactly, or failing that after lower-casing
+told), and so are two spellings of one url (see below) with different texts; the same text
+twice is fine. Urls match exactly, or failing that after lower-casing
 the scheme and host and dropping a ``#fragment`` and a trailing ``/``. A link that already
 has a text (from the log itself) keeps it.
 """
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -57,17 +62,23 @@ def _rows(path: Path) -> Iterable[tuple[int, str, object, object]]:
                 if not line.strip():
                     continue
                 try:
-                    data = json.loads(line)
+                    data = json.loads(line, object_pairs_hook=_unique_keys)
+                except _RepeatedKey as error:
+                    raise InputError(str(error), path=str(path), line=number) from None
                 except ValueError as error:
                     raise InputError(
                         f"not valid JSON: {error}", path=str(path), line=number
+                    ) from None
+                except RecursionError:
+                    raise InputError(
+                        "the JSON is nested too deeply to read", path=str(path), line=number
                     ) from None
                 if not isinstance(data, dict):
                     raise InputError("expected a JSON object", path=str(path), line=number)
                 yield number, "line", data.get("url"), data.get("text")
         return
     with path.open(encoding="utf-8-sig", newline="") as stream:
-        reader = csv.DictReader(stream)
+        reader = csv.DictReader(stream, restkey=_EXTRA)
         columns = reader.fieldnames or []
         for needed in ("url", "text"):
             if needed not in columns:
@@ -76,8 +87,53 @@ def _rows(path: Path) -> Iterable[tuple[int, str, object, object]]:
                     path=str(path),
                     row=1,
                 )
+            if columns.count(needed) > 1:
+                raise InputError(
+                    f"the header names column {needed!r} {columns.count(needed)} times",
+                    path=str(path),
+                    row=1,
+                    column=needed,
+                )
         for number, row in enumerate(reader, start=2):
+            if _EXTRA in row:
+                raise InputError(
+                    f"the row has {len(columns) + len(row[_EXTRA])} cells for "
+                    f"{len(columns)} columns",
+                    path=str(path),
+                    row=number,
+                )
             yield number, "row", row.get("url"), row.get("text")
+
+
+_EXTRA = "\x00extra cells"
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class _RepeatedKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        keys = [key for key, _ in pairs]
+        repeated = next(key for key in keys if keys.count(key) > 1)
+        raise _RepeatedKey(f"key {repeated!r} appears twice in one object")
+    return out
+
+
+def _first_bad_line(path: Path) -> tuple[int, str]:
+    """The first line of ``path`` that is not UTF-8, and what is wrong with it."""
+    with path.open("rb") as stream:
+        for number, raw in enumerate(stream, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                return number, (
+                    f"not UTF-8 text: byte 0x{raw[error.start]:02x} at byte {error.start + 1} "
+                    "of the line"
+                )
+    return 1, "not UTF-8 text"
 
 
 def read_source_texts(path: str | Path) -> dict[str, str]:
@@ -87,6 +143,7 @@ def read_source_texts(path: str | Path) -> dict[str, str]:
         raise InputError("no such file" if not path.exists() else "not a file", path=str(path))
     texts: dict[str, str] = {}
     first: dict[str, int] = {}
+    normal_first: dict[str, tuple[str, int]] = {}
     try:
         for number, kind, url, text in _rows(path):
             where = {"line": number} if kind == "line" else {"row": number}
@@ -95,6 +152,21 @@ def read_source_texts(path: str | Path) -> dict[str, str]:
             if not isinstance(text, str):
                 raise InputError(
                     "required: the source's text", path=str(path), column="text", **where
+                )
+            if not text.strip():
+                # an empty text would be attached to nothing without a word
+                raise InputError(
+                    "the source's text is empty (leave the url out)",
+                    path=str(path),
+                    column="text",
+                    **where,
+                )
+            if _SURROGATE.search(url + text):
+                raise InputError(
+                    "holds an unpaired surrogate; it is not valid Unicode text",
+                    path=str(path),
+                    column="url" if _SURROGATE.search(url) else "text",
+                    **where,
                 )
             url = url.strip()
             if url in texts and texts[url] != text:
@@ -105,10 +177,23 @@ def read_source_texts(path: str | Path) -> dict[str, str]:
                     column="text",
                     **where,
                 )
+            normal = normalise_url(url)
+            same = normal_first.get(normal)
+            if same is not None and same[0] != url and texts[same[0]] != text:
+                raise InputError(
+                    f"url {url!r} is the page {same[0]!r} (first at {kind} {same[1]}) up to "
+                    "the case of its scheme and host, a trailing '/' or a #fragment, with "
+                    "a different text",
+                    path=str(path),
+                    column="url",
+                    **where,
+                )
             texts.setdefault(url, text)
             first.setdefault(url, number)
-    except UnicodeDecodeError as error:
-        raise InputError(f"not UTF-8 text: {error}", path=str(path)) from None
+            normal_first.setdefault(normal, (url, number))
+    except UnicodeDecodeError:
+        number, message = _first_bad_line(path)
+        raise InputError(message, path=str(path), line=number) from None
     except csv.Error as error:
         raise InputError(f"not valid CSV: {error}", path=str(path)) from None
     return texts
