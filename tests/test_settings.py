@@ -110,3 +110,13 @@ def test_public_url_drops_credentials() -> None:
         "https://h.example:8443/v1"
     )
     assert public_url(None) is None
+
+
+@pytest.mark.parametrize("name", sorted(s for s in SETTINGS if SETTINGS[s].integer))
+def test_an_integer_setting_takes_its_maximum_exactly(name: str) -> None:
+    """Integers are compared as integers: 2**63 - 1 as a float rounds past the maximum, and
+    ``--seed 9223372036854775807`` was refused as out of range."""
+    maximum = int(SETTINGS[name].maximum)
+    assert check_setting(name, maximum) == maximum
+    with pytest.raises(ValueError):
+        check_setting(name, maximum + 1)

@@ -210,8 +210,23 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as error:
             option = {"n_boot": "--bootstrap"}.get(name, f"--{name}")
             raise ConfigError(f"{option}: {error}") from None
-    options = dict(parse_option(o) for o in args.option)
+    options: dict[str, Any] = {}
+    for text in args.option:
+        key, value = parse_option(text)
+        if key in options:
+            raise ConfigError(
+                f"--option: {key!r} is given twice ({options[key]!r} and {value!r}); give it once"
+            )
+        options[key] = value
     _check_template(options)
+    if (
+        args.link_judge not in judge_names()
+        or make_judge(args.link_judge).kind != "link_usefulness"
+    ):
+        links = [n for n in judge_names() if make_judge(n).kind == "link_usefulness"]
+        raise ConfigError(
+            f"--link-judge: {args.link_judge!r} is not a link judge; expected one of {links}"
+        )
     try:
         judge = _Recorded(make_judge(args.judge, **options))
     except (ConfigError, TypeError, ValueError) as error:

@@ -21,6 +21,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from genir_eval.errors import ConfigError
 from genir_eval.judges.parsing import ReplyError
+from genir_eval.judges.prompting import check_template_file
 from genir_eval.llm.base import (
     Completion,
     Failure,
@@ -30,6 +31,7 @@ from genir_eval.llm.base import (
     Request,
 )
 from genir_eval.records import Session
+from genir_eval.settings import check_judge_options
 
 # What judges call: ``genir_eval.llm.engine.Engine`` or a wrapper delegating to one (the
 # runner's progress-tracking engine), so it is typed structurally as Any.
@@ -138,6 +140,12 @@ def make_judge(name: str, **options: Any) -> Judge:
     except KeyError:
         known = ", ".join(judge_names())
         raise ConfigError(f"unknown judge {name!r}; expected one of: {known}") from None
+    try:
+        check_judge_options(options)
+    except ValueError as error:
+        raise ConfigError(f"{name}: {error}") from None
+    if isinstance(options.get("template"), str):
+        check_template_file(options["template"])
     return factory(**options)
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "LANGUAGES",
     "session_language",
     "load_template",
+    "check_template_file",
     "render",
     "render_messages",
     "fence",
@@ -67,12 +68,44 @@ def load_template(name: str, language: str) -> str:
     user-supplied paraphrases)."""
     if language not in LANGUAGES:
         raise ConfigError(f"language must be one of {LANGUAGES}, got {language!r}")
-    if name.endswith(".txt") or "/" in name:
-        path = Path(name)
-        if not path.exists():
-            raise ConfigError(f"prompt template file {name!r} does not exist")
-        return path.read_text(encoding="utf-8")
+    if _is_file_name(name):
+        return check_template_file(name)
     return _packaged(name, language)
+
+
+def _is_file_name(name: str) -> bool:
+    return name.endswith(".txt") or "/" in name
+
+
+def check_template_file(name: str) -> str:
+    """The text of a user's template file, or :class:`ConfigError` naming the file when it
+    cannot be read, is empty, or fills in none of the judge's values (``{{query}}`` ...):
+    such a prompt would be judged without the log it is about. A name that is not a file
+    name (a packaged template) is returned as is."""
+    if not _is_file_name(name):
+        return name
+    path = Path(name)
+    if not path.exists():
+        raise ConfigError(f"prompt template file {name!r} does not exist")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(
+            f"prompt template file {name!r} is not UTF-8 text (byte "
+            f"0x{error.object[error.start]:02x} at byte {error.start + 1})"
+        ) from None
+    except OSError as error:
+        raise ConfigError(
+            f"cannot read the prompt template file {name!r}: {error.strerror or error}"
+        ) from None
+    if not text.strip():
+        raise ConfigError(f"prompt template file {name!r} is empty")
+    if not _PLACEHOLDER.search(text):
+        raise ConfigError(
+            f"prompt template file {name!r} fills in none of the judge's values (such as "
+            "{{query}}): the model would judge without seeing the log"
+        )
+    return text
 
 
 def template_version(text: str, options: Mapping[str, Any] | None = None) -> str:
