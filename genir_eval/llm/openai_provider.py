@@ -49,6 +49,7 @@ class OpenAIProvider(SDKProvider):
         timeout: float = 60.0,
         pool_shards: int = 1,
     ) -> None:
+        import httpx2  # the SDK's HTTP library: its Response is what a raw call returns
         import openai  # lazily: the package works without the SDK installed
 
         key = api_key or os.environ.get("OPENAI_API_KEY")
@@ -62,6 +63,7 @@ class OpenAIProvider(SDKProvider):
         else:
             self._set_secrets(key)
         self.model = model
+        self._response_type = httpx2.Response
         self._open_clients(
             openai.AsyncOpenAI,
             api_key=key,
@@ -93,12 +95,16 @@ class OpenAIProvider(SDKProvider):
             if config.top_logprobs is not None:
                 body["top_logprobs"] = config.top_logprobs
         if config.extra:
-            body["extra_body"] = dict(config.extra)
-        # ``with_raw_response`` is the SDK's documented way to the reply's headers (the
-        # rate-limit ones pace the engine); the JSON body is read here, without building the
-        # SDK's response model.
+            body.update(config.extra)
+        # The body is plain JSON already: ``client.post`` (the SDK's documented call for a raw
+        # request) sends it as is, where ``chat.completions.create`` first walks it against
+        # the SDK's parameter types (~0.7 ms of CPU a call, an eighth of a judgment's). The
+        # reply comes back as the HTTP response: its headers (the rate-limit ones pace the
+        # engine) and its JSON body, read here without building the SDK's response model.
+        # Error statuses still raise the SDK's errors, classified as before.
+        response_type = self._response_type
         raw = await self._send(
-            lambda client: client.chat.completions.with_raw_response.create(**body)
+            lambda client: client.post("/chat/completions", body=body, cast_to=response_type)
         )
         completion = _completion(_json_body(raw))
         return replace(completion, rate_limit=parse_rate_limit(raw.headers))

@@ -70,7 +70,9 @@ def test_openai_request_shape_and_logprobs(tmp_path: Path) -> None:
 
         async def go() -> tuple[Completion | Failure, Completion | Failure]:
             db = tmp_path / "c.sqlite"
-            req = make_request(0, logprobs=True, top_logprobs=3, response_format="json")
+            req = make_request(
+                0, logprobs=True, top_logprobs=3, response_format="json", extra={"seed": 7}
+            )
             async with openai_engine(server, cache_path=db) as engine:
                 first = await engine.complete(req)
             async with openai_engine(server, cache_path=db) as engine:
@@ -82,6 +84,12 @@ def test_openai_request_shape_and_logprobs(tmp_path: Path) -> None:
     assert request.body["response_format"] == {"type": "json_object"}
     assert (request.body["temperature"], request.body["top_p"]) == (0.0, 1.0)
     assert request.body["logprobs"] is True and request.body["top_logprobs"] == 3
+    # GenerateConfig.extra goes into the body as is, next to the standard fields
+    assert request.body["seed"] == 7 and request.body["max_tokens"] == 1024
+    assert request.messages == (
+        {"role": "system", "content": "You judge."},
+        {"role": "user", "content": "judge item 0"},
+    )
     for result in (first, second):
         assert isinstance(result, Completion) and result.logprobs is not None
         # The fake server's logprobs: 4-character tokens, token i at -0.1 * i (fake_llm_server).
