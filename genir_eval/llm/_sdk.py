@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from genir_eval.llm.base import Provider
+from genir_eval.llm.base import Provider, departure, report_departure
 from genir_eval.llm.classify import classify_exception
 
 __all__ = ["SDKProvider"]
@@ -24,6 +24,24 @@ def _preload_async_backend() -> None:
         importlib.import_module("anyio._backends._asyncio")
     except Exception:  # noqa: BLE001 - only an optimisation; the first request imports it
         pass
+
+
+async def _trace_departure(request: Any) -> None:
+    """An HTTP client's request hook: when an engine's call is under way, ask the connection
+    for its trace events (HTTP core's ``trace`` extension) and report the request's departure
+    when its body has been written, after any wait for a connection and the connection's
+    set-up (:func:`~genir_eval.llm.base.report_departure`)."""
+    if departure.get() is None:
+        return
+    inner = request.extensions.get("trace")
+
+    async def trace(event: str, info: dict[str, Any]) -> None:
+        if event.endswith("send_request_body.complete"):
+            report_departure()
+        if inner is not None:
+            await inner(event, info)
+
+    request.extensions["trace"] = trace
 
 
 class SDKProvider(Provider):
@@ -54,11 +72,17 @@ class SDKProvider(Provider):
         sdk = importlib.import_module(client_class.__module__.split(".")[0])
         limits = sdk.Timeout(timeout, connect=min(timeout, _CONNECT_TIMEOUT_S))
         shards = 1 if http_client is not None else max(1, pool_shards)
+        if http_client is not None:
+            hooks = http_client.event_hooks
+            hooks["request"] = [*hooks.get("request", ()), _trace_departure]
+            http_client.event_hooks = hooks
         self._clients = [
             client_class(
                 api_key=api_key,
                 base_url=self._base_url,
-                http_client=http_client,
+                # the SDK's own default HTTP client, told to report when a request leaves
+                http_client=http_client
+                or sdk.DefaultAsyncHttpxClient(event_hooks={"request": [_trace_departure]}),
                 max_retries=0,
                 timeout=limits,
             )

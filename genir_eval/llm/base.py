@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import abc
 import re
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -29,7 +31,26 @@ __all__ = [
     "ProviderError",
     "REDACTED",
     "redactor",
+    "departure",
+    "report_departure",
 ]
+
+#: Set by the engine around one provider call: what to tell when the request leaves. The
+#: provider's rate limit counts requests as they arrive, and a request granted by the rate can
+#: leave later (an SDK building it, a new connection, a stalled client); told when it left,
+#: the request rate counts it from then (see :class:`~genir_eval.llm.limits.SendWindow`).
+departure: ContextVar[Callable[[float], None] | None] = ContextVar(
+    "genir_eval_departure", default=None
+)
+
+
+def report_departure(at: float | None = None) -> None:
+    """For providers: the current call's request has been written to the provider at ``at``
+    (``time.monotonic()``, now by default). A no-op outside an engine's call."""
+    report = departure.get()
+    if report is not None:
+        report(time.monotonic() if at is None else at)
+
 
 #: What a secret is replaced with in error messages.
 REDACTED = "[redacted]"

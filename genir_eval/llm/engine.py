@@ -35,6 +35,7 @@ from genir_eval.llm.base import (
     ProviderError,
     Request,
     Usage,
+    departure,
 )
 from genir_eval.llm.cache import Cache, CacheMode, cache_key
 from genir_eval.llm.classify import classify_exception
@@ -46,6 +47,7 @@ from genir_eval.llm.limits import (
     LookupWindow,
     RateGate,
     RequestRate,
+    Send,
     TokenBudget,
 )
 from genir_eval.llm.offline import approx_tokens
@@ -356,10 +358,11 @@ class Engine:
                     if self._budget is not None
                     else None
                 )
+                send: Send | None = None
                 if self._rate is not None:
-                    await self._rate.acquire(first=attempt > 1)
+                    send = await self._rate.acquire(first=attempt > 1)
                 elif self._learned is not None:
-                    await self._learned.acquire(first=attempt > 1)
+                    send = await self._learned.acquire(first=attempt > 1)
                 remaining = deadline - loop_time()
                 if remaining <= 0:
                     return Failure(
@@ -374,6 +377,9 @@ class Engine:
                     self._first_send = sent_at
                 started = time.perf_counter()
                 self.in_flight += 1
+                # the provider tells the rate when the request leaves (the call's task copies
+                # this context)
+                token = departure.set(None if send is None else send.depart)
                 try:
                     completion = await asyncio.wait_for(
                         self.provider.generate(request.messages, request.config, request=request),
@@ -388,6 +394,7 @@ class Engine:
                 except Exception as raised:  # noqa: BLE001 - classified, never propagated
                     error = classify_exception(raised)
                 finally:
+                    departure.reset(token)
                     self.in_flight -= 1
                 latency = time.perf_counter() - started
                 if reservation is not None and self._budget is not None:
@@ -532,6 +539,10 @@ class Engine:
                 "rpm": self.rpm,
                 "max_loop_lag_s": round(self._rate.max_lag, 4),
                 "restamped": self._rate.window.restamped,
+                # sends counted from their reported departure, and the longest a send took
+                # from its grant to leaving
+                "departed": self._rate.window.departed,
+                "max_departure_delay_s": round(self._rate.window.max_delay, 4),
             }
         learned = self._learned
         if learned is None:

@@ -15,10 +15,11 @@ from genir_eval.llm.limits import (
     AdaptiveLimit,
     LookupWindow,
     RequestRate,
+    Send,
     SendWindow,
     TokenBudget,
 )
-from genir_eval.testing import FakeLLMServer, Fault
+from genir_eval.testing import FakeLLMServer, FakeLLMServerProcess, Fault
 
 
 def test_concurrency_is_never_exceeded() -> None:
@@ -70,39 +71,43 @@ def _most_in_window(times: list[float], window_s: float) -> int:
 def test_request_rate_is_never_exceeded(
     rpm: int, n: int, min_elapsed: float, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The limiter grants the sends: every 1 s window of grants holds at most ``rpm / 60``,
-    with no tolerance. The server counts arrivals, which trail the grants by a delay that
-    varies with the machine's load; arrivals are held to the same bound over any window
-    shorter than 1 s by the spread of that delay (measured, not assumed: a loaded machine
-    spreads it, an idle one barely), so the test holds with the other core busy."""
-    grants: list[float] = []
-    acquire = RequestRate.acquire
+    """The limiter counts the sends from when they left (reported by the provider's HTTP
+    connection): every 1 s window of departures holds at most ``rpm / 60``, with no
+    tolerance. The server counts arrivals, which trail the departures by a delay that varies
+    with the machine's load; arrivals are held to the same bound over any window shorter than
+    1 s by the spread of that delay (measured, not assumed: a loaded machine spreads it, an
+    idle one barely), so the test holds with the other core busy."""
+    departures: list[float] = []
+    depart = Send.depart
 
-    async def granted(self: RequestRate, *, first: bool = False) -> None:
-        await acquire(self, first=first)
-        grants.append(time.monotonic())  # the clock of the server's arrivals
+    def departed(self: Send, at: float) -> None:
+        depart(self, at)
+        departures.append(at)  # time.monotonic(): the clock of the server's arrivals
 
-    monkeypatch.setattr(RequestRate, "acquire", granted)
+    monkeypatch.setattr(Send, "depart", departed)
     with FakeLLMServer() as server:
 
-        async def run() -> float:
+        async def run() -> tuple[float, dict[str, Any]]:
             loop = asyncio.get_running_loop()
             start = loop.time()
             async with openai_engine(server, concurrency=64, rpm=rpm) as engine:
                 results = await asyncio.gather(
                     *(engine.complete(make_request(i)) for i in range(n))
                 )
+                stats = engine.stats()
             assert all(isinstance(r, Completion) for r in results)
-            return loop.time() - start
+            return loop.time() - start, stats
 
-        elapsed = asyncio.run(run())
-    assert server.stats.total == n == len(grants)
-    assert _most_in_window(grants, 1.0) <= rpm // 60
-    # the k-th arrival trails the k-th grant by a delay within [shortest, longest]
+        elapsed, stats = asyncio.run(run())
+    # every request's departure was reported by the provider (from its HTTP connection)
+    assert server.stats.total == n == len(departures) == stats["request_rate"]["departed"]
+    assert _most_in_window(departures, 1.0) <= rpm // 60
+    # the k-th arrival trails the k-th departure by a delay within [shortest, longest]
     arrivals = sorted(server.stats.arrivals)
-    delays = [a - g for a, g in zip(arrivals, sorted(grants), strict=True)]
+    delays = [a - g for a, g in zip(arrivals, sorted(departures), strict=True)]
+    # (a departure is reported once the write of the request's body has returned, after
+    # the event loop ran the other tasks: the server may count the request first)
     spread = max(delays) - min(delays)
-    assert min(delays) >= 0
     if spread < 0.5:  # with arrivals half a second late, a 1 s window says nothing
         assert server.stats.max_in_window(1.0 - spread) <= rpm // 60
     assert elapsed >= min_elapsed
@@ -176,12 +181,15 @@ def test_aimd_counts_429s_of_requests_sent_before_a_decrease_once(
 
 
 def test_request_rate_windows_and_retries_first() -> None:
-    # 2400 rpm = 40/s: 39 sends (2% guard, floored) per 1.02 s window (2% for the delay's
-    # spread), spaced at least 1.02 / (39 * 2) = 13.1 ms apart (by hand from the formulas).
+    # 2400 rpm = 40/s: 40 sends per 1.01 s window (1% for the spread of the delay from a send
+    # leaving to its arrival) once departures are reported. Here nothing reports them (no
+    # provider): the sends are counted from their grants, with the wider margins, 39 sends
+    # (2% guard, floored) per 1.02 s, spaced at least 1.02 / (39 * 4) = 6.5 ms apart (by
+    # hand from the formulas).
     async def run() -> tuple[list[float], list[str], int]:
         rate = RequestRate(2400)
-        assert rate.cap == 39
-        assert rate.window_s == pytest.approx(1.02)
+        assert rate.cap == 40
+        assert rate.window_s == pytest.approx(1.01)
         loop = asyncio.get_running_loop()
         start = loop.time()
         times: list[float] = []
@@ -203,12 +211,13 @@ def test_request_rate_windows_and_retries_first() -> None:
 
     times, order, entered = asyncio.run(run())
     assert times == sorted(times)
-    # The window's bound: at most 39 in any closed 1.02 s window. The times are taken as the
-    # gate lets each request go (no await in between), so load cannot bunch them.
-    assert max(sum(1 for t in times if s <= t <= s + 1.02) for s in times) <= 39
+    # The window's bound: at most 39 in any 1.02 s window (half-open: a send goes when the
+    # one 39 back leaves). The times are taken as the gate lets each request go (no await in
+    # between), so load cannot bunch them.
+    assert max(sum(1 for t in times if s <= t < s + 1.02) for s in times) <= 39
     assert times[-1] >= 1.02  # the 40th send waits for the first to leave the window
     # Never a burst: consecutive sends at least the catch-up spacing apart (1 ms for clocks).
-    spacing = 1.02 / (39 * 2)
+    spacing = 1.02 / (39 * 4)
     assert min(b - a for a, b in zip(times, times[1:], strict=False)) >= spacing - 0.001
     # The retry goes before every new request still queued when it reached the gate; only
     # the one already holding the gate (waiting for its turn) may go before it.
@@ -245,10 +254,39 @@ def test_send_window_admits_cap_per_window_spaced_and_restamps_after_a_stall() -
     assert window.restamped == 1 and window.max_late == pytest.approx(0.2)
 
 
+def test_send_window_counts_a_send_from_its_departure() -> None:
+    window = SendWindow(catch_up=2.0, warmup_s=1.0, warmup_extra_s=0.3)
+    cap, length = 2, 1.0
+    first = window.admit(10.0)
+    assert window.stamps == pytest.approx([10.3])  # the warm-up's guess
+    first.depart(10.004)  # reported: the guess gives way to when it left
+    assert window.stamps == pytest.approx([10.004])
+    second = window.admit(10.5)
+    second.depart(10.52)
+    assert (window.departed, window.max_delay) == (2, pytest.approx(0.02))
+    # Full: the third goes when the first's departure leaves the window, granted ahead by
+    # the shortest recent delay to departure (4 ms) but at most max_lead_s (3 ms):
+    # 10.004 + 1.0 - 0.003 = 11.001 (the spacing, 10.5 + 0.25, is sooner).
+    assert window.next_at(10.6, cap, length) == pytest.approx(11.001)
+    # A send leaving later than a send granted after it: the later one is counted no
+    # earlier (the stamps stay in order), and its own earlier departure does not undo that.
+    third = window.admit(20.0)
+    fourth = window.admit(20.25)
+    third.depart(20.3)
+    assert window.stamps[-2:] == pytest.approx([20.3, 20.3])
+    fourth.depart(20.26)
+    assert window.stamps[-2:] == pytest.approx([20.3, 20.3])
+    # Reported twice (or after it left every window): no change, no error.
+    third.depart(25.0)
+    assert window.stamps[-2:] == pytest.approx([20.3, 20.3])
+
+
 def test_a_stalling_client_catches_up_and_keeps_the_rate(monkeypatch: pytest.MonkeyPatch) -> None:
     """A client whose event loop blocks 150 ms out of every 400 ms: the window gives the
     stalled time back (sends closer than 1/R apart after a stall) and the server never sees
-    more than R requests in any 1 s window (the sends caught by a stall are re-stamped)."""
+    more than R requests in any 1 s window (each send counted from when its request was
+    written). The server runs in its own process, as a provider would: in this one its
+    arrival stamps would wait for the interpreter lock the client holds."""
     rpm, n = 1200, 90
 
     async def hog(stop: asyncio.Event) -> None:
@@ -259,12 +297,12 @@ def test_a_stalling_client_catches_up_and_keeps_the_rate(monkeypatch: pytest.Mon
     sends: list[float] = []
     admit = SendWindow.admit
 
-    def admitted(self: SendWindow, now: float) -> None:
-        admit(self, now)
+    def admitted(self: SendWindow, now: float) -> Send:
         sends.append(now)
+        return admit(self, now)
 
     monkeypatch.setattr(SendWindow, "admit", admitted)
-    with FakeLLMServer() as server:
+    with FakeLLMServerProcess() as server:
 
         async def run() -> dict[str, Any]:
             stop = asyncio.Event()
@@ -280,13 +318,15 @@ def test_a_stalling_client_catches_up_and_keeps_the_rate(monkeypatch: pytest.Mon
             return stats
 
         stats = asyncio.run(run())
-    assert server.stats.total == n == len(sends)
-    assert server.stats.max_in_window(1.0) <= rpm // 60
+        served = server.stats()
+    assert served.total == n == len(sends)
+    assert served.max_in_window(1.0) <= rpm // 60
     # Credit for the stalled time: some sends go closer than the even 1/R = 50 ms apart.
     assert min(b - a for a, b in zip(sends, sends[1:], strict=False)) < 0.75 / (rpm / 60)
     assert stats["request_rate"]["source"] == "configured"
     assert stats["request_rate"]["max_loop_lag_s"] >= 0.1  # the stalls were seen
     assert stats["request_rate"]["restamped"] >= 1
+    assert stats["request_rate"]["departed"] == n  # each send counted from its departure
 
 
 def test_engine_lowers_concurrency_on_rate_limits() -> None:
