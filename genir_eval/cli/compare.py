@@ -91,6 +91,9 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--alpha: expected a number in [0, 1), got {args.alpha}")
     if args.max_drop is not None and args.max_drop < 0:
         raise ConfigError(f"--max-drop: expected a number >= 0, got {args.max_drop}")
+    if not 0 <= args.worst <= 1_000_000:
+        # a negative count would slice the list from its end: all but the last sessions
+        raise ConfigError(f"--worst: expected an integer >= 0 and <= 1000000, got {args.worst}")
     for name, value in (("resamples", args.resamples), ("seed", args.seed)):
         try:
             check_setting(name, value)

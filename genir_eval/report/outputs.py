@@ -743,6 +743,8 @@ def _read_json(path: Path) -> dict[str, Any]:
         raise InputError(
             f"not valid JSON: {error.msg}", path=str(path), line=error.lineno
         ) from None
+    except (UnicodeDecodeError, RecursionError, OSError) as error:
+        raise InputError(_unreadable(error), path=str(path)) from None
     if not isinstance(document, dict):
         raise InputError("expected a JSON object", path=str(path))
     _check_version(document, path, None)
@@ -759,16 +761,30 @@ def _check_version(document: Mapping[str, Any], path: Path, line: int | None) ->
         )
 
 
+def _unreadable(error: BaseException) -> str:
+    if isinstance(error, UnicodeDecodeError):
+        return f"not UTF-8 text (byte 0x{error.object[error.start]:02x} at byte {error.start + 1})"
+    if isinstance(error, RecursionError):
+        return "the JSON is nested too deeply to read"
+    return f"cannot read it: {getattr(error, 'strerror', None) or error}"
+
+
 def _iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    with path.open(encoding="utf-8") as handle:
+    with path.open(encoding="utf-8", errors="surrogateescape") as handle:
         for number, text in enumerate(handle, start=1):
             if not text.strip():
                 continue
             try:
+                text.encode("utf-8")
                 row = json.loads(text)
             except json.JSONDecodeError as error:
                 raise InputError(
                     f"not valid JSON: {error.msg}", path=str(path), line=number
+                ) from None
+            except (UnicodeEncodeError, RecursionError) as error:
+                message = "not UTF-8 text" if isinstance(error, UnicodeEncodeError) else None
+                raise InputError(
+                    message or _unreadable(error), path=str(path), line=number
                 ) from None
             if not isinstance(row, dict):
                 raise InputError("expected a JSON object", path=str(path), line=number)
@@ -824,15 +840,31 @@ def load_run(directory: str | os.PathLike[str]) -> Run:
 
 
 def _check_files(out: Path, info: Mapping[str, Any]) -> None:
-    """Every file ``run.json`` lists is there with the same SHA-256 (a run written before
-    ``files`` existed is taken as it is)."""
+    """``run.json``'s status, when it has one, says whether the run succeeded, and every file
+    it lists is a file of the folder, there with the same SHA-256."""
+    status = info.get("status")
+    if status is not None and (
+        not isinstance(status, Mapping) or not isinstance(status.get("ok"), bool)
+    ):
+        # a status of another shape ("ok": "false") would let a failed run pass for a result
+        raise InputError(
+            "'status' is not an object with 'ok': true or false; run again",
+            path=str(out / RUN_FILE),
+        )
     files = info.get("files")
-    if files is None:
-        return
-    if not isinstance(files, Mapping):
-        raise InputError("'files' is not an object", path=str(out / RUN_FILE))
+    if not isinstance(files, Mapping) or not files:
+        raise InputError(
+            "'files' is not an object of file names and their SHA-256; not a run genir-eval "
+            "wrote; run again",
+            path=str(out / RUN_FILE),
+        )
     for name, digest in files.items():
-        path = out / str(name)
+        if not isinstance(name, str) or Path(name).name != name or name in (".", ".."):
+            raise InputError(
+                f"run.json lists {name!r}, which is not a file of its folder; run again",
+                path=str(out / RUN_FILE),
+            )
+        path = out / name
         if not path.is_file():
             raise InputError(
                 f"run.json lists {name}, which is missing: not a complete run; run again",
