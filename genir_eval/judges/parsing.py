@@ -77,21 +77,49 @@ def _balanced_spans(text: str) -> tuple[list[str], bool]:
     return spans, bool(stack)
 
 
+class _RepeatedKey(ReplyError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        keys = [key for key, _ in pairs]
+        repeated = next(key for key in keys if keys.count(key) > 1)
+        values = [value for key, value in pairs if key == repeated]
+        if any(value != values[0] for value in values):
+            # {"label": 1, "label": 3}: which one the model meant cannot be told
+            raise _RepeatedKey(f"the reply gives {repeated!r} twice ({values[0]!r}, {values[1]!r})")
+    return out
+
+
 def _load(candidate: str) -> Any:
     try:
-        return json.loads(candidate)
-    except (json.JSONDecodeError, ValueError):
+        return json.loads(candidate, object_pairs_hook=_unique_keys)
+    except _RepeatedKey:
+        raise
+    except (json.JSONDecodeError, ValueError, RecursionError):
         pass
     try:
-        return ast.literal_eval(candidate)
+        tree = ast.parse(candidate, mode="eval")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Dict):
+                keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]
+                if len(set(map(repr, keys))) != len(keys):
+                    raise _RepeatedKey("the reply gives a key twice")
+        return ast.literal_eval(tree)
+    except _RepeatedKey:
+        raise
     except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
         pass
     # Trailing commas are a common, harmless slip.
     cleaned = re.sub(r",\s*([}\]])", r"\1", candidate)
     if cleaned != candidate:
         try:
-            return json.loads(cleaned)
-        except (json.JSONDecodeError, ValueError):
+            return json.loads(cleaned, object_pairs_hook=_unique_keys)
+        except _RepeatedKey:
+            raise
+        except (json.JSONDecodeError, ValueError, RecursionError):
             pass
     raise ValueError("not JSON or a Python literal")
 
@@ -108,6 +136,8 @@ def extract_object(text: str, *, want: type | tuple[type, ...] = (dict, list)) -
     for candidate in candidates:
         try:
             value = _load(candidate)
+        except _RepeatedKey:
+            raise
         except ValueError:
             continue
         if isinstance(value, want):
@@ -125,10 +155,18 @@ def expect_mapping(value: Any, what: str = "reply") -> Mapping[str, Any]:
 
 def expect_key(obj: Mapping[str, Any], *names: str) -> Any:
     """``obj[name]`` for the first of ``names`` present (case-insensitive)."""
-    lowered = {str(k).strip().lower(): v for k, v in obj.items()}
-    for name in names:
-        if name.lower() in lowered:
-            return lowered[name.lower()]
+    lowered: dict[str, Any] = {}
+    for k, v in obj.items():
+        key = str(k).strip().lower()
+        if key in lowered and lowered[key] != v:
+            raise ReplyError(f"the reply gives {key!r} twice ({lowered[key]!r}, {v!r})")
+        lowered[key] = v
+    found = [name for name in names if name.lower() in lowered]
+    if len({repr(lowered[name.lower()]) for name in found}) > 1:
+        shown = ", ".join(f"{name}={lowered[name.lower()]!r}" for name in found)
+        raise ReplyError(f"the reply gives the {names[0]!r} field several values ({shown})")
+    if found:
+        return lowered[found[0].lower()]
     raise ReplyError(f"missing field {names[0]!r}")
 
 
@@ -182,10 +220,14 @@ def expect_id_map(value: Any, ids: Iterable[int], lo: int, hi: int, what: str) -
     obj = expect_mapping(value, what)
     out: dict[int, int] = {}
     for raw_key, label in obj.items():
-        key_text = re.sub(r"[^\d]", "", str(raw_key))
-        if not key_text:
+        # one number, with words or brackets around it: "1", "[1]", "link 1" ("1.0" is no id)
+        match = re.fullmatch(r"[^\d.]*(\d{1,18})[^\d.]*", str(raw_key))
+        if match is None:
             raise ReplyError(f"{what}: {raw_key!r} is not a link id")
-        out[int(key_text)] = expect_int(label, lo, hi, f"{what}[{raw_key}]")
+        link_id = int(match.group(1))
+        if link_id in out:
+            raise ReplyError(f"{what}: link {link_id} is labelled twice")
+        out[link_id] = expect_int(label, lo, hi, f"{what}[{raw_key}]")
     missing = [i for i in wanted if i not in out]
     extra = sorted(set(out) - set(wanted))
     if missing:

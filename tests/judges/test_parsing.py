@@ -4,6 +4,7 @@ come from the reply texts themselves)."""
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -12,6 +13,7 @@ from genir_eval.judges.parsing import (
     expect_id_map,
     expect_index_list,
     expect_int,
+    expect_key,
     extract_object,
 )
 from genir_eval.judges.satisfaction.common import weighted_rating_at
@@ -93,3 +95,58 @@ def test_weighted_rating() -> None:
     completion = Completion(text='{"overall": 7}', logprobs=tokens)
     assert weighted_rating_at(completion, 12) == pytest.approx(7.375, abs=1e-12)
     assert weighted_rating_at(Completion(text='{"overall": 7}'), 12) is None
+
+
+# A reply naming one field twice with different values: which one the model meant cannot be
+# told, so the judgment is missing with that reason (json.loads kept the last one silently).
+REPEATED_FIELDS = [
+    ('{"O": 1, "O": 3}', "the reply gives 'O' twice (1, 3)"),
+    ('```json\n{"label": 0, "label": 2}\n```', "the reply gives 'label' twice"),
+    ("The answer: {'O': 1, 'O': 2}", "the reply gives a key twice"),
+    ('{"O": 1, "O": 2,}', "the reply gives a key twice"),
+]
+
+
+@pytest.mark.parametrize(("text", "words"), REPEATED_FIELDS)
+def test_a_field_given_twice_is_refused(text, words):
+    with pytest.raises(ReplyError, match=re.escape(words)):
+        extract_object(text)
+
+
+def test_the_same_value_twice_is_one_answer():
+    assert extract_object('{"O": 2, "O": 2}') == {"O": 2}
+
+
+@pytest.mark.parametrize(
+    ("obj", "words"),
+    [
+        ({"O": 1, "o": 3}, "the reply gives 'o' twice (1, 3)"),
+        ({"label": 1, "usefulness": 2}, "the reply gives the 'label' field several values"),
+    ],
+)
+def test_expect_key_refuses_a_field_given_twice(obj, words):
+    with pytest.raises(ReplyError, match=re.escape(words)):
+        expect_key(obj, "label", "usefulness") if "label" in obj else expect_key(obj, "O")
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ({"1": 2, "[1]": 3}, "link 1 is labelled twice"),
+        ({"link 1": 2, "1": 2}, "link 1 is labelled twice"),
+        ({"1.0": 2}, "'1.0' is not a link id"),
+        ({"1-2": 2}, "'1-2' is not a link id"),
+        ({"link": 2}, "'link' is not a link id"),
+    ],
+)
+def test_expect_id_map_refuses_ambiguous_ids(value, words):
+    with pytest.raises(ReplyError, match=re.escape(words)):
+        expect_id_map(value, [1], 0, 3, "labels")
+
+
+def test_expect_id_map_reads_ids_written_with_words_or_brackets():
+    assert expect_id_map({"[1]": 2, "link 2": 0, "3": 3}, [1, 2, 3], 0, 3, "labels") == {
+        1: 2,
+        2: 0,
+        3: 3,
+    }
