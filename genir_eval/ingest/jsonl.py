@@ -30,7 +30,9 @@ Reading validates every line before building records, and names file, line and f
 * a link's ``text`` (its source passage) may be left out or null, else it is a string.
 
 Unknown keys, at the top level or in nested objects, are accepted and ignored, so files
-written by a newer minor version or carrying extra bookkeeping still load.
+written by a newer minor version or carrying extra bookkeeping still load; but a key that is
+a known one misspelt (``link_usefullness``, ``Session_ID``) is an error naming the key it
+resembles, since its data would be lost without a word.
 
 Lines are read one at a time (:func:`iter_jsonl`); every problem of a line, whatever raised
 it, is an error of that line, and with ``skip_invalid`` exactly that line is left out.
@@ -38,6 +40,7 @@ it, is an error of that line, and with ``skip_invalid`` exactly that line is lef
 
 from __future__ import annotations
 
+import difflib
 import io
 import json
 import re
@@ -282,9 +285,54 @@ def validate_session_dict(data: Any) -> None:
         raise InputError(problem.message, column=problem.field) from None
 
 
+_KEYS = {
+    "": ("version", "session_id", "source", "language", "task_type", "intent", "turns", "gold")
+    + ("meta",),
+    "turn": ("index", "query", "response_text", "statements", "links", "segments"),
+    "statement": ("text", "citations"),
+    "link": ("id", "url", "title", "text"),
+    "segment": ("text", "start", "end"),
+    "gold": (
+        "session_satisfaction",
+        "query_satisfaction",
+        "link_usefulness",
+        "citation_usefulness",
+        "useful_spans_user",
+        "useful_spans_external",
+        "dissatisfaction",
+        "citation_support",
+        "thumbs",
+        "feedback_text",
+    ),
+    "dissatisfaction": ("choices", "additional"),
+}
+
+
+def _no_misspelt_key(obj: dict[str, Any], kind: str, where: str) -> None:
+    """Refuse an unknown key that is a known one misspelt (``link_usefullness``,
+    ``Session_ID``): it would be ignored and its data lost without a word. Other unknown
+    keys are accepted (newer files, bookkeeping; ``meta`` is the place for it)."""
+    known = _KEYS[kind]
+    for key in obj:
+        if key in known or not isinstance(key, str):
+            continue
+        folded = key.strip().lower().replace("-", "_").replace(" ", "_")
+        close = [k for k in known if k == folded] or difflib.get_close_matches(
+            folded, known, n=1, cutoff=0.8
+        )
+        if close:
+            field = f"{where}.{key}" if where else key
+            raise _FieldError(
+                field,
+                f"unknown key {short_repr(key)}: did you mean {close[0]!r}? (a misspelt key "
+                "would be ignored and its data lost)",
+            )
+
+
 def _validate(data: Any) -> None:
     if not isinstance(data, dict):
         raise _FieldError("(line)", "expected a JSON object")
+    _no_misspelt_key(data, "", "")
     version = data.get("version", 1)
     if not _is_int(version) or not 1 <= version <= SCHEMA_VERSION:
         raise _FieldError(
@@ -338,6 +386,7 @@ def _string(value: Any, field: str) -> str:
 def _validate_turn(turn: Any, position: int, where: str) -> None:
     """Types and offsets of one turn; the shared rules come after (validate_session)."""
     turn = _object(turn, where)
+    _no_misspelt_key(turn, "turn", where)
     index = turn.get("index")
     if not _is_int(index) or index != position:
         raise _FieldError(
@@ -350,6 +399,8 @@ def _validate_turn(turn: Any, position: int, where: str) -> None:
         if type(statement) is not dict or type(statement.get("text")) is not str:
             at = f"{where}.statements[{i}]"
             _string(_object(statement, at).get("text"), f"{at}.text")
+        if len(statement) > 2:
+            _no_misspelt_key(statement, "statement", f"{where}.statements[{i}]")
         citations = statement.get("citations", [])
         if type(citations) is not list or not all(type(c) is int for c in citations):
             at = f"{where}.statements[{i}].citations"
@@ -365,6 +416,7 @@ def _validate_turn(turn: Any, position: int, where: str) -> None:
     for i, link in enumerate(_list(turn.get("links", []), f"{where}.links")):
         at = f"{where}.links[{i}]"
         link = _object(link, at)
+        _no_misspelt_key(link, "link", at)
         if not _is_int(link.get("id")):
             raise _FieldError(f"{at}.id", "required: an integer")
         _string(link.get("url"), f"{at}.url")
@@ -376,6 +428,8 @@ def _validate_turn(turn: Any, position: int, where: str) -> None:
     for i, segment in enumerate(_list(turn.get("segments", []), f"{where}.segments")):
         if type(segment) is not dict:
             raise _FieldError(f"{where}.segments[{i}]", "expected an object")
+        if len(segment) > 3:
+            _no_misspelt_key(segment, "segment", f"{where}.segments[{i}]")
         start: Any = segment.get("start")
         end: Any = segment.get("end")
         if type(start) is not int or type(end) is not int or not 0 <= start <= end <= length:
@@ -466,6 +520,7 @@ def _per_turn(gold: dict[str, Any], key: str, n_turns: int) -> Sequence[Any] | N
 
 def _validate_gold(gold: Any, n_turns: int) -> None:
     gold = _object(gold, "gold")
+    _no_misspelt_key(gold, "gold", "gold")
     satisfaction = gold.get("session_satisfaction")
     if satisfaction is not None and (not _is_number(satisfaction) or not 1 <= satisfaction <= 5):
         raise _FieldError(
@@ -519,6 +574,7 @@ def _validate_gold(gold: Any, n_turns: int) -> None:
     dissatisfaction = gold.get("dissatisfaction")
     if dissatisfaction is not None:
         dissatisfaction = _object(dissatisfaction, "gold.dissatisfaction")
+        _no_misspelt_key(dissatisfaction, "dissatisfaction", "gold.dissatisfaction")
         choices = _list(dissatisfaction.get("choices", []), "gold.dissatisfaction.choices")
         if not all(isinstance(c, str) for c in choices):
             raise _FieldError("gold.dissatisfaction.choices", "choices are strings")
