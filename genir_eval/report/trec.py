@@ -15,9 +15,15 @@ __all__ = ["trec_query_id", "write_qrels", "write_run"]
 
 
 def trec_query_id(session_id: str, turn: int | None) -> str:
-    """``<session id>:<turn>``, whitespace replaced (TREC files split on whitespace)."""
-    sid = re.sub(r"\s+", "_", session_id) or "_"
+    """``<session id>:<turn>``, whitespace and ``%`` percent-encoded (TREC files split on
+    whitespace). Encoding, unlike replacing whitespace with ``_``, keeps two sessions
+    apart: ``a b`` is ``a%20b`` and ``a_b`` stays ``a_b``, so their labels never merge."""
+    sid = re.sub(r"[%\s]", _percent, session_id) or "_"
     return f"{sid}:{'all' if turn is None else turn}"
+
+
+def _percent(match: re.Match[str]) -> str:
+    return "".join(f"%{byte:02X}" for byte in match.group().encode("utf-8"))
 
 
 def _passage_labels(labels: Iterable[Label]) -> list[tuple[Label, float]]:

@@ -34,7 +34,7 @@ def test_qrels_and_run_are_strict_trec_format() -> None:
     assert all(_QRELS_LINE.match(line) for line in qrels.splitlines())
     assert all(_RUN_LINE.match(line) for line in run.splitlines())
     assert len(qrels.splitlines()) == len(run.splitlines()) == 4
-    assert qrels.splitlines()[0].startswith("session_one:1 0 ")
+    assert qrels.splitlines()[0].startswith("session%20one:1 0 ")
     scores = [float(line.split()[4]) for line in run.splitlines()]
     assert scores == sorted(scores, reverse=True)
     with pytest.raises(ConfigError):
@@ -60,3 +60,24 @@ def test_qrels_and_run_are_readable_by_ir_measures(tmp_path: Path) -> None:
     # The run ranks by the same grades the qrels hold, so it is an ideal ranking.
     result = ir_measures.calc_aggregate([ir_measures.nDCG @ 4], qrels, run)
     assert result[ir_measures.nDCG @ 4] == pytest.approx(1.0, abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [("a b", "a_b"), ("a\tb", "a b"), ("a%20b", "a b"), ("a\u3000b", "a b"), ("x", "x ")],
+)
+def test_two_session_ids_never_share_a_query_id(first, second):
+    """Whitespace used to become ``_``: sessions ``a b`` and ``a_b`` shared one query id
+    and their passages' labels merged in the qrels."""
+    from genir_eval.report.trec import trec_query_id
+
+    assert trec_query_id(first, 1) != trec_query_id(second, 1)
+    for sid in (first, second):
+        assert not any(ch.isspace() for ch in trec_query_id(sid, 1))
+
+
+def test_a_plain_session_id_is_kept_as_it_is():
+    from genir_eval.report.trec import trec_query_id
+
+    assert trec_query_id("urge-3", 2) == "urge-3:2"
+    assert trec_query_id("a b", None) == "a%20b:all"
