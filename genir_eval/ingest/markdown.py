@@ -275,7 +275,7 @@ def _finish(
     if decoded is not None:
         bad = decoded.first_bad(draft.line, last)
         decoded.forget(last + 1)
-        if bad is not None and (draft.error is None or (draft.error.line or 0) > bad[0]):
+        if bad is not None and (draft.error is None or (draft.error.line or 0) >= bad[0]):
             return InputError(bad[1], path=path, line=bad[0])
     if draft.error is not None:
         return draft.error

@@ -41,8 +41,22 @@ class Lines:
     def __iter__(self) -> Iterator[str]:
         for raw in self._stream:
             self.number += 1
-            if self.number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
+            if self.number == 1:
+                if raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]
+                elif raw.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
+                    # a byte-order mark of UTF-16 or UTF-32: say so, not "byte 0xff"
+                    self.bad[1] = (
+                        "the file is UTF-16 or UTF-32 text (it opens with that byte-order "
+                        "mark); save it as UTF-8"
+                    )
+                    yield raw.decode("utf-8", errors="replace")
+                    continue
+                elif b"\r" in raw and not raw.endswith(b"\n") and raw.count(b"\r") > 1:
+                    self.bad[1] = (
+                        "the file breaks its lines with a carriage return alone (CR); save it "
+                        "with LF or CRLF line breaks"
+                    )
             try:
                 yield raw.decode("utf-8")
             except UnicodeDecodeError as error:

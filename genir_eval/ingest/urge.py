@@ -155,7 +155,7 @@ def _items(path: Path) -> Iterator[Session | InputError]:
             lines.forget(end + 1)
             if header is None:
                 if error is not None or bad is not None:
-                    message = error if error is not None else bad[1]  # type: ignore[index]
+                    message = bad[1] if bad is not None else error
                     raise InputError(f"cannot read the header: {message}", path=where, line=start)
                 header = _header(cells, where, start)
                 positions = {name: header.index(name) for name in URGE_COLUMNS}
