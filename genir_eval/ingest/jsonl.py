@@ -67,6 +67,7 @@ from genir_eval.records import (
     session_from_dict,
     session_to_dict,
 )
+from genir_eval.unique_keys import RepeatedKey, unique_keys
 
 __all__ = ["iter_jsonl", "read_jsonl", "write_jsonl", "validate_session_dict"]
 
@@ -164,20 +165,12 @@ def _items(path: Path) -> Iterator[Session | InputError]:
                 yield session
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _FieldError("(line)", f"key {short_repr(key)} appears twice in one object")
-            seen.add(key)
-    return out
-
-
 def _read_line(line: str) -> Session:
     try:
-        data = json.loads(line, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+        data = json.loads(line, object_pairs_hook=unique_keys, parse_constant=_no_constant)
+    except RepeatedKey as error:
+        message = f"key {short_repr(error.key)} appears twice in one object"
+        raise _FieldError("(line)", message) from None
     except RecursionError:
         raise _FieldError("(line)", "the JSON is nested too deeply to read") from None
     except ValueError as error:

@@ -30,6 +30,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from genir_eval.errors import InputError
 from genir_eval.records import Session
+from genir_eval.unique_keys import RepeatedKey, unique_keys
 
 __all__ = ["read_source_texts", "attach_source_texts", "source_text_attacher", "normalise_url"]
 
@@ -62,8 +63,8 @@ def _rows(path: Path) -> Iterable[tuple[int, str, object, object]]:
                 if not line.strip():
                     continue
                 try:
-                    data = json.loads(line, object_pairs_hook=_unique_keys)
-                except _RepeatedKey as error:
+                    data = json.loads(line, object_pairs_hook=unique_keys)
+                except RepeatedKey as error:
                     raise InputError(str(error), path=str(path), line=number) from None
                 except ValueError as error:
                     raise InputError(
@@ -107,19 +108,6 @@ def _rows(path: Path) -> Iterable[tuple[int, str, object, object]]:
 
 _EXTRA = "\x00extra cells"
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-class _RepeatedKey(ValueError):
-    pass
-
-
-def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        keys = [key for key, _ in pairs]
-        repeated = next(key for key in keys if keys.count(key) > 1)
-        raise _RepeatedKey(f"key {repeated!r} appears twice in one object")
-    return out
 
 
 def _first_bad_line(path: Path) -> tuple[int, str]:

@@ -15,7 +15,6 @@ turn numbers 1 to n, each once; numbers used as keys are ASCII digits.
 
 from __future__ import annotations
 
-import ast
 import csv
 import functools
 import json
@@ -32,6 +31,7 @@ from genir_eval.ingest.result import LoadResult
 from genir_eval.ingest.stream import Lines, SessionStream, unexpected
 from genir_eval.ingest.validate import validate_session
 from genir_eval.records import Dissatisfaction, Gold, Session, Turn
+from genir_eval.unique_keys import RepeatedKey, literal, unique_keys
 
 __all__ = ["URGE_COLUMNS", "iter_urge", "load_urge", "parse_cell"]
 
@@ -77,21 +77,6 @@ class _CellError(Exception):
         self.message = message
 
 
-class _RepeatedKey(ValueError):
-    pass
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _RepeatedKey(f"key {_shorten(key)} appears twice in one object")
-            seen.add(key)
-    return out
-
-
 def _shorten(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
@@ -103,22 +88,16 @@ def parse_cell(text: str) -> Any:
     An object (dict) that repeats a key is an error rather than a silent choice of one.
     """
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
-    except _RepeatedKey:
+        return json.loads(text, object_pairs_hook=unique_keys)
+    except RepeatedKey:
         raise
     except ValueError:
         pass
     except RecursionError:
         raise ValueError("nested too deeply") from None
     try:
-        tree = ast.parse(text.strip(), mode="eval")
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Dict):
-                keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]
-                if len(set(map(repr, keys))) != len(keys):
-                    raise _RepeatedKey("a key appears twice in one object")
-        return ast.literal_eval(tree)
-    except _RepeatedKey:
+        return literal(text.strip())
+    except RepeatedKey:
         raise
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as error:
         detail = " ".join(str(error).split())[:120]

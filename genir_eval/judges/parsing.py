@@ -10,12 +10,13 @@ missing with that reason. Nothing here ever substitutes a default value.
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from genir_eval.unique_keys import RepeatedKey, literal, unique_values
 
 __all__ = [
     "ReplyError",
@@ -81,47 +82,39 @@ class _RepeatedKey(ReplyError):
     pass
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        keys = [key for key, _ in pairs]
-        repeated = next(key for key in keys if keys.count(key) > 1)
-        values = [value for key, value in pairs if key == repeated]
-        if any(value != values[0] for value in values):
-            # {"label": 1, "label": 3}: which one the model meant cannot be told
-            raise _RepeatedKey(f"the reply gives {repeated!r} twice ({values[0]!r}, {values[1]!r})")
-    return out
-
-
 def _load(candidate: str) -> Any:
     try:
-        return json.loads(candidate, object_pairs_hook=_unique_keys)
+        return _json(candidate)
     except _RepeatedKey:
         raise
-    except (json.JSONDecodeError, ValueError, RecursionError):
+    except (ValueError, RecursionError):
         pass
     try:
-        tree = ast.parse(candidate, mode="eval")
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Dict):
-                keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]
-                if len(set(map(repr, keys))) != len(keys):
-                    raise _RepeatedKey("the reply gives a key twice")
-        return ast.literal_eval(tree)
-    except _RepeatedKey:
-        raise
+        return literal(candidate)
+    except RepeatedKey:
+        raise _RepeatedKey("the reply gives a key twice") from None
     except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
         pass
     # Trailing commas are a common, harmless slip.
     cleaned = re.sub(r",\s*([}\]])", r"\1", candidate)
     if cleaned != candidate:
         try:
-            return json.loads(cleaned, object_pairs_hook=_unique_keys)
+            return _json(cleaned)
         except _RepeatedKey:
             raise
-        except (json.JSONDecodeError, ValueError, RecursionError):
+        except (ValueError, RecursionError):
             pass
     raise ValueError("not JSON or a Python literal")
+
+
+def _json(text: str) -> Any:
+    """JSON of a reply; a key given twice with different values is a :class:`ReplyError`
+    (``{"label": 1, "label": 3}``: which one the model meant cannot be told)."""
+    try:
+        return json.loads(text, object_pairs_hook=unique_values)
+    except RepeatedKey as error:
+        first, second = error.values[:2]
+        raise _RepeatedKey(f"the reply gives {error.key!r} twice ({first!r}, {second!r})") from None
 
 
 def extract_object(text: str, *, want: type | tuple[type, ...] = (dict, list)) -> Any:

@@ -104,6 +104,8 @@ REPEATED_FIELDS = [
     ('```json\n{"label": 0, "label": 2}\n```', "the reply gives 'label' twice"),
     ("The answer: {'O': 1, 'O': 2}", "the reply gives a key twice"),
     ('{"O": 1, "O": 2,}', "the reply gives a key twice"),
+    # one field repeated with its own value does not hide another repeated with a new one
+    ('{"M": 1, "M": 1, "O": 1, "O": 3}', "the reply gives 'O' twice (1, 3)"),
 ]
 
 
