@@ -493,6 +493,11 @@ def _judges(value: Any, default: LlmSpec, base: Path) -> tuple[JudgeSpec, ...]:
             raise ConfigError(f"{t.key('name')}: required (a registered judge name)")
         name = t.string("name")
         judge_id = t.string("id", name)
+        if not judge_id.isprintable():
+            # the id names columns, files and lines of every output
+            raise ConfigError(
+                f"{t.key('id')}: {judge_id!r} is not a usable judge id (printable characters)"
+            )
         options = t.get("options")
         if options is None:
             options = {}

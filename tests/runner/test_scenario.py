@@ -105,6 +105,10 @@ def test_llm_defaults_and_per_judge_override() -> None:
             r"judges\[1\].id: 'spans' is used by another judge",
         ),
         (
+            _with(judges=[{"name": "spans", "id": "0\n"}]),
+            r"judges\[0\].id: '0\\n' is not a usable judge id",
+        ),
+        (
             _with(aggregate={"measures": ["sdcg_urge(bx=1)"]}),
             r"aggregate.measures: sDCG-URGE: unknown parameter",
         ),
