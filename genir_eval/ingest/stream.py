@@ -13,12 +13,12 @@ of its line (and only of the session that line belongs to), never of the whole f
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
 from genir_eval.errors import InputError
+from genir_eval.hashes import HashSet
 from genir_eval.records import Session
 
 __all__ = ["Lines", "SessionStream", "SeenIds", "unexpected"]
@@ -86,45 +86,20 @@ class Lines:
 class SeenIds:
     """Session ids met so far, to refuse a repeated one, in 8 to 16 bytes an id.
 
-    Keeps each id's 64-bit hash (never the id's text) in an open-addressing table (an
-    ``array`` of 64-bit integers, doubled when half full), so a million sessions take
-    16 MB at most. Two different ids sharing a hash, the price of not keeping the text,
-    is a chance of about 1 in 30 million in a file of a million sessions.
+    Keeps each id's 64-bit hash (never the id's text) in a :class:`~genir_eval.hashes.HashSet`,
+    so a million sessions take 16 MB at most. Two different ids sharing a hash, the price of
+    not keeping the text, is a chance of about 1 in 30 million in a file of a million sessions.
     """
 
     def __init__(self) -> None:
-        self._slots = array("q", bytes(8 * 1024))
-        self._mask = 1023
-        self._count = 0
+        self._seen = HashSet()
 
     def check(self, session_id: str) -> None:
-        key = hash(session_id) or 1  # 0 marks an empty slot
-        if not self._insert(key):
+        if not self._seen.add(hash(session_id)):
             raise InputError(
                 f"duplicate session id {session_id!r} (an earlier session has it)",
                 column="session_id",
             )
-        self._count += 1
-        if 2 * self._count > self._mask:
-            old = self._slots
-            self._slots = array("q", bytes(16 * len(old)))
-            self._mask = 2 * len(old) - 1
-            for key in old:
-                if key:
-                    self._insert(key)
-
-    def _insert(self, key: int) -> bool:
-        """Put ``key`` in the table; ``False`` when it is there already."""
-        slots, mask = self._slots, self._mask
-        slot = key & mask
-        while True:
-            held = slots[slot]
-            if not held:
-                slots[slot] = key
-                return True
-            if held == key:
-                return False
-            slot = (slot + 1) & mask
 
 
 def unexpected(error: BaseException) -> str:

@@ -12,7 +12,8 @@ The journal is table ``journal`` of a SQLite file: by default the cache file
 concurrent records share one commit.
 
 Memory does not grow with the replies: the journal keeps the 64-bit hash of each recorded
-key (about 60 bytes a judgment, where the rows with their raw replies took some 1.6 kB)
+key in a :class:`~genir_eval.hashes.HashSet` (8 to 16 bytes a judgment; a Python set of
+ints took about 90, the rows with their raw replies some 1.6 kB)
 and the last :data:`RECENT` entries. :meth:`Journal.get` answers a key never recorded
 from the hashes alone, without touching the file (every lookup of a fresh run), and reads
 a recorded one from the table by its primary key.
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from genir_eval.hashes import HashSet
 from genir_eval.llm._sqlite import SqliteWorker, storage_error
 from genir_eval.llm.base import ErrorClass, Failure, JudgmentKey
 
@@ -107,7 +109,7 @@ class Journal:
         try:
             # every row is read (and its value parsed) once, so a damaged row is refused
             # now, not in the middle of a resumed run; only the keys' hashes stay
-            self._known: set[int] = self._worker.run_sync(_load_keys)
+            self._known: HashSet = self._worker.run_sync(_load_keys)
         except (ValueError, TypeError) as error:  # a row whose JSON was damaged
             self._worker.close()
             raise storage_error(error, self.path, "journal", JOURNAL_REMEDY) from None
@@ -253,9 +255,9 @@ def _select(conn: sqlite3.Connection, where: str, args: tuple[Any, ...]) -> list
     return [_entry(row) for row in rows]
 
 
-def _load_keys(conn: sqlite3.Connection) -> set[int]:
+def _load_keys(conn: sqlite3.Connection) -> HashSet:
     """The hashes of the recorded keys, each row parsed on the way (one at a time)."""
-    known: set[int] = set()
+    known = HashSet()
     for row in conn.execute(f"SELECT {_COLUMNS} FROM journal"):
         known.add(hash(_key_text(_entry(row).key)))
     return known

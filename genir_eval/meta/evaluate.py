@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from genir_eval.columns import TextColumn
 from genir_eval.errors import ConfigError
 from genir_eval.judges.base import Judge, Label, judge_sessions, make_judge
 from genir_eval.judges.offline.twins import BASELINE_NOTE
@@ -194,7 +195,7 @@ class _LinkPairs:
         self.entropy: array[float] = array("d")
         self.gold: array[int] = array("q")
         self.group: array[int] = array("q")  # the session, numbered in order of appearance
-        self.sessions: dict[str, int] = {}
+        self.sessions = TextColumn()  # their ids, in that order
         self.reasons: dict[str, int] = defaultdict(int)
 
     def pairs(self) -> LinkPairs:
@@ -211,6 +212,8 @@ class _LinkPairs:
         for session in sessions:
             if session.gold is None or session.gold.link_usefulness is None:
                 continue
+            group = len(self.sessions)  # a session id comes once in a log (readers refuse
+            self.sessions.append(session.session_id)  # a repeated one)
             for position, turn in enumerate(session.turns):
                 if position >= len(session.gold.link_usefulness):
                     continue
@@ -227,9 +230,7 @@ class _LinkPairs:
                             self.entropy.append(float(entropy))
                     self.expected.append(_nan(expected_value(label)))
                     self.gold.append(int(value))
-                    self.group.append(
-                        self.sessions.setdefault(session.session_id, len(self.sessions))
-                    )
+                    self.group.append(group)
 
     def result(self, n_boot: int, seed: int) -> dict[str, Any] | None:
         if not self.gold:
@@ -560,7 +561,7 @@ class _QueryOrder:
     """The queries with both a judge score and a gold satisfaction, in log order."""
 
     def __init__(self) -> None:
-        self.ids: list[str] = []
+        self.ids = TextColumn()
         self.score: array[float] = array("d")
         self.gold: array[float] = array("d")
 
