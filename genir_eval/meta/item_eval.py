@@ -18,9 +18,12 @@ import asyncio
 import json
 import math
 import sys
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from genir_eval.judges.base import Label, judge_sessions, make_judge
 from genir_eval.meta.stats import correlations, precision_recall_f1
@@ -31,6 +34,8 @@ __all__ = [
     "gold_links",
     "evaluate_item",
     "evaluate_rubric",
+    "ItemFigures",
+    "RubricFigures",
     "format_item_table",
     "format_rubric_table",
     "ITEM_JUDGES",
@@ -77,32 +82,128 @@ def _by_turn(labels: Iterable[Label]) -> dict[tuple[str, int], dict[str, Label]]
     return out
 
 
-def _mean(values: Sequence[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return sum(present) / len(present) if present else None
+class _Mean:
+    """The mean of the values given that are not ``None`` (``None`` when none is)."""
+
+    __slots__ = ("total", "n")
+
+    def __init__(self) -> None:
+        self.total, self.n = 0.0, 0
+
+    def add(self, value: float | None) -> None:
+        if value is not None:
+            self.total += value
+            self.n += 1
+
+    def result(self) -> float | None:
+        return self.total / self.n if self.n else None
 
 
-def _prf_summary(pairs: Sequence[tuple[set[int], set[int]]]) -> dict[str, float | None]:
-    """Micro (pooled counts) and macro (mean over turns) precision, recall and F1."""
-    if not pairs:
-        return {"precision": None, "recall": None, "f1": None, "macro_f1": None}
-    tp = sum(len(p & g) for p, g in pairs)
-    n_pred = sum(len(p) for p, _ in pairs)
-    n_gold = sum(len(g) for _, g in pairs)
-    precision = tp / n_pred if n_pred else None
-    recall = tp / n_gold if n_gold else None
-    f1 = None
-    if precision is not None and recall is not None:
-        f1 = 0.0 if tp == 0 else 2 * precision * recall / (precision + recall)
-    macro = [precision_recall_f1(p, g) for p, g in pairs]
-    return {
-        "precision": precision,
-        "recall": recall,
-        "f1": f1,
-        "macro_precision": _mean([m.precision for m in macro]),
-        "macro_recall": _mean([m.recall for m in macro]),
-        "macro_f1": _mean([m.f1 for m in macro]),
-    }
+class _SetAgreement:
+    """Micro (pooled counts) and macro (mean over turns) precision, recall and F1 of
+    predicted sets against gold sets, one pair of sets per turn, kept as sums."""
+
+    def __init__(self) -> None:
+        self.turns = self.tp = self.n_pred = self.n_gold = 0
+        self.macro = {"precision": _Mean(), "recall": _Mean(), "f1": _Mean()}
+
+    def add(self, predicted: set[int], gold: set[int]) -> None:
+        self.turns += 1
+        self.tp += len(predicted & gold)
+        self.n_pred += len(predicted)
+        self.n_gold += len(gold)
+        prf = precision_recall_f1(predicted, gold)
+        for name, mean in self.macro.items():
+            mean.add(getattr(prf, name))
+
+    def result(self) -> dict[str, float | None]:
+        if not self.turns:
+            return {"precision": None, "recall": None, "f1": None, "macro_f1": None}
+        precision = self.tp / self.n_pred if self.n_pred else None
+        recall = self.tp / self.n_gold if self.n_gold else None
+        f1 = None
+        if precision is not None and recall is not None:
+            f1 = 0.0 if self.tp == 0 else 2 * precision * recall / (precision + recall)
+        return {
+            "precision": precision,
+            "recall": recall,
+            "f1": f1,
+            **{f"macro_{name}": mean.result() for name, mean in self.macro.items()},
+        }
+
+
+_COST = ("calls", "fresh_calls", "input_tokens", "output_tokens")
+
+
+class ItemFigures:
+    """The figures of :func:`evaluate_item`, gathered window by window of sessions (each
+    window with its own labels): sums and counts only, so memory does not grow with the
+    sessions."""
+
+    def __init__(self, *, gold_min: int = 3, k: int = 5) -> None:
+        self.gold_min, self.k = gold_min, k
+        self.final, self.first = _SetAgreement(), _SetAgreement()
+        self.ndcg, self.ndcg_first, self.ndcg_log = _Mean(), _Mean(), _Mean()
+        self.iterations = 0
+        self.stops: Counter[str] = Counter()
+        self.cost: Counter[str] = Counter()
+        self.turns = self.missing = self.changed = 0
+        # The base rate: the precision of selecting every labelled link (recall 1).
+        self.labelled = self.useful_total = 0
+
+    def add(self, sessions: Iterable[Session], labels: Iterable[Label]) -> None:
+        grouped = _by_turn(labels)
+        k, gold_min = self.k, self.gold_min
+        for session in sessions:
+            for turn in session.turns:
+                gold = gold_links(session, turn.index)
+                if not gold:
+                    continue
+                turn_label = grouped.get((session.session_id, turn.index), {}).get("item")
+                self.turns += 1
+                if turn_label is not None:
+                    for name in _COST:
+                        self.cost[name] += int(turn_label.extra.get(name, 0) or 0)
+                if turn_label is None or turn_label.value is None:
+                    self.missing += 1
+                    continue
+                trace = turn_label.extra
+                its = list(trace.get("iterations") or [])
+                order = [int(c) for c in trace.get("candidates") or []]
+                useful = {cid for cid, g in gold.items() if g >= gold_min}
+                self.labelled += len(gold)
+                self.useful_total += len(useful)
+                gains = {cid: float(g) for cid, g in gold.items()}
+                selected = {int(c) for c in turn_label.value} & set(gold)
+                self.final.add(selected, useful)
+                first = its[0] if its else {"selected": turn_label.value, "ranking": None}
+                first_set = {int(c) for c in first["selected"]} & set(gold)
+                self.first.add(first_set, useful)
+                self.changed += first_set != selected
+                self.ndcg.add(ndcg_at(_ranking(its[-1] if its else first, order), gains, k))
+                self.ndcg_first.add(ndcg_at(_ranking(first, order), gains, k))
+                self.ndcg_log.add(ndcg_at(order, gains, k))
+                self.iterations += len(its)
+                self.stops[str(trace.get("stop"))] += 1
+
+    def result(self) -> dict[str, Any]:
+        k, evaluated = self.k, self.final.turns
+        return {
+            "gold_min": self.gold_min,
+            "k": k,
+            "turns": self.turns,
+            "turns_missing": self.missing,
+            "final": self.final.result(),
+            "first_iteration": self.first.result(),
+            "turns_changed_by_iterating": self.changed,
+            f"ndcg@{k}": self.ndcg.result(),
+            f"ndcg@{k}_first_iteration": self.ndcg_first.result(),
+            f"ndcg@{k}_log_order": self.ndcg_log.result(),
+            "mean_iterations": (self.iterations / evaluated) if evaluated else None,
+            "stop_reasons": dict(self.stops),
+            "gold_useful_share": (self.useful_total / self.labelled) if self.labelled else None,
+            **{name: self.cost[name] for name in _COST},
+        }
 
 
 def evaluate_item(
@@ -121,67 +222,11 @@ def evaluate_item(
     first then the rest in citation order. ``ndcg_log_order`` is the log's own citation
     order, the reference any ranking should beat. Turns whose judgment is missing are
     counted in ``turns_missing`` and left out of the figures, never scored as empty sets.
+    A run gathers the same figures window by window with :class:`ItemFigures`.
     """
-    grouped = _by_turn(labels)
-    final_pairs: list[tuple[set[int], set[int]]] = []
-    first_pairs: list[tuple[set[int], set[int]]] = []
-    ndcg: list[float | None] = []
-    ndcg_first: list[float | None] = []
-    ndcg_log: list[float | None] = []
-    iterations: list[int] = []
-    stops: Counter[str] = Counter()
-    cost: Counter[str] = Counter()
-    turns = missing = changed = 0
-    # The base rate: the precision of selecting every labelled link (recall 1).
-    labelled = useful_total = 0
-    for session in sessions:
-        for turn in session.turns:
-            gold = gold_links(session, turn.index)
-            if not gold:
-                continue
-            turn_label = grouped.get((session.session_id, turn.index), {}).get("item")
-            turns += 1
-            if turn_label is not None:
-                for name in ("calls", "fresh_calls", "input_tokens", "output_tokens"):
-                    cost[name] += int(turn_label.extra.get(name, 0) or 0)
-            if turn_label is None or turn_label.value is None:
-                missing += 1
-                continue
-            trace = turn_label.extra
-            its = list(trace.get("iterations") or [])
-            order = [int(c) for c in trace.get("candidates") or []]
-            useful = {cid for cid, g in gold.items() if g >= gold_min}
-            labelled += len(gold)
-            useful_total += len(useful)
-            gains = {cid: float(g) for cid, g in gold.items()}
-            selected = {int(c) for c in turn_label.value} & set(gold)
-            final_pairs.append((selected, useful))
-            first = its[0] if its else {"selected": turn_label.value, "ranking": None}
-            first_set = {int(c) for c in first["selected"]} & set(gold)
-            first_pairs.append((first_set, useful))
-            changed += first_set != selected
-            ndcg.append(ndcg_at(_ranking(its[-1] if its else first, order), gains, k))
-            ndcg_first.append(ndcg_at(_ranking(first, order), gains, k))
-            ndcg_log.append(ndcg_at(order, gains, k))
-            iterations.append(len(its))
-            stops[str(trace.get("stop"))] += 1
-    evaluated = len(final_pairs)
-    return {
-        "gold_min": gold_min,
-        "k": k,
-        "turns": turns,
-        "turns_missing": missing,
-        "final": _prf_summary(final_pairs),
-        "first_iteration": _prf_summary(first_pairs),
-        "turns_changed_by_iterating": changed,
-        f"ndcg@{k}": _mean(ndcg),
-        f"ndcg@{k}_first_iteration": _mean(ndcg_first),
-        f"ndcg@{k}_log_order": _mean(ndcg_log),
-        "mean_iterations": (sum(iterations) / evaluated) if evaluated else None,
-        "stop_reasons": dict(stops),
-        "gold_useful_share": (useful_total / labelled) if labelled else None,
-        **{name: cost[name] for name in ("calls", "fresh_calls", "input_tokens", "output_tokens")},
-    }
+    figures = ItemFigures(gold_min=gold_min, k=k)
+    figures.add(sessions, labels)
+    return figures.result()
 
 
 def _ranking(iteration: Mapping[str, Any], order: Sequence[int]) -> list[int]:
@@ -191,6 +236,78 @@ def _ranking(iteration: Mapping[str, Any], order: Sequence[int]) -> list[int]:
         return ranked + [c for c in order if c not in ranked]
     selected = [int(c) for c in iteration.get("selected") or []]
     return selected + [c for c in order if c not in selected]
+
+
+class RubricFigures:
+    """The figures of :func:`evaluate_rubric`, gathered window by window of sessions: the
+    grade and coverage pairs the correlations need as float columns (8 bytes a number),
+    everything else as sums."""
+
+    def __init__(self, *, gold_min: int = 3, k: int = 5) -> None:
+        self.gold_min, self.k = gold_min, k
+        self.pred_grades: array[float] = array("d")  # NaN: no grade
+        self.gold_grades: array[float] = array("d")
+        self.coverage: array[float] = array("d")
+        self.satisfaction: array[float] = array("d")
+        self.binary = _SetAgreement()
+        self.ndcg, self.ndcg_log = _Mean(), _Mean()
+        self.turns = self.missing_links = 0
+
+    def add(self, sessions: Iterable[Session], labels: Iterable[Label]) -> None:
+        grouped = _by_turn(labels)
+        k, gold_min = self.k, self.gold_min
+        for session in sessions:
+            gold_sat = session.gold.query_satisfaction if session.gold else None
+            for turn in session.turns:
+                by_item = grouped.get((session.session_id, turn.index), {})
+                cov = by_item.get("coverage")
+                if cov is not None and gold_sat is not None and turn.index - 1 < len(gold_sat):
+                    self.coverage.append(_nan(cov.value))
+                    self.satisfaction.append(_nan(gold_sat[turn.index - 1]))
+                gold = gold_links(session, turn.index)
+                if not gold:
+                    continue
+                self.turns += 1
+                grades: dict[int, float] = {}
+                relevant: set[int] = set()
+                for cid, g in gold.items():
+                    label = by_item.get(f"link:{cid}")
+                    value = None if label is None else label.value
+                    self.pred_grades.append(_nan(value))
+                    self.gold_grades.append(float(g))
+                    if value is None:
+                        self.missing_links += 1
+                        continue
+                    grades[cid] = float(value)
+                    if label is not None and label.extra.get("relevant"):
+                        relevant.add(cid)
+                judged = set(grades)
+                if judged:
+                    useful = {cid for cid in judged if gold[cid] >= gold_min}
+                    self.binary.add(relevant, useful)
+                order = [c.id for c in turn.links] or sorted(gold)
+                by_grade = sorted(order, key=lambda cid: -grades.get(cid, -1.0))
+                gains = {cid: float(g) for cid, g in gold.items()}
+                self.ndcg.add(ndcg_at(by_grade, gains, k))
+                self.ndcg_log.add(ndcg_at(order, gains, k))
+
+    def result(self) -> dict[str, Any]:
+        k = self.k
+        return {
+            "gold_min": self.gold_min,
+            "k": k,
+            "turns": self.turns,
+            "links_missing": self.missing_links,
+            "grade_vs_gold": correlations(
+                np.frombuffer(self.pred_grades), np.frombuffer(self.gold_grades), n_boot=0
+            ),
+            "binary": self.binary.result(),
+            f"ndcg@{k}": self.ndcg.result(),
+            f"ndcg@{k}_log_order": self.ndcg_log.result(),
+            "coverage_vs_query_satisfaction": correlations(
+                np.frombuffer(self.coverage), np.frombuffer(self.satisfaction), n_boot=0
+            ),
+        }
 
 
 def evaluate_rubric(
@@ -207,62 +324,16 @@ def evaluate_rubric(
     Reports the correlation of grades with gold labels over all labelled links, P/R/F1 of
     the binary labels against ``gold >= gold_min``, nDCG@k of the links ordered by grade
     (citation order breaks ties), and the correlation of the turn coverage (item
-    ``coverage``) with the user's query satisfaction.
+    ``coverage``) with the user's query satisfaction. A run gathers the same figures window
+    by window with :class:`RubricFigures`.
     """
-    grouped = _by_turn(labels)
-    pred_grades: list[float | None] = []
-    gold_grades: list[float | None] = []
-    pairs: list[tuple[set[int], set[int]]] = []
-    ndcg: list[float | None] = []
-    ndcg_log: list[float | None] = []
-    coverage: list[float | None] = []
-    satisfaction: list[float | None] = []
-    turns = missing_links = 0
-    for session in sessions:
-        gold_sat = session.gold.query_satisfaction if session.gold else None
-        for turn in session.turns:
-            by_item = grouped.get((session.session_id, turn.index), {})
-            cov = by_item.get("coverage")
-            if cov is not None and gold_sat is not None and turn.index - 1 < len(gold_sat):
-                coverage.append(None if cov.value is None else float(cov.value))
-                satisfaction.append(gold_sat[turn.index - 1])
-            gold = gold_links(session, turn.index)
-            if not gold:
-                continue
-            turns += 1
-            grades: dict[int, float] = {}
-            relevant: set[int] = set()
-            for cid, g in gold.items():
-                label = by_item.get(f"link:{cid}")
-                value = None if label is None else label.value
-                pred_grades.append(None if value is None else float(value))
-                gold_grades.append(float(g))
-                if value is None:
-                    missing_links += 1
-                    continue
-                grades[cid] = float(value)
-                if label is not None and label.extra.get("relevant"):
-                    relevant.add(cid)
-            judged = set(grades)
-            if judged:
-                useful = {cid for cid in judged if gold[cid] >= gold_min}
-                pairs.append((relevant, useful))
-            order = [c.id for c in turn.links] or sorted(gold)
-            by_grade = sorted(order, key=lambda cid: -grades.get(cid, -1.0))
-            gains = {cid: float(g) for cid, g in gold.items()}
-            ndcg.append(ndcg_at(by_grade, gains, k))
-            ndcg_log.append(ndcg_at(order, gains, k))
-    return {
-        "gold_min": gold_min,
-        "k": k,
-        "turns": turns,
-        "links_missing": missing_links,
-        "grade_vs_gold": correlations(pred_grades, gold_grades, n_boot=0),
-        "binary": _prf_summary(pairs),
-        f"ndcg@{k}": _mean(ndcg),
-        f"ndcg@{k}_log_order": _mean(ndcg_log),
-        "coverage_vs_query_satisfaction": correlations(coverage, satisfaction, n_boot=0),
-    }
+    figures = RubricFigures(gold_min=gold_min, k=k)
+    figures.add(sessions, labels)
+    return figures.result()
+
+
+def _nan(value: Any) -> float:
+    return math.nan if value is None else float(value)
 
 
 def _fmt(value: Any) -> str:

@@ -19,6 +19,7 @@ of a single turn in :data:`TURN_VIEWS`. Other report parts plug in there.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
@@ -34,7 +35,7 @@ from genir_eval.report.citations import CITATIONS_CSS, citations_section
 from genir_eval.report.glossary import describe_score
 from genir_eval.report.judge_quality import SECTION_TITLE as QUALITY_TITLE
 from genir_eval.report.judge_quality import quality_section
-from genir_eval.report.outputs import REPORT_FILE, Run, load_run
+from genir_eval.report.outputs import FAILURES_FILE, REPORT_FILE, Run, load_run
 from genir_eval.report.plots import histogram_svg, scatter_svg, task_bars_svg
 from genir_eval.report.scores import BOOTSTRAP_MAX_N, SMALL_N, summarize
 from genir_eval.report.tables import LevelTable, optional
@@ -568,22 +569,25 @@ def _fmt_label(value: float) -> str:
 
 
 def _failures(run: Run) -> str:
-    failures = [f for f in run.info.get("failures") or [] if isinstance(f, Mapping)]
-    if not failures:
+    total = run.failures_total
+    failures = list(itertools.islice(run.iter_failures(), MAX_FAILURES))
+    if not failures and not total:
         return "<p id='no-failures'>None: every judgment got a usable label.</p>"
+    total = max(total, len(failures))
     rows = "".join(
         f"<tr><td>{_e(f.get('judge'))}</td><td>{_e(f.get('session_id'))}</td>"
         f"<td class='num'>{_e(f.get('turn'))}</td><td>{_e(f.get('item'))}</td>"
         f"<td>{_e(f.get('reason'))}</td></tr>"
-        for f in failures[:MAX_FAILURES]
+        for f in failures
     )
+    where = FAILURES_FILE if FAILURES_FILE in (run.info.get("files") or {}) else "run.json"
     more = (
-        f"<p class='muted'>… and {len(failures) - MAX_FAILURES} more (see run.json).</p>"
-        if len(failures) > MAX_FAILURES
+        f"<p class='muted'>… and {total - len(failures)} more (see {where}).</p>"
+        if total > len(failures)
         else ""
     )
     return (
-        f"<p class='bad'>{len(failures)} judgments are missing.</p>"
+        f"<p class='bad'>{total} judgments are missing.</p>"
         "<div class='scroll'><table id='failures'><tr><th>judge</th><th>session</th><th class='num'>turn</th>"
         f"<th>item</th><th>reason</th></tr>{rows}</table></div>{more}"
     )

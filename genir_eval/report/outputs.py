@@ -18,9 +18,14 @@ A run directory holds three tables, each as JSONL and as CSV, plus two JSON docu
 ``evidence.jsonl``
     one row per turn: statements and citations, text units, useful spans (gold and
     judged), every judgment with its reason and raw reply (what the report shows per turn);
+``failures.jsonl``
+    one row per missing judgment (judge, session, turn, item, repeat, reason), written as
+    the run goes, so a run with a million failures neither holds them in memory nor lists
+    them in ``run.json``;
 ``run.json``
     the scenario, versions, provider and model per judge, usage, cost, duration, cache
-    hits and failures.
+    hits, the status, and the failures: their total and the first
+    :data:`MAX_LISTED_FAILURES` (all of them in a run folder without ``failures.jsonl``).
 
 Every JSONL row, CSV row and JSON document carries ``version`` (:data:`OUTPUT_VERSION`).
 JSONL rows nest ``labels`` and ``scores``; CSV flattens them into ``label:<judge>``,
@@ -49,6 +54,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OUTPUT_VERSION",
+    "FAILURES_FILE",
+    "MAX_LISTED_FAILURES",
     "LinkRow",
     "TurnRow",
     "SessionRow",
@@ -82,6 +89,10 @@ META_FILE = "meta.json"
 RUN_FILE = "run.json"
 REPORT_FILE = "report.html"
 EVIDENCE_FILE = "evidence.jsonl"
+# every missing judgment of a run (judge, session_id, turn, item, repeat, reason), streamed as
+# the run goes; run.json lists the first MAX_LISTED_FAILURES and the total
+FAILURES_FILE = "failures.jsonl"
+MAX_LISTED_FAILURES = 100
 
 
 @dataclass(frozen=True)
@@ -315,6 +326,27 @@ class Run:
     @property
     def report_path(self) -> Path:
         return self.directory / REPORT_FILE
+
+    @property
+    def failures_total(self) -> int:
+        """How many judgments of the run are missing."""
+        total = self.info.get("failures_total")
+        if isinstance(total, int) and not isinstance(total, bool):
+            return total
+        return len(self.info.get("failures") or [])
+
+    def iter_failures(self) -> Iterator[Mapping[str, Any]]:
+        """Every missing judgment (``judge``, ``session_id``, ``turn``, ``item``, ``repeat``,
+        ``reason``), in the order the run met them: from ``failures.jsonl`` when the run
+        wrote one (``run.json`` then lists only the first :data:`MAX_LISTED_FAILURES`), else
+        from ``run.json``."""
+        files = self.info.get("files")
+        if isinstance(files, Mapping) and FAILURES_FILE in files:
+            yield from _iter_jsonl(self.directory / FAILURES_FILE)
+            return
+        for failure in self.info.get("failures") or []:
+            if isinstance(failure, Mapping):
+                yield failure
 
     def iter_rows(self, table: TableName) -> Iterator[dict[str, Any]]:
         """The rows of ``table`` (``links``, ``turns``, ``sessions`` or ``citations``, which
@@ -589,7 +621,12 @@ class RunWriter:
     """
 
     def __init__(
-        self, directory: str | os.PathLike[str], *, csv: bool = True, evidence: bool = False
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        csv: bool = True,
+        evidence: bool = False,
+        failures: bool = False,
     ) -> None:
         self.directory = Path(directory).resolve()
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -599,6 +636,9 @@ class RunWriter:
         self._tables = {name: _Table(self.directory, name) for name in TABLES}
         # evidence.jsonl (rows of genir_eval.report.evidence.evidence_rows), when kept
         self._evidence = _Part(self.directory, EVIDENCE_FILE) if evidence else None
+        # failures.jsonl (the missing judgments), when the caller streams them here rather
+        # than listing them all in run.json
+        self._failures = _Part(self.directory, FAILURES_FILE) if failures else None
 
     def rows(self, table: TableName) -> int:
         """Rows written so far to ``table``."""
@@ -612,10 +652,14 @@ class RunWriter:
         sessions: Iterable[SessionRow | Mapping[str, Any]] = (),
         citations: Iterable[CitationRow | Mapping[str, Any]] = (),
         evidence: Iterable[Mapping[str, Any]] = (),
+        failures: Iterable[Mapping[str, Any]] = (),
     ) -> None:
         if self._evidence is not None:
             for row in evidence:
                 self._evidence.write(row)
+        if self._failures is not None:
+            for row in failures:
+                self._failures.write({"version": OUTPUT_VERSION, **row})
         parts: tuple[tuple[str, Iterable[Any], Callable[[Any], dict[str, Any]]], ...] = (
             ("links", links, link_row_to_dict),
             ("turns", turns, turn_row_to_dict),
@@ -665,6 +709,13 @@ class RunWriter:
         else:
             with contextlib.suppress(FileNotFoundError):
                 (out / EVIDENCE_FILE).unlink()
+        if self._failures is not None:
+            self._failures.handle.close()
+            _replace(self._failures.path, out / FAILURES_FILE, digests)
+            written.append(FAILURES_FILE)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                (out / FAILURES_FILE).unlink()
         meta_path = out / META_FILE
         if meta is not None:
             write_json(meta_path, meta, digests)
@@ -678,7 +729,7 @@ class RunWriter:
             run = Run(
                 directory=out,
                 meta=json.loads(json.dumps(meta)) if meta is not None else None,
-                info=dict(info),
+                info={**info, "files": {name: digests[name] for name in written}},
             )
             write_text_atomic(out / REPORT_FILE, report(run), digests)
             written.append(REPORT_FILE)
@@ -729,7 +780,7 @@ class RunWriter:
 
     def abort(self) -> None:
         """Remove the part files (the run stopped before :meth:`finish`)."""
-        for part in [*(t.part_file for t in self._tables.values()), self._evidence]:
+        for part in [*(t.part_file for t in self._tables.values()), self._evidence, self._failures]:
             if part is not None:
                 part.handle.close()
                 with contextlib.suppress(FileNotFoundError):

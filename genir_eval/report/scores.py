@@ -15,7 +15,8 @@ the uncertainty.
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from array import array
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -181,6 +182,43 @@ def _short(reason: str) -> str:
     return head[:60] or "missing"
 
 
+class FailureIndex:
+    """The run's missing judgments by judge and session (and turn, at ``level="turn"``):
+    the most frequent reason of each, looked up in O(log n). Kept as a sorted array of
+    64-bit keys beside an array of reason codes (12 bytes a failure, whatever the number of
+    failures; the distinct reasons are kept once each), read in one pass over the
+    failures."""
+
+    def __init__(self, run: Run, level: Level = "session") -> None:
+        codes: dict[str, int] = {}
+        keys: array[int] = array("q")
+        reasons: array[int] = array("l")
+        for failure in run.iter_failures():
+            judge, session = str(failure.get("judge")), str(failure.get("session_id"))
+            code = codes.setdefault(_short(str(failure.get("reason") or "missing")), len(codes))
+            keys.append(hash((judge, session)))
+            reasons.append(code)
+            if level == "turn" and failure.get("turn") is not None:
+                keys.append(hash((judge, session, str(failure.get("turn")))))
+                reasons.append(code)
+        order = np.argsort(np.frombuffer(keys, dtype=np.int64), kind="stable")
+        self._keys = np.frombuffer(keys, dtype=np.int64)[order]
+        self._codes = np.frombuffer(reasons, dtype=np.dtype("l"))[order]
+        self._reasons = list(codes)
+
+    def reason(self, judge: str, session_id: str, turn: int | None = None) -> str | None:
+        """The most frequent reason among the judge's failures in that session (or turn;
+        of equally frequent ones, the one the run met first); ``None`` when it has none."""
+        key = hash((judge, session_id) if turn is None else (judge, session_id, str(turn)))
+        lo = int(np.searchsorted(self._keys, key, side="left"))
+        hi = int(np.searchsorted(self._keys, key, side="right"))
+        if hi <= lo:
+            return None
+        counts = Counter(self._codes[lo:hi].tolist())
+        top = max(counts.values())
+        return self._reasons[min(code for code, n in counts.items() if n == top)]
+
+
 def missing_reasons(
     run: Run,
     level: Level = "session",
@@ -204,22 +242,13 @@ def missing_reasons(
     measures = scenario_measures(run)
     link_judges = link_judge_ids(run)
     keys = links if links is not None else read_link_keys(run)
-    failures: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
-    for failure in run.info.get("failures") or []:
-        if not isinstance(failure, Mapping):
-            continue
-        judge, session = str(failure.get("judge")), str(failure.get("session_id"))
-        reason = _short(str(failure.get("reason") or "missing"))
-        failures[(judge, session)][reason] += 1
-        if level == "turn" and failure.get("turn") is not None:
-            failures[(judge, f"{session}#{failure.get('turn')}")][reason] += 1
+    failures = FailureIndex(run, level)
 
     def failure_reason(judge: str, session_id: str, turn: int | None) -> str | None:
-        where = session_id if turn is None else f"{session_id}#{turn}"
-        found = failures.get((judge, where)) or failures.get((judge, session_id))
-        if found:
-            return f"{judge} failed ({found.most_common(1)[0][0]})"
-        return None
+        found = (turn is not None and failures.reason(judge, session_id, turn)) or (
+            failures.reason(judge, session_id)
+        )
+        return f"{judge} failed ({found})" if found else None
 
     def reason_for(name: str, session_id: str, turn: int | None) -> str:
         base = name[5:] if name.startswith("gold:") else name

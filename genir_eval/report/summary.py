@@ -357,11 +357,10 @@ def _judges(run: Run, baselines: set[str]) -> list[str]:
 
 
 def _failures(run: Run) -> list[str]:
-    failures = [f for f in run.info.get("failures") or [] if isinstance(f, Mapping)]
     skipped = len(run.info.get("skipped") or [])
-    by_judge = Counter(str(f.get("judge")) for f in failures)
+    by_judge = Counter(str(f.get("judge")) for f in run.iter_failures())
     detail = ", ".join(f"{judge} {n}" for judge, n in by_judge.most_common())
-    line = f"Missing labels: {len(failures)}" + (f" ({detail})" if detail else "")
+    line = f"Missing labels: {run.failures_total}" + (f" ({detail})" if detail else "")
     line += f"; skipped input sessions: {skipped}"
     return [line]
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -39,7 +39,7 @@ import numpy as np
 
 from genir_eval.judges.base import Label
 from genir_eval.meta.evaluate import FEEDBACK_TARGET, GoldComparison
-from genir_eval.meta.item_eval import evaluate_item, evaluate_rubric
+from genir_eval.meta.item_eval import ItemFigures, RubricFigures
 from genir_eval.meta.stats import binary_agreement, correlations
 from genir_eval.metrics import (
     CitationMeasure,
@@ -53,7 +53,14 @@ from genir_eval.metrics import (
     zscore_combine,
 )
 from genir_eval.records import Session, Turn
-from genir_eval.report.outputs import OUTPUT_VERSION, CitationRow, LinkRow, SessionRow, TurnRow
+from genir_eval.report.outputs import (
+    MAX_LISTED_FAILURES,
+    OUTPUT_VERSION,
+    CitationRow,
+    LinkRow,
+    SessionRow,
+    TurnRow,
+)
 from genir_eval.runner.scenario import AggregateSpec, MetaSpec, measure_groups
 
 __all__ = [
@@ -541,8 +548,8 @@ def combine_columns(turns: ScoreColumns, sessions: ScoreColumns, spec: Aggregate
 
 class JudgesAgainstGold:
     """Each judge's labels against the gold ones (see :func:`judges_against_gold`),
-    gathered window by window: only numbers are kept, except for ITEM and RUBRIC judges,
-    whose figures need their sessions and labels (kept for those judges only)."""
+    gathered window by window: only numbers are kept (sums, and float columns where a
+    correlation needs the pairs)."""
 
     def __init__(
         self, judges: Sequence[JudgeInfo], link_judges: Sequence[str], spec: MetaSpec
@@ -559,8 +566,10 @@ class JudgesAgainstGold:
             )
             for judge in judges
         }
-        self.kept: dict[str, tuple[list[Session], list[Label]]] = {
-            judge.id: ([], []) for judge in judges if judge.kind in {ITEM_KIND, RUBRIC_KIND}
+        self.figures: dict[str, ItemFigures | RubricFigures] = {
+            judge.id: ItemFigures() if judge.kind == ITEM_KIND else RubricFigures()
+            for judge in judges
+            if judge.kind in {ITEM_KIND, RUBRIC_KIND}
         }
 
     def add(self, sessions: Sequence[Session], labels: Mapping[str, Sequence[Label]]) -> None:
@@ -568,19 +577,18 @@ class JudgesAgainstGold:
         for judge in self.judges:
             own = labels.get(judge.id, ())
             self.comparisons[judge.id].add(sessions, own, link_labels)
-            if judge.id in self.kept:
-                self.kept[judge.id][0].extend(sessions)
-                self.kept[judge.id][1].extend(own)
+            if judge.id in self.figures:
+                self.figures[judge.id].add(sessions, own)
 
     def result(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
         for judge in self.judges:
             block: dict[str, Any] = {"kind": judge.kind}
             block.update(self.comparisons[judge.id].result())
-            if judge.kind == ITEM_KIND:
-                block["item"] = evaluate_item(*self.kept[judge.id])
-            elif judge.kind == RUBRIC_KIND:
-                block["rubric"] = evaluate_rubric(*self.kept[judge.id])
+            if judge.id in self.figures:
+                block["item" if judge.kind == ITEM_KIND else "rubric"] = self.figures[
+                    judge.id
+                ].result()
             if len(block) > 1:
                 out[judge.id] = block
         return out
@@ -592,7 +600,7 @@ class Assembly:
     :meth:`add` turns one window's sessions and labels into its table rows (returned, for
     the caller to write out and forget) and keeps what the end of the run needs: the score
     columns of turns and sessions, the judges-against-gold accumulators, label counts and
-    failures. :meth:`finish` adds the z-score combinations and :meth:`meta` gives the
+    failures (counted, the first few kept). :meth:`finish` adds the z-score combinations and :meth:`meta` gives the
     meta-evaluation, the same document :func:`meta_evaluation` gives for all at once.
     """
 
@@ -608,7 +616,12 @@ class Assembly:
         self.meta_spec = meta_spec
         self.turns, self.sessions = ScoreColumns(), ScoreColumns()
         self.gold = JudgesAgainstGold(judges, link_judges, meta_spec) if meta_spec.enabled else None
+        # the missing judgments: the first MAX_LISTED_FAILURES (the caller writes them all
+        # out as they come, from each window's tables), their total, and counts by judge
+        # and reason (as many as there are distinct reasons, not failures)
         self.failures: list[dict[str, Any]] = []
+        self.failures_total = 0
+        self.failure_reasons: Counter[tuple[str, str]] = Counter()
         self.label_counts: dict[str, dict[str, int]] = {}
         self.prompt_versions: dict[str, set[str]] = defaultdict(set)
         self.links = 0
@@ -618,7 +631,9 @@ class Assembly:
         self.turns.add(tables.turns)
         self.sessions.add(tables.sessions)
         self.links += len(tables.links)
-        self.failures.extend(tables.failures)
+        self.failures.extend(tables.failures[: MAX_LISTED_FAILURES - len(self.failures)])
+        self.failures_total += len(tables.failures)
+        self.failure_reasons.update((str(f["judge"]), str(f["reason"])) for f in tables.failures)
         for judge_id, counts in tables.label_counts.items():
             total = self.label_counts.setdefault(judge_id, {"labels": 0, "missing": 0})
             for key, value in counts.items():
@@ -628,6 +643,13 @@ class Assembly:
         if self.gold is not None:
             self.gold.add(sessions, labels)
         return tables
+
+    def failure_counts(self) -> list[dict[str, Any]]:
+        """The missing judgments by judge and reason, for :func:`run_status`."""
+        return [
+            {"judge": judge, "reason": reason, "count": count}
+            for (judge, reason), count in self.failure_reasons.items()
+        ]
 
     def finish(self) -> dict[str, dict[str, np.ndarray]]:
         """Add the z-score combinations; returns them per table (``turns``, ``sessions``)."""

@@ -322,7 +322,7 @@ async def arun_scenario(
     assembly = Assembly(
         infos, loaded.aggregate, loaded.meta, link_judge_ids(loaded.aggregate, infos)
     )
-    writer = RunWriter(out, csv=loaded.output.csv, evidence=True)
+    writer = RunWriter(out, csv=loaded.output.csv, evidence=True, failures=True)
     n_sessions = 0
     judging: LocalJudging | RayJudging
     if engine_spec.executor == "ray":
@@ -369,6 +369,7 @@ async def arun_scenario(
                         sessions=tables.sessions,
                         citations=tables.citations,
                         evidence=_evidence(batch, labels, infos),
+                        failures=tables.failures,
                     )
                     n_sessions += len(batch)
                     del labels, tables
@@ -451,11 +452,13 @@ async def arun_scenario(
             if engine_spec.cache is not None and engine_spec.cache_mode != "off"
             else None,
         },
+        # the first MAX_LISTED_FAILURES missing judgments; failures.jsonl has them all
         "failures": assembly.failures,
+        "failures_total": assembly.failures_total,
     }
     status = run_status(
         assembly.label_counts,
-        assembly.failures,
+        assembly.failure_counts(),
         engine_stats,
         endpoints={spec.id: where(group) for group in groups for spec in group.specs},
         max_missing=engine_spec.max_missing,
@@ -483,7 +486,7 @@ async def arun_scenario(
             path=str(error.filename or out),
         ) from None
     say(
-        f"wrote {out} ({n_sessions} sessions, {len(assembly.failures)} missing labels, "
+        f"wrote {out} ({n_sessions} sessions, {assembly.failures_total} missing labels, "
         f"{info_doc['provider_calls']} provider calls, {info_doc['cache']['hits']} cache hits, "
         f"{info_doc['cache']['resumed']} resumed) in {time.monotonic() - started:.2f}s"
     )

@@ -40,7 +40,8 @@ def run_status(
     """The run's status: ``{"ok", "reasons", "top_failures", "max_missing", ...}``.
 
     ``label_counts`` maps a judge id to ``{"labels": n, "missing": m}``; ``failures`` are the
-    missing labels (``judge``, ``reason``); ``engines`` the engines' :meth:`stats`;
+    missing labels (``judge``, ``reason``, and ``count`` when one entry stands for several);
+    ``engines`` the engines' :meth:`stats`;
     ``endpoints`` maps a judge id to where its calls went (``openai/gpt-4o-mini at
     http://host/v1``)."""
     endpoints = endpoints or {}
@@ -65,7 +66,10 @@ def run_status(
     counter: Counter[tuple[str, str]] = Counter()
     for failure in failures:
         judge = str(failure.get("judge", ""))
-        counter[(endpoints.get(judge, judge), _short(str(failure.get("reason", "missing"))))] += 1
+        where = endpoints.get(judge, judge)
+        counter[(where, _short(str(failure.get("reason", "missing"))))] += int(
+            failure.get("count", 1)
+        )
     top = [
         {"count": count, "reason": reason, "endpoint": endpoint}
         for (endpoint, reason), count in counter.most_common(TOP_REASONS)

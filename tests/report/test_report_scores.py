@@ -255,3 +255,29 @@ def test_csv_files_have_no_float_noise(tmp_path: Path) -> None:
         row = text.splitlines()[1]
         assert "0.30000000000000004" not in text and "-0.0" not in text
         assert ",0.3,0.0,0.0,2.055" in row, row
+
+
+def test_failure_index_gives_each_sessions_and_turns_most_frequent_reason(
+    tmp_path: Path,
+) -> None:
+    # cases (by hand): s1 two timeouts and one 401 -> timeout; s1 turn 2 one 401 -> 401;
+    # a tie in s2 (one each) -> the reason the run met first; judge b and s9 have none
+    from genir_eval.report.outputs import Run
+    from genir_eval.report.scores import FailureIndex
+
+    failures = [
+        {"judge": "a", "session_id": "s2", "turn": 1, "reason": "parse: no JSON"},
+        {"judge": "a", "session_id": "s1", "turn": 1, "reason": "timeout: 30 s"},
+        {"judge": "a", "session_id": "s1", "turn": 1, "reason": "timeout: 30 s"},
+        {"judge": "a", "session_id": "s1", "turn": 2, "reason": "permanent: 401"},
+        {"judge": "a", "session_id": "s2", "turn": 1, "reason": "timeout: 30 s"},
+    ]
+    run = Run(directory=tmp_path, meta=None, info={"failures": failures})
+    index = FailureIndex(run, "turn")
+    assert index.reason("a", "s1") == "timeout"
+    assert index.reason("a", "s1", 1) == "timeout"
+    assert index.reason("a", "s1", 2) == "permanent"
+    assert index.reason("a", "s2") == "parse"
+    assert index.reason("b", "s1") is None and index.reason("a", "s9") is None
+    assert index.reason("a", "s1", 3) is None
+    assert FailureIndex(run, "session").reason("a", "s1", 2) is None  # turns not indexed

@@ -240,3 +240,37 @@ def test_a_hung_endpoint_is_given_up(tmp_path: Path, monkeypatch: pytest.MonkeyP
     status = run.info["status"]
     assert any("unreachable or silent" in reason for reason in status["reasons"])
     assert elapsed < 60  # the deadline (600 s) and the attempts (1000) were never reached
+
+
+def test_every_failure_is_streamed_to_failures_jsonl_and_run_json_lists_the_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # run.json lists at most MAX_LISTED_FAILURES (3 here) of the missing judgments and
+    # their total; failures.jsonl holds every one; the status, summary and report count them all
+    from genir_eval.report import html
+    from genir_eval.report.outputs import load_run
+    from genir_eval.report.summary import format_summary
+    from genir_eval.runner import assemble
+
+    monkeypatch.setattr(assemble, "MAX_LISTED_FAILURES", 3)
+    monkeypatch.setattr(html, "MAX_FAILURES", 5)  # the report's table of them
+    with FakeLLMServer(reply=lambda request: "no JSON here") as server:
+        monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
+        scenario = _write(tmp_path / "s.toml", server.openai_base_url)
+        run_scenario(scenario, out_dir=tmp_path / "run")
+    n = _judgments()
+    written = load_run(tmp_path / "run")
+    info = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert info["failures_total"] == n > 3 and len(info["failures"]) == 3
+    rows = [json.loads(x) for x in (tmp_path / "run" / "failures.jsonl").read_text().splitlines()]
+    assert len(rows) == n and rows[:3] == [{"version": 1, **f} for f in info["failures"]]
+    assert {r["judge"] for r in rows} == {"link_usefulness.dna"}
+    assert len({(r["session_id"], r["turn"], r["item"]) for r in rows}) == n
+    assert written.failures_total == n and len(list(written.iter_failures())) == n
+    assert sum(f["count"] for f in info["status"]["top_failures"]) == n
+    assert f"Missing labels: {n} (link_usefulness.dna {n})" in format_summary(written)
+    report = (tmp_path / "run" / "report.html").read_text()
+    assert (
+        f"{n} judgments are missing" in report
+        and f"and {n - 5} more (see failures.jsonl)" in report
+    )

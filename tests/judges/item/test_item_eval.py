@@ -198,3 +198,36 @@ def test_offline_rubric_on_the_urge_sample(urge_sample_path: Path) -> None:
     assert report["turns"] > 0 and report["links_missing"] == 0
     assert report["grade_vs_gold"]["n"] > 0
     assert all(0 <= lb.value <= 5 for lb in labels if lb.key.item.startswith("link:"))
+
+
+def test_figures_gathered_window_by_window_equal_those_of_the_whole_run(
+    urge_sample_path: Path,
+) -> None:
+    # a run gathers ITEM and RUBRIC figures window by window (sums and columns, not the
+    # sessions): windows of 1 and 3 sessions give exactly what evaluate_* gives at once
+    from genir_eval.meta.item_eval import ItemFigures, RubricFigures
+
+    sessions = list(load_sessions(urge_sample_path).sessions)[:6]
+
+    async def go(name: str, **options: Any) -> list[Label]:
+        engine = _offline_engine()
+        try:
+            return await judge_sessions(make_judge(name, **options), sessions, engine)
+        finally:
+            await engine.aclose()
+
+    cases = [
+        (go("item-as"), ItemFigures, evaluate_item),
+        (go("rubric", n=5), RubricFigures, evaluate_rubric),
+    ]
+    for labels_of, figures_class, evaluate in cases:
+        labels = asyncio.run(labels_of)
+        whole = evaluate(sessions, labels)
+        assert whole["turns"] > 0
+        for size in (1, 3):
+            figures = figures_class()
+            for at in range(0, len(sessions), size):
+                window = sessions[at : at + size]
+                ids = {s.session_id for s in window}
+                figures.add(window, [lb for lb in labels if lb.key.session_id in ids])
+            assert figures.result() == whole, (figures_class.__name__, size)
