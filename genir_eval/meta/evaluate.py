@@ -97,6 +97,9 @@ __all__ = [
 META_VERSION = 1
 DEFAULT_LINK_BASELINE = "link_usefulness.true"
 HARDEST_FRACTION = 0.5
+#: How many of the hardest queries ``ordering`` lists (by gold and by the judge): the
+#: orderings cover half the queries, 100,000 ids a list in a run of 100,000 sessions.
+LISTED_HARDEST = 100
 #: The users' query and session satisfaction ratings (URGE: 1-5).
 SATISFACTION_SCALE = (1, 5)
 #: The satisfaction judges' ratings (G-Eval, URS, GAH and their offline twins: 1-10).
@@ -590,14 +593,17 @@ class _QueryOrder:
         hardest = np.sort(gold_order[:depth])
         judged_hardest = hardest[np.argsort(score[hardest], kind="stable")]
         hardest = gold_order[:depth]
-        ids = self.ids
+        ids, listed = self.ids, min(depth, LISTED_HARDEST)
         return {
             "n_queries": n,
             "depth": depth,
-            "rbo": rbo([ids[i] for i in judge_order[:depth]], [ids[i] for i in hardest], p=0.9),
-            "kendall_tau": kendall_tau([ids[i] for i in judged_hardest], [ids[i] for i in hardest]),
-            "hardest_gold": [ids[i] for i in hardest],
-            "hardest_judge": [ids[i] for i in judge_order[:depth]],
+            # over the queries' row numbers (one per query, as their ids are)
+            "rbo": rbo(judge_order[:depth].tolist(), hardest.tolist(), p=0.9),
+            "kendall_tau": kendall_tau(judged_hardest.tolist(), hardest.tolist()),
+            # the first of each ordering: the figures above cover the whole depth
+            "listed": listed,
+            "hardest_gold": [ids[i] for i in hardest[:listed]],
+            "hardest_judge": [ids[i] for i in judge_order[:listed]],
         }
 
 

@@ -212,3 +212,42 @@ def test_cli_rubric_judge_block(fixtures_dir: Path, capsys: pytest.CaptureFixtur
     assert rubric["links_missing"] == 0 and grade["n"] > 0
     assert -1.0 <= grade["kendall"] <= 1.0
     assert rubric["turns"] == _turns_with_gold_links(path)
+
+
+def test_ordering_lists_the_first_hardest_and_scores_the_whole_depth(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 20 one-turn sessions, gold satisfaction 1..5 repeating, the judge's score noisy: the
+    # figures cover depth 10 (half of 20) whatever is listed; the lists stop at the limit
+    import dataclasses
+    import random
+
+    from genir_eval.meta import evaluate
+    from genir_eval.meta.stats import kendall_tau, rbo
+
+    base = tiny_session()
+    rng = random.Random(3)
+    sessions, labels = [], []
+    for i in range(20):
+        gold = dataclasses.replace(base.gold, query_satisfaction=(i % 5 + 1,))
+        sessions.append(
+            dataclasses.replace(base, session_id=f"q{i}", turns=base.turns[:1], gold=gold)
+        )
+        label = _label(1, "turn", i % 5 + rng.random() * 3)
+        labels.append(
+            dataclasses.replace(label, key=dataclasses.replace(label.key, session_id=f"q{i}"))
+        )
+    full = ordering_scores(sessions, labels)
+    monkeypatch.setattr(evaluate, "LISTED_HARDEST", 3)
+    capped = ordering_scores(sessions, labels)
+    assert full is not None and capped is not None
+    assert full["depth"] == capped["depth"] == 10 and full["listed"] == 10
+    assert capped["listed"] == 3 and capped["hardest_gold"] == full["hardest_gold"][:3]
+    assert capped["hardest_judge"] == full["hardest_judge"][:3]
+    assert (capped["rbo"], capped["kendall_tau"]) == (full["rbo"], full["kendall_tau"])
+    # the figures over row numbers are those over the ids
+    gold_ids, judge_ids = full["hardest_gold"], full["hardest_judge"]
+    assert full["rbo"] == pytest.approx(rbo(judge_ids, gold_ids, p=0.9), abs=1e-12)
+    score = {f"{lb.key.session_id}#1": lb.value for lb in labels}  # no ties: random floats
+    judged = sorted(gold_ids, key=score.__getitem__)
+    assert full["kendall_tau"] == pytest.approx(kendall_tau(judged, gold_ids), abs=1e-12)
