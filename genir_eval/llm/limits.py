@@ -17,7 +17,7 @@
   rather than even pacing or a token bucket); a retry of a judgment already begun goes before
   new work.
 - :class:`LearnedRate`: without a configured request rate, the rate the provider accepts,
-  learned from its replies and paced to (see the class).
+  learned from its replies and paced to, after a slow opening (see the class).
 - :class:`TokenBudget`: tokens per minute over a sliding 60 s window; a call reserves its
   estimated input plus ``max_tokens`` and is reconciled with the real usage afterwards.
 """
@@ -581,8 +581,19 @@ class LearnedRate:
       at 0.83 of the limit climbed back only 1% a second), is made up in a few seconds, and
       a run below its pace (nothing waiting) never probes.
 
-    Before any signal, requests are not paced (only the in-flight limit applies). Retries of
-    judgments already begun (``first=True``) go before new work, as with :class:`RequestRate`.
+    Before any signal the run opens slowly, as TCP's slow start opens its congestion window
+    (RFC 5681 section 3.1): sends are paced at :meth:`opening_rate`, ``opening`` requests a
+    second at first and then ``opening_growth`` times the rate actually sent over the last
+    ``opening_window_s``, which compounds to a doubling about every ``opening_window_s``
+    (0.46 s with the defaults) while the work keeps up with the pace, and stays at
+    ``opening_growth`` times the work's own rate when the work is slower (so a slow stretch
+    does not bank a burst for later, as RFC 7661 keeps an idle window from growing). The
+    first 429 or stated limit ends the opening. Unpaced, the opening burst of 64 requests
+    in flight had 137 of 737 calls rejected against a server allowing 30 a second; the cost
+    is the time to reach a provider's rate ``R``: about ``0.66 * ln(R / opening)`` seconds
+    (1.1 s for 30 requests a second, 3.6 s for 2,000). ``opening=None`` sends unpaced until
+    the first signal. Retries of judgments already begun (``first=True``) go before new
+    work, as with :class:`RequestRate`.
     """
 
     def __init__(
@@ -597,8 +608,14 @@ class LearnedRate:
         recover_s: float = 2.0,
         probe: float = 0.004,
         probe_max: float = 1.25,
+        opening: float | None = 8.0,
+        opening_growth: float = 1.5,
+        opening_window_s: float = 0.5,
     ) -> None:
         self.window_s = window_s
+        self.opening = opening
+        self.opening_growth = opening_growth
+        self.opening_window_s = opening_window_s
         self.backoff = backoff
         self.increase = increase
         self.cooldown_s = cooldown_s
@@ -610,7 +627,7 @@ class LearnedRate:
         self._last_decrease = -math.inf
         self._unmeasured = False  # the last cut went by the sending rate alone
         self._answers: deque[float] = deque()  # when the provider's non-429 replies came
-        self._sends: deque[float] = deque()  # sends before any pace was set
+        self._sends: deque[float] = deque()  # sends before any pace was learned
         self._first_answer: float | None = None
         self.recover = recover
         self.recover_s = recover_s
@@ -651,8 +668,34 @@ class LearnedRate:
             learned *= min(self.probe_max, 1.0 + self.probe * max(0.0, held) ** 3)
         return learned if ceiling is None else min(learned, ceiling)
 
-    def _limits(self, now: float) -> tuple[int, float] | None:
+    @property
+    def opened(self) -> bool:
+        """Whether the opening is over: a 429 or a stated limit gave the pace."""
+        return self.stated is not None or self.learned is not None
+
+    def opening_rate(self, now: float | None = None) -> float | None:
+        """The pace of the opening (``None`` once it is over, or when ``opening`` is
+        ``None``): ``opening_growth`` times the sends of the last ``opening_window_s``, at
+        least ``opening`` a second."""
+        if self.opening is None or self.opened:
+            return None
+        now = time.monotonic() if now is None else now
+        since = now - self.opening_window_s
+        recent = 0
+        for t in reversed(self._sent):
+            if t <= since:
+                break
+            recent += 1
+        return max(self.opening, self.opening_growth * recent / self.opening_window_s)
+
+    def pace(self, now: float | None = None) -> float | None:
+        """The requests per second sends keep to now: :meth:`rate`, or during the opening
+        :meth:`opening_rate` (``None``: not paced)."""
         rate = self.rate(now)
+        return rate if rate is not None else self.opening_rate(now)
+
+    def _limits(self, now: float) -> tuple[int, float] | None:
+        rate = self.pace(now)
         if rate is None:
             return None
         cap = max(1, math.floor(rate))
@@ -679,7 +722,7 @@ class LearnedRate:
     async def acquire(self, *, first: bool = False) -> Send:
         """Wait for this request's turn at the current pace; returns the send, to report its
         departure to."""
-        if self.stated is None and self.learned is None and self._gate.idle:
+        if self.opening is None and not self.opened and self._gate.idle:
             return self.note_send()
         # The pace may change while waiting (a 429): re-read it every 50 ms at most.
         paced = await _paced(
@@ -695,10 +738,19 @@ class LearnedRate:
         """A paced send went at ``now``; ``waited``: it had to wait for the pace (the pace,
         not the work at hand, is what holds the run back)."""
         self._log_send(now)
+        if not self.opened:
+            self._log_opening(now)
         if not waited:
             self._held_since = None
         elif self._held_since is None:
             self._held_since = now
+
+    def _log_opening(self, now: float) -> None:
+        """A send before any pace was learned: the sending rate is what the first 429 goes
+        by."""
+        self._sends.append(now)
+        while self._sends[0] < now - self.window_s:
+            self._sends.popleft()
 
     def _log_send(self, now: float) -> None:
         self._sent.append(now)
@@ -709,9 +761,7 @@ class LearnedRate:
         """An unpaced send: until a pace is set, the sending rate is what a 429 goes by. It
         counts in the window the pace is kept over once set (a provider counts it too)."""
         now = time.monotonic()
-        self._sends.append(now)
-        while self._sends[0] < now - self.window_s:
-            self._sends.popleft()
+        self._log_opening(now)
         self.window.count(now, self.log_s)  # forget what no window will count again
         self._log_send(now)
         return self.window.admit(now)

@@ -89,7 +89,7 @@ class Coordinator:
 
     ``slot()`` returns the wall-clock time (``time.time()``) at which the caller may send:
     consecutive slots are ``60 / rpm * (1 + guard)`` apart when ``rpm`` is given, ``1 / rate``
-    apart at the learned rate otherwise, and "now" while nothing limits the rate yet.
+    apart at the learned rate otherwise (its slow opening before the first 429).
     """
 
     def __init__(self, rpm: float | None, *, guard: float = SLOT_GUARD) -> None:
@@ -107,13 +107,17 @@ class Coordinator:
         spacing = self.spacing
         if spacing is None:
             assert self.learned is not None
-            rate = self.learned.rate()
+            rate = self.learned.pace()
             if rate is None:
                 self.learned.note_send()
                 return now
             spacing = 1.0 / rate
         at = max(now, self.next_at)
         self.next_at = at + spacing
+        if self.learned is not None:
+            # counted when it may go (this process's monotonic clock), for the opening's
+            # growth and the probing of a pace sends wait for
+            self.learned.on_send(time.monotonic() + (at - now), waited=at > now)
         self.slots += 1
         recent = self._recent
         recent.append(at)

@@ -40,7 +40,8 @@ def test_server_sustains_256_in_flight() -> None:
     with FakeLLMServer(latency=0.5) as server:
 
         async def run() -> None:
-            async with openai_engine(server, concurrency=300) as engine:
+            # a rate given (far above what is sent): no learned pace, so no slow opening
+            async with openai_engine(server, concurrency=300, rpm=10**7) as engine:
                 results = await asyncio.gather(
                     *(engine.complete(make_request(i)) for i in range(300))
                 )

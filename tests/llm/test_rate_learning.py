@@ -224,7 +224,8 @@ def test_fake_server_enforces_a_rate_with_429_retry_after_and_headers() -> None:
 @pytest.mark.parametrize("headers", [False, True])
 def test_engine_learns_the_rate_and_keeps_429s_few(headers: bool) -> None:
     # 1200 rpm = 20/s. Unpaced, 32 in flight at 50 ms would send up to 640/s: without
-    # learning nearly every request after the first second is a 429.
+    # learning nearly every request after the first second is a 429. The run opens slowly
+    # (8/s, growing 1.5x per half second of sends) until the first 429 or stated limit.
     n = 160
     with FakeLLMServer(latency=0.05, rate_limit_rpm=1200, rate_limit_headers=headers) as server:
 
@@ -246,9 +247,9 @@ def test_engine_learns_the_rate_and_keeps_429s_few(headers: bool) -> None:
     assert rate["source"] == "learned"
     if headers:
         assert rate["stated_rpm"] == 1200.0
-        # Only the opening burst (before the first reply told the limit) meets 429s: 32
-        # requests sent at once against 20 tokens, and the retries of those.
-        assert server.stats.rate_limited <= 32
+        # The first reply states the limit while the opening is still below it: no 429
+        # (0 in 3 runs measured; up to 32, the whole opening burst, before the slow opening).
+        assert server.stats.rate_limited <= 5
     else:
         assert rate["stated_rpm"] is None
         assert rate["decreases"] >= 1
@@ -257,11 +258,11 @@ def test_engine_learns_the_rate_and_keeps_429s_few(headers: bool) -> None:
         # other core busy), but stays under one per request: without
         # learning every request would meet several.
         assert 600 <= rate["rpm"] <= 1800, rate
-        # 429s belong to the opening burst (50-100 measured, with or without the other
-        # cores busy; 120-160 before the pace came down to the measured acceptance within
-        # the first event): fewer than one per request, and after the first two seconds
-        # nearly every request is let through.
-        assert server.stats.rate_limited < n, (server.stats.rate_limited, rate)
+        # 429s belong to the end of the opening, where it overshoots the limit (26-28
+        # measured; 50-100 when the opening was one unpaced burst, 120-160 before the pace
+        # came down to the measured acceptance within the first event): after the first
+        # two seconds nearly every request is let through.
+        assert server.stats.rate_limited < n // 3, (server.stats.rate_limited, rate)
         start = min(server.stats.arrivals)
         late = [t for t in server.stats.arrivals if t >= start + 2.0]
         late_ok = [t for t in server.stats.admitted if t >= start + 2.0]
@@ -291,3 +292,37 @@ def test_transient_errors_lower_neither_concurrency_nor_pace() -> None:
         "stated_rpm": None,
         "decreases": 0,
     }
+
+
+def test_the_opening_grows_with_the_sends_and_ends_at_the_first_429(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = _Clock()
+    monkeypatch.setattr(limits.time, "monotonic", clock)
+    rate = LearnedRate(window_s=1.0, backoff=0.95, opening=8.0, opening_growth=1.5)
+    # Before any signal: paced at the opening rate, not yet at a learned one.
+    assert rate.rate() is None and rate.pace() == 8.0 and not rate.opened
+    # 10 sends over the last half second: 1.5 x 10 / 0.5 s = 30/s (by hand).
+    for _ in range(10):
+        clock.now += 0.05
+        rate.on_send(clock.now, waited=True)
+    assert rate.opening_rate() == pytest.approx(30.0)
+    # Sends older than half a second no longer count: a slow stretch banks no burst.
+    clock.now += 0.6
+    assert rate.pace() == 8.0
+    # The opening reaches 50 sends a second, 40 a second are answered (each reply 0.1 s
+    # after its send), then a 429: the pace is what the provider answered, 40/s, the lower
+    # of that and 0.95 x the sending rate of the last second (by hand: 47.5/s).
+    for i in range(60):
+        clock.now += 0.02
+        rate.on_send(clock.now, waited=True)
+        if i % 5 != 4:
+            rate.on_answer(sent_at=clock.now - 0.1)
+    rate.on_rate_limit(sent_at=clock.now - 0.01)
+    assert rate.opened and rate.opening_rate() is None
+    assert rate.pace() == rate.rate() == pytest.approx(40.0, abs=1.0)
+    # A stated limit ends the opening too; opening=None sends unpaced until a signal.
+    stated = LearnedRate(guard=0.0)
+    stated.on_answer(RateLimitInfo(limit=600.0))
+    assert stated.opened and stated.pace() == pytest.approx(10.0)
+    assert LearnedRate(opening=None).pace() is None
