@@ -7,7 +7,9 @@ per size, a scenario with one link judge (the offline twin of ``link_usefulness.
 the link metrics, a z-score combination, the meta-evaluation (1,000 bootstrap resamples)
 and the report (rendered from the finished run folder, timed apart), as ``genir-eval run``
 does. Prints per size the wall time, the peak resident memory of that process
-(``resource.getrusage``; also before the report), that every output file is
+(``resource.getrusage``; also before the report) and what the process holds when every
+window is judged (RSS after ``malloc_trim``, and its growth per session between sizes),
+that every output file is
 there with one row per session/turn/link, and the slope between sizes in seconds per
 1,000 sessions: a run whose time is linear in its sessions shows a flat slope.
 
@@ -23,7 +25,11 @@ same peak RSS.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ctypes
+import gc
 import json
+import math
 import os
 import random
 import resource
@@ -32,6 +38,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "demo_sessions.csv"
@@ -116,8 +123,22 @@ def _child_run(scenario: str) -> None:
     (as ``genir-eval run`` does at its end, timed apart); print timings and peak RSS."""
     started = time.perf_counter()
     from genir_eval.report.html import write_report
-    from genir_eval.runner import run_scenario
+    from genir_eval.runner import assemble, run_scenario
 
+    # What the judging phase keeps: the RSS when every window is judged, written and
+    # forgotten (before the z-score combinations and the meta-evaluation), after returning
+    # freed heap to the system (glibc's malloc_trim), so what is left is what is held.
+    judged: dict[str, float] = {}
+    finish = assemble.Assembly.finish
+
+    def finish_measured(self: Any) -> Any:
+        gc.collect()
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        judged["rss_mb"] = _rss_mb()
+        return finish(self)
+
+    assemble.Assembly.finish = finish_measured  # type: ignore[method-assign]
     run = run_scenario(scenario)
     run_wall = time.perf_counter() - started
     run_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
@@ -131,6 +152,7 @@ def _child_run(scenario: str) -> None:
                 "run_wall_s": run_wall,
                 "cpu_s": usage.ru_utime + usage.ru_stime,
                 "run_peak_rss_mb": run_peak / 1024,
+                "judged_rss_mb": judged.get("rss_mb"),
                 "peak_rss_mb": usage.ru_maxrss / 1024,
                 "calls": run.info["provider_calls"],
                 "input": run.info["input"],
@@ -139,6 +161,15 @@ def _child_run(scenario: str) -> None:
             }
         )
     )
+
+
+def _rss_mb() -> float:
+    """The resident memory of this process now (Linux), in MB."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return math.nan
 
 
 def _child_parse(source: str, target: str) -> None:
@@ -203,7 +234,8 @@ def main() -> None:
             f"{n:>9,} sessions ({turns:,} turns, {links:,} links, {result['calls']:,} calls): "
             f"{result['wall_s']:8.1f} s wall ({result['run_wall_s']:.1f} s before the report), "
             f"{result['cpu_s']:8.1f} s CPU, peak RSS {result['peak_rss_mb']:7.1f} MB "
-            f"({result['run_peak_rss_mb']:.1f} MB before the report), "
+            f"({result['run_peak_rss_mb']:.1f} MB before the report; "
+            f"{result['judged_rss_mb']:.1f} MB held at the end of judging), "
             f"{1000 * result['wall_s'] / n:6.2f} s per 1k sessions; {check}",
             flush=True,
         )
@@ -214,7 +246,9 @@ def main() -> None:
         cpu_slope = (r2["cpu_s"] - r1["cpu_s"]) / ((n2 - n1) / 1000)
         print(
             f"slope {n1:,} -> {n2:,}: {slope:.2f} s wall ({cpu_slope:.2f} s CPU) per 1k sessions; "
-            f"peak RSS x{r2['peak_rss_mb'] / r1['peak_rss_mb']:.2f} for x{n2 / n1:.0f} sessions"
+            f"peak RSS x{r2['peak_rss_mb'] / r1['peak_rss_mb']:.2f} for x{n2 / n1:.0f} sessions; "
+            f"held at the end of judging: "
+            f"{(r2['judged_rss_mb'] - r1['judged_rss_mb']) * 1024 / (n2 - n1):.2f} kB per session"
         )
     if args.parse:
         for n in sorted({min(10_000, args.parse), args.parse}):

@@ -702,20 +702,14 @@ class RunWriter:
             at = table.first_scores_end if table.first_scores_end is not None else len(columns)
             columns[at:at] = [c for c in added if c not in table.columns]
             written.extend(self._rewrite(table, columns, amend, digests))
-        if self._evidence is not None:
-            self._evidence.handle.close()
-            _replace(self._evidence.path, out / EVIDENCE_FILE, digests)
-            written.append(EVIDENCE_FILE)
-        else:
-            with contextlib.suppress(FileNotFoundError):
-                (out / EVIDENCE_FILE).unlink()
-        if self._failures is not None:
-            self._failures.handle.close()
-            _replace(self._failures.path, out / FAILURES_FILE, digests)
-            written.append(FAILURES_FILE)
-        else:
-            with contextlib.suppress(FileNotFoundError):
-                (out / FAILURES_FILE).unlink()
+        for part, name in ((self._evidence, EVIDENCE_FILE), (self._failures, FAILURES_FILE)):
+            if part is not None:
+                part.handle.close()
+                _replace(part.path, out / name, digests)
+                written.append(name)
+            else:  # not kept by this run: a stale one from an earlier run must not linger
+                with contextlib.suppress(FileNotFoundError):
+                    (out / name).unlink()
         meta_path = out / META_FILE
         if meta is not None:
             write_json(meta_path, meta, digests)
