@@ -230,6 +230,10 @@ class Provider(abc.ABC):
     #: Whether the engine's persistent cache may store this provider's replies (the offline
     #: provider is deterministic and free, so caching it would only go stale).
     cacheable: bool = True
+    #: Whether the backend may limit requests by rate: without a configured ``rpm`` the
+    #: engine then learns that rate and paces to it, opening slowly. The offline provider
+    #: answers in this process and has no rate to find, so its calls are never paced.
+    rate_limited: bool = True
     #: Compiled by :meth:`_set_secrets`; the class default redacts nothing.
     _redact_pattern: re.Pattern[str] | None = None
 

@@ -317,8 +317,9 @@ class Engine:
         self._lookups = LookupWindow(_LOOKUP_WINDOW)
         self.health.rebind()
         self._rate = RequestRate(self.rpm) if self.rpm else None
-        self._learned = None if self.rpm else LearnedRate()
-        if self._rate_gate is not None:
+        limited = self.provider.rate_limited
+        self._learned = None if self.rpm or not limited else LearnedRate()
+        if self._rate_gate is not None and limited:
             # the request rate is kept elsewhere (a Ray cluster's coordinator): its gate
             # stands in for both, and is told of answers and 429s as the learned rate is
             self._rate = None

@@ -113,6 +113,7 @@ class OfflineProvider(Provider):
 
     name = "offline"
     cacheable = False
+    rate_limited = False
 
     def __init__(self, model: str = "offline") -> None:
         self.model = model

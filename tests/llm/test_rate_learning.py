@@ -326,3 +326,36 @@ def test_the_opening_grows_with_the_sends_and_ends_at_the_first_429(
     stated.on_answer(RateLimitInfo(limit=600.0))
     assert stated.opened and stated.pace() == pytest.approx(10.0)
     assert LearnedRate(opening=None).pace() is None
+
+
+def test_offline_calls_are_never_paced(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The offline provider answers in this process: there is no rate to learn, so neither
+    # the slow opening nor a cluster's shared gate may hold its calls back (paced from
+    # 8/s, 36,250 offline calls of a 10,000-session run took 88 s of wall time for 32 s of
+    # CPU). A provider that may limit by rate is still paced by its gate.
+    from genir_eval.llm.engine import Engine
+    from genir_eval.llm.offline import OfflineProvider, register_offline
+
+    register_offline("unpaced.twin", lambda request: "label")
+    asked: list[str] = []
+
+    class Gate:
+        async def acquire(self, *, first: bool = False) -> Any:
+            asked.append("slot")
+            raise AssertionError("the offline provider's calls took a rate slot")
+
+    async def judge(**engine: Any) -> dict[str, Any]:
+        async with Engine(OfflineProvider(), concurrency=8, **engine) as running:
+            results = await asyncio.gather(
+                *(running.complete(make_request(i, task="unpaced.twin")) for i in range(200))
+            )
+            assert all(isinstance(r, Completion) and r.text == "label" for r in results)
+            return dict(running.stats()["request_rate"])
+
+    assert asyncio.run(judge()) == {"source": "none"}
+    assert asyncio.run(judge(rate_gate=Gate)) == {"source": "none"}
+    assert asked == []
+    # A configured rate is the user's to set, and still holds.
+    assert asyncio.run(judge(rpm=600_000))["source"] == "configured"
+    assert OfflineProvider.rate_limited is False and OpenAIProvider.rate_limited is True
+    assert AnthropicProvider.rate_limited is True
