@@ -19,18 +19,22 @@ import csv
 import functools
 import json
 import re
+from array import array
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from genir_eval.errors import InputError
+from genir_eval.ingest.ahead import ahead, spare_cpus
 from genir_eval.ingest.html import parse_response_html
 from genir_eval.ingest.language import detect_language
 from genir_eval.ingest.markers import citation_number
+from genir_eval.ingest.response import ParsedResponse
 from genir_eval.ingest.result import LoadResult
 from genir_eval.ingest.stream import Lines, SessionStream, unexpected
 from genir_eval.ingest.validate import validate_session
-from genir_eval.records import Dissatisfaction, Gold, Session, Turn
+from genir_eval.records import Dissatisfaction, Gold, Link, Segment, Session, Statement, Turn
 from genir_eval.unique_keys import RepeatedKey, literal, unique_keys
 
 __all__ = ["URGE_COLUMNS", "iter_urge", "load_urge", "parse_cell"]
@@ -108,10 +112,29 @@ def parse_cell(text: str) -> Any:
         raise ValueError(f"neither JSON nor a Python literal ({detail})") from None
 
 
-def iter_urge(path: str | Path, *, skip_invalid: bool = False) -> SessionStream:
-    """The sessions of an URGE-layout CSV, one row at a time."""
+#: A file at least this large has its response HTML parsed in worker processes ahead of
+#: the row loop (:mod:`genir_eval.ingest.ahead`); below it a pool's start-up (about 0.2 s)
+#: would cost more than it saves.
+AHEAD_MIN_BYTES = 8 << 20
+
+
+def iter_urge(
+    path: str | Path, *, skip_invalid: bool = False, workers: int | None = None
+) -> SessionStream:
+    """The sessions of an URGE-layout CSV, one row at a time.
+
+    ``workers`` processes parse the response HTML of the rows ahead (``None``: one per
+    spare CPU, at most two, for files of :data:`AHEAD_MIN_BYTES` or more; ``0``: none).
+    The sessions and errors are the same with or without them.
+    """
     path = Path(path)
-    return SessionStream(_items(path), path=path, format="urge", skip_invalid=skip_invalid)
+    if workers is None:
+        try:
+            large = path.stat().st_size >= AHEAD_MIN_BYTES
+        except OSError:
+            large = False  # the open below names the problem
+        workers = min(2, spare_cpus()) if large else 0
+    return SessionStream(_items(path, workers), path=path, format="urge", skip_invalid=skip_invalid)
 
 
 def load_urge(path: str | Path, *, skip_invalid: bool = False) -> LoadResult:
@@ -120,25 +143,32 @@ def load_urge(path: str | Path, *, skip_invalid: bool = False) -> LoadResult:
     return LoadResult(sessions=list(stream), skipped=stream.skipped)
 
 
-def _items(path: Path) -> Iterator[Session | InputError]:
+def _items(path: Path, workers: int = 0) -> Iterator[Session | InputError]:
     # Response HTML cells exceed the csv module's default 128 KiB field limit.
     csv.field_size_limit(max(csv.field_size_limit(), 1 << 30))
     where = str(path)
     with path.open("rb") as stream:
         lines = Lines(stream)
-        reader = csv.reader(lines)
-        header: list[str] | None = None
-        for number, start, cells, error in _rows(reader):
-            end = reader.line_num
-            bad = lines.first_bad(start, end)
-            lines.forget(end + 1)
-            if header is None:
-                if error is not None or bad is not None:
-                    message = bad[1] if bad is not None else error
-                    raise InputError(f"cannot read the header: {message}", path=where, line=start)
-                header = _header(cells, where, start)
-                positions = {name: header.index(name) for name in URGE_COLUMNS}
-                continue
+        rows = _checked_rows(lines)
+        first = next(rows, None)
+        if first is None:
+            return
+        _, start, cells, error, bad = first
+        if error is not None or bad is not None:
+            message = bad[1] if bad is not None else error
+            raise InputError(f"cannot read the header: {message}", path=where, line=start)
+        header = _header(cells, where, start)
+        positions = {name: header.index(name) for name in URGE_COLUMNS}
+        html_at = positions["response_html"]
+
+        def html_cell(row: _Row) -> str | None:
+            cells, error, bad = row[2], row[3], row[4]
+            usable = error is None and bad is None and len(cells) == len(header)
+            return cells[html_at] if usable else None
+
+        for (number, start, cells, error, bad), responses in ahead(
+            rows, html_cell, _parse_responses, workers=workers, preload=__name__
+        ):
             session_id = f"urge-{number}"
 
             located = functools.partial(_located, where, session_id, number + 1, start)
@@ -155,7 +185,9 @@ def _items(path: Path) -> Iterator[Session | InputError]:
                         header[min(len(cells), len(header) - 1)],
                         f"the row has {len(cells)} cells for {len(header)} columns",
                     )
-                session = _session(session_id, {name: cells[i] for name, i in positions.items()})
+                session = _session(
+                    session_id, {name: cells[i] for name, i in positions.items()}, responses
+                )
                 validate_session(session, derived=True)
             except _CellError as problem:
                 yield located(problem.message, problem.column)
@@ -217,6 +249,20 @@ def _column_of(field: str | None) -> str | None:
     return None
 
 
+# (0-based data row, line it starts on, cells, csv error, first undecodable line in it)
+_Row = tuple[int, int, list[str], "str | None", "tuple[int, str] | None"]
+
+
+def _checked_rows(lines: Lines) -> Iterator[_Row]:
+    """:func:`_rows` of ``lines``, each with the first line in it that was not UTF-8."""
+    reader = csv.reader(lines)
+    for number, start, cells, error in _rows(reader):
+        end = reader.line_num
+        bad = lines.first_bad(start, end)
+        lines.forget(end + 1)
+        yield number, start, cells, error, bad
+
+
 def _rows(reader: Any) -> Iterator[tuple[int, int, list[str], str | None]]:
     """(0-based data row, line the row starts on, cells, csv error) skipping blank lines.
 
@@ -256,7 +302,89 @@ def _cell(row: Mapping[str, str], column: str, *, required: bool = True) -> Any:
         raise _CellError(column, f"cannot read the cell: {error}") from None
 
 
-def _session(session_id: str, row: Mapping[str, str]) -> Session:
+def _html_list(text: str) -> list[str]:
+    """The response_html cell: one HTML string per turn."""
+    htmls = _cell({"response_html": text}, "response_html")
+    if not isinstance(htmls, list) or not all(isinstance(h, str) for h in htmls):
+        raise _CellError("response_html", "expected a list of HTML strings, one per turn")
+    return htmls
+
+
+@dataclass(frozen=True)
+class _Failed:
+    """A response whose HTML was refused (the :class:`InputError`'s message)."""
+
+    message: str
+
+
+# A parsed response as sent back by a worker: plain tuples and the segments' offsets,
+# which cross a process boundary several times faster than the records themselves.
+_Packed = tuple[
+    str, tuple[tuple[str, tuple[int, ...]], ...], tuple[tuple[int, str, str], ...], bytes
+]
+
+
+def _pack(parsed: ParsedResponse) -> _Packed:
+    offsets = array("q")
+    for segment in parsed.segments:
+        offsets.append(segment.start)
+        offsets.append(segment.end)
+    return (
+        parsed.response_text,
+        tuple((s.text, s.citations) for s in parsed.statements),
+        tuple((link.id, link.url, link.title) for link in parsed.links),
+        offsets.tobytes(),
+    )
+
+
+def _unpack(packed: _Packed) -> ParsedResponse:
+    text, statements, links, raw = packed
+    offsets = array("q")
+    offsets.frombytes(raw)
+    pairs = zip(offsets[0::2], offsets[1::2], strict=True)
+    return ParsedResponse(
+        response_text=text,
+        statements=tuple(Statement(body, cited) for body, cited in statements),
+        links=tuple(Link(number, url, title) for number, url, title in links),
+        segments=tuple(Segment(text[start:end], start, end) for start, end in pairs),
+    )
+
+
+def _parse_responses(cells: list[str | None]) -> list[Any]:
+    """Worker side of :func:`ahead`: for each response_html cell, ``(problem with the
+    cell, [])`` or ``(None, [packed response or _Failed, one per turn])``; ``None`` where
+    the row is not to be read here (no cell, or a problem no rule foresaw, which the
+    reader meets again itself)."""
+    out: list[Any] = []
+    for text in cells:
+        if text is None:
+            out.append(None)
+            continue
+        try:
+            htmls = _html_list(text)
+        except _CellError as problem:
+            out.append((problem.message, []))
+            continue
+        except Exception:  # noqa: BLE001 - the reader meets it again and locates it
+            out.append(None)
+            continue
+        turns: list[Any] = []
+        try:
+            for html in htmls:
+                try:
+                    turns.append(_pack(parse_response_html(html)))
+                except InputError as error:
+                    turns.append(_Failed(error.message))
+        except Exception:  # noqa: BLE001 - as above
+            out.append(None)
+            continue
+        out.append((None, turns))
+    return out
+
+
+def _session(session_id: str, row: Mapping[str, str], responses: Any = None) -> Session:
+    """The session of one row; ``responses`` is what :func:`_parse_responses` made of its
+    response_html cell in a worker (``None``: parse it here)."""
     conversation = _cell(row, "conversation")
     if not isinstance(conversation, dict) or not conversation:
         raise _CellError("conversation", "expected a non-empty object of turns")
@@ -278,9 +406,12 @@ def _session(session_id: str, row: Mapping[str, str]) -> Session:
             "conversation", f"turn keys number turns {found}; expected 1 to {len(numbered)}"
         )
     ordered = [numbered[n] for n in sorted(numbered)]
-    htmls = _cell(row, "response_html")
-    if not isinstance(htmls, list) or not all(isinstance(h, str) for h in htmls):
-        raise _CellError("response_html", "expected a list of HTML strings, one per turn")
+    if responses is None:
+        htmls: list[Any] = _html_list(row["response_html"])
+    else:
+        problem, htmls = responses
+        if problem is not None:
+            raise _CellError("response_html", problem)
     if len(htmls) != len(ordered):
         raise _CellError(
             "response_html",
@@ -296,7 +427,12 @@ def _session(session_id: str, row: Mapping[str, str]) -> Session:
                 f"turn {key!r}: {_ASSISTANT!r} is {_shorten(exchange[_ASSISTANT])}, not text",
             )
         try:
-            parsed = parse_response_html(html)
+            if isinstance(html, str):
+                parsed = parse_response_html(html)
+            elif isinstance(html, _Failed):
+                raise InputError(html.message)
+            else:
+                parsed = _unpack(html)
         except InputError as error:
             raise _CellError("response_html", f"turn {index}: {error.message}") from None
         turns.append(
