@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
@@ -123,13 +124,14 @@ class _Pool:
         import multiprocessing
         import threading
 
+        processes: list[Any] = []
+        connections: list[Any] = []
         try:
             if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
                 context: Any = multiprocessing.get_context("fork")
             else:
                 context = multiprocessing.get_context("forkserver")
                 context.set_forkserver_preload([preload])
-            processes, connections = [], []
             for _ in range(workers):
                 mine, theirs = context.Pipe()
                 connections.append(mine)
@@ -142,6 +144,7 @@ class _Pool:
                 theirs.close()
                 processes.append(process)
         except (OSError, ValueError, ImportError):  # no worker processes here
+            cls(processes, connections[: len(processes)]).close()
             return None
         return cls(processes, connections)
 
@@ -194,6 +197,9 @@ def _serve(connection: Any, work: Callable[[list[Any]], list[Any]], readers: lis
     """A worker: answer each chunk it is sent until the reader closes the pipe."""
     for end in readers:
         end.close()
+    # Ctrl-C reaches the whole process group: the reader stops and closes the pipes, and
+    # a worker leaves quietly rather than printing a traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _yield_cpu()
     while True:
         try:
