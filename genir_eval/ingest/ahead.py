@@ -16,10 +16,11 @@ are busy it reads at about its own single-process pace, and with a CPU to spare 
 workers take most of the parsing off it (the chunks furthest ahead, as work stealing takes from the
 far end of a queue, so a worker is rarely still busy with the chunk the reader reaches).
 
-Workers are forked from a process that runs one thread (``genir-eval parse``): they start
-at once, with the reader's modules loaded. A process with more threads (a run, with its
-SQLite workers) is never forked, as a lock another thread held would stay held in the
-child; its workers come from a ``forkserver`` with the reader's module imported once.
+On Linux, workers are forked from a process that runs one thread (``genir-eval parse``):
+they start at once, with the reader's modules loaded. A process with more threads (a run,
+with its SQLite workers) is never forked, as a lock another thread held would stay held in
+the child, nor any process elsewhere; their workers come from a ``forkserver`` with the
+reader's module imported once, and where there is none the reader reads alone.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from __future__ import annotations
 import itertools
 import os
 import signal
+import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
@@ -127,7 +129,9 @@ class _Pool:
         processes: list[Any] = []
         connections: list[Any] = []
         try:
-            if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+            # fork only where it is safe: Linux (macOS's system libraries may not survive
+            # it) and a process with one thread
+            if sys.platform.startswith("linux") and threading.active_count() == 1:
                 context: Any = multiprocessing.get_context("fork")
             else:
                 context = multiprocessing.get_context("forkserver")
