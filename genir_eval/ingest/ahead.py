@@ -13,8 +13,9 @@ same either way. It is ``None`` when the pool could not start, a worker died or 
 or the reader reached the chunk before a worker finished it. The reader never waits for a
 worker, and workers run at a lower priority (``nice`` 10): on a machine whose other CPUs
 are busy it reads at about its own single-process pace, and with a CPU to spare the
-workers take most of the parsing off it (the chunks furthest ahead, as work stealing takes from the
-far end of a queue, so a worker is rarely still busy with the chunk the reader reaches).
+workers take most of the parsing off it (the chunks furthest ahead, as work stealing
+takes from the far end of a queue, so a worker is rarely still busy with the chunk the
+reader reaches).
 
 On Linux, workers are forked from a process that runs one thread (``genir-eval parse``):
 they start at once, with the reader's modules loaded. A process with more threads (a run,
@@ -187,16 +188,6 @@ class _Pool:
                 process.join()
 
 
-def _yield_cpu() -> None:
-    """Run at a lower priority than the reader: it never waits for this work, so on a
-    busy machine a worker must not take CPU time from it. (Linux's SCHED_IDLE would be
-    stricter, but measured 0.3 s slower on an idle machine, its tasks woken late.)"""
-    try:
-        os.nice(10)
-    except OSError:  # not permitted here: equal priority is still correct
-        pass
-
-
 def _serve(connection: Any, work: Callable[[list[Any]], list[Any]], readers: list[Any]) -> None:
     """A worker: answer each chunk it is sent until the reader closes the pipe."""
     for end in readers:
@@ -204,7 +195,13 @@ def _serve(connection: Any, work: Callable[[list[Any]], list[Any]], readers: lis
     # Ctrl-C reaches the whole process group: the reader stops and closes the pipes, and
     # a worker leaves quietly rather than printing a traceback of its own.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _yield_cpu()
+    # A lower priority than the reader, who never waits for this work: on a busy machine
+    # a worker must not take its CPU time. (Linux's SCHED_IDLE is stricter, but measured
+    # 0.3 s slower on an idle machine, its tasks woken late.)
+    try:
+        os.nice(10)
+    except OSError:  # not permitted here: equal priority is still correct
+        pass
     while True:
         try:
             arguments = connection.recv()
