@@ -6,10 +6,24 @@ messages. ``{{name}}`` is replaced by a value; ``[[#flag]]...[[/flag]]`` is kept
 ``flag`` is true and ``[[^flag]]...[[/flag]]`` only when it is false, which is how the
 prompt-variant switches (role, narrative, aspects, ...) turn sentences on and off.
 
-Everything copied from a log (queries, responses, titles, urls, intents) goes through
-:func:`fence`: it is wrapped in ``<<<BEGIN NAME>>>`` / ``<<<END NAME>>>`` markers and any
-``<<<`` or ``>>>`` inside the data is neutralised, so the data cannot close its fence and
-pose as instructions. The templates tell the model that fenced text is data only.
+How a prompt is built, so that no log text can change its structure:
+
+1. the template's flag blocks are resolved (flags are the judge's options, never log text);
+2. the template is split into its messages on its own ``=== role ===`` lines;
+3. only then are the values filled in, into each message's content, in one pass (a value is
+   never scanned again for placeholders, blocks or section lines).
+
+So a log field holding ``=== system ===`` stays text inside the message it was put in. A
+system message may hold no value at all (:func:`render_messages` refuses such a template),
+so no log text ever reaches a system message.
+
+Everything copied from a log (queries, responses, titles, urls, intents, source texts) goes
+through :func:`fence`: it is wrapped in ``<<<BEGIN NAME>>>`` / ``<<<END NAME>>>`` markers;
+any ``<<<`` or ``>>>`` inside the data is neutralised, so the data cannot close its fence and
+pose as instructions, and so are chat-template control tokens (``<|im_start|>``, ``[INST]``,
+``<s>``, ``<start_of_turn>``, ...), which a server that formats the chat itself could
+otherwise read as a real turn boundary. The templates tell the model that fenced text is
+data only.
 """
 
 from __future__ import annotations
@@ -20,7 +34,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from genir_eval.errors import ConfigError
 from genir_eval.llm.base import Message
@@ -33,11 +47,14 @@ __all__ = [
     "check_template_file",
     "render",
     "render_messages",
+    "template_sections",
     "fence",
     "template_version",
 ]
 
 LANGUAGES = ("en", "zh")
+
+Role = Literal["system", "user"]
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}")
 _BLOCK = re.compile(r"\[\[([#^])([a-zA-Z_][a-zA-Z0-9_]*)\]\](.*?)\[\[/\2\]\]", re.DOTALL)
@@ -105,6 +122,10 @@ def check_template_file(name: str) -> str:
             f"prompt template file {name!r} fills in none of the judge's values (such as "
             "{{query}}): the model would judge without seeing the log"
         )
+    parts = _SECTION.split(text)
+    for role, body in zip(parts[1::2], parts[2::2], strict=True):
+        if role == "system":
+            _refuse_system_values(body, f"prompt template file {name!r}")
     return text
 
 
@@ -118,8 +139,9 @@ def template_version(text: str, options: Mapping[str, Any] | None = None) -> str
     return digest.hexdigest()[:12]
 
 
-def render(text: str, values: Mapping[str, Any], flags: Mapping[str, bool] | None = None) -> str:
-    """Fill ``{{name}}`` from ``values`` and keep or drop ``[[#flag]]`` blocks."""
+def _shape(text: str, flags: Mapping[str, bool] | None) -> str:
+    """The template with its flag blocks kept or dropped and runs of blank lines closed up:
+    everything that depends on the template alone, done before any value is filled in."""
     flags = flags or {}
 
     def block(match: re.Match[str]) -> str:
@@ -130,6 +152,12 @@ def render(text: str, values: Mapping[str, Any], flags: Mapping[str, bool] | Non
     previous = None
     while previous != text:  # blocks may nest
         previous, text = text, _BLOCK.sub(block, text)
+    return re.sub(r"\n{3,}", "\n\n", text)
+
+
+def _fill(text: str, values: Mapping[str, Any]) -> str:
+    """``{{name}}`` replaced by ``values[name]`` in one pass: a filled-in value is never read
+    again as template (its own ``{{...}}``, ``[[...]]`` or ``=== role ===`` lines are text)."""
 
     def fill(match: re.Match[str]) -> str:
         key = match.group(1)
@@ -137,31 +165,78 @@ def render(text: str, values: Mapping[str, Any], flags: Mapping[str, bool] | Non
             raise ConfigError(f"prompt template needs a value for {{{{{key}}}}}")
         return str(values[key])
 
-    rendered = _PLACEHOLDER.sub(fill, text)
-    return re.sub(r"\n{3,}", "\n\n", rendered).strip() + "\n"
+    return _PLACEHOLDER.sub(fill, text)
+
+
+def render(text: str, values: Mapping[str, Any], flags: Mapping[str, bool] | None = None) -> str:
+    """Fill ``{{name}}`` from ``values`` and keep or drop ``[[#flag]]`` blocks: one text,
+    for templates that are not chat prompts (a chat prompt goes through
+    :func:`render_messages`, which splits before it fills)."""
+    return _fill(_shape(text, flags), values).strip() + "\n"
+
+
+def _refuse_system_values(body: str, where: str = "a prompt template") -> None:
+    found = _PLACEHOLDER.search(body)
+    if found is not None:
+        raise ConfigError(
+            f"{where}'s system message may not fill in a value ({found.group(0)}): values "
+            "come from logs, and log text goes into user messages only"
+        )
+
+
+def template_sections(
+    text: str, flags: Mapping[str, bool] | None = None
+) -> tuple[tuple[Role, str], ...]:
+    """The template's messages as ``(role, body)`` before any value is filled in: split on
+    the template's own ``=== system ===`` / ``=== user ===`` lines (a template without them
+    is one user message); empty sections are left out. A system section that holds a
+    placeholder is refused: values come from logs, and log text never goes into a system
+    message."""
+    shaped = _shape(text, flags)
+    parts = _SECTION.split(shaped)
+    if len(parts) == 1:
+        pairs = [("user", shaped)]
+    else:
+        pairs = list(zip(parts[1::2], parts[2::2], strict=True))
+    sections: list[tuple[Role, str]] = []
+    for role, body in pairs:
+        body = body.strip()
+        if not body:
+            continue
+        if role == "system":
+            _refuse_system_values(body)
+        sections.append(("system" if role == "system" else "user", body))
+    return tuple(sections)
 
 
 def render_messages(
     text: str, values: Mapping[str, Any], flags: Mapping[str, bool] | None = None
 ) -> tuple[Message, ...]:
-    """Render a template into its system and user messages (a template without section
-    markers is one user message)."""
-    rendered = render(text, values, flags)
-    parts = _SECTION.split(rendered)
-    if len(parts) == 1:
-        return (Message("user", rendered.strip()),)
-    messages: list[Message] = []
-    for role, body in zip(parts[1::2], parts[2::2], strict=True):
-        if body.strip():
-            messages.append(Message("system" if role == "system" else "user", body.strip()))
-    return tuple(messages)
+    """The template's system and user messages with ``values`` filled in. The template is
+    split into messages first (:func:`template_sections`), then each message's content is
+    filled, so no value can add, remove or re-role a message."""
+    return tuple(
+        Message(role, _fill(body, values)) for role, body in template_sections(text, flags)
+    )
+
+
+# Control tokens of the common chat templates (ChatML and its kin <|...|>, DeepSeek's
+# fullwidth <｜...｜>, Llama 2's [INST] and <<SYS>>, sentence tokens <s> </s>, Gemma's
+# <start_of_turn>): a server that renders the chat itself may tokenize them in message text
+# as real turn boundaries. Their brackets become guillemets, so they reach the model as text.
+_CHAT_TOKEN = re.compile(
+    r"<[|｜][^<>\n]{0,64}?[|｜]>|</?(?:s|start_of_turn|end_of_turn|bos|eos|pad|unk)>"
+    r"|\[/?INST\]|<</?SYS>>"
+)
+_GUILLEMET = str.maketrans({"<": "‹", ">": "›", "[": "⟦", "]": "⟧"})
 
 
 def _neutralise(text: str) -> str:
     # The fence markers are built from <<< and >>>; data must never contain them, or it
     # could close its own fence. Runs of three or more become single guillemets.
-    text = re.sub(r"<{3,}", lambda m: "‹" * len(m.group()), text)
-    return re.sub(r">{3,}", lambda m: "›" * len(m.group()), text)
+    text = re.sub(r"[<＜﹤]{3,}", lambda m: "‹" * len(m.group()), text)
+    text = re.sub(r"[>＞﹥]{3,}", lambda m: "›" * len(m.group()), text)
+    return _CHAT_TOKEN.sub(lambda m: m.group().translate(_GUILLEMET), text)
 
 
 def fence(text: str | None, name: str) -> str:

@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from genir_eval.judges.common import JudgeContext
+from genir_eval.judges.offline.instructions import without_instructions
 from genir_eval.judges.offline.lexical import key_terms, tokenize
 from genir_eval.llm.base import Request
 from genir_eval.llm.offline import register_offline
@@ -112,7 +113,9 @@ def _coverage(terms: Sequence[str], text: str) -> float:
 
 
 def support_verdict(statement: str, source: str) -> tuple[str, str, dict[str, Any]]:
-    """``(support, evidence, features)`` for a statement against a source text."""
+    """``(support, evidence, features)`` for a statement against a source text. Clauses of
+    the source that address the judge (:func:`without_instructions`) are not evidence."""
+    source = without_instructions(source)
     terms = key_terms(statement)
     coverage = _coverage(terms, source)
     best, best_coverage = "", 0.0

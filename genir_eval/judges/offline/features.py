@@ -27,6 +27,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from genir_eval.judges.offline.instructions import without_instructions
 from genir_eval.records import Session, Statement, Turn
 
 __all__ = [
@@ -147,7 +148,7 @@ def link_evidence(session: Session, turn: Turn, link_id: int) -> LinkEvidence:
     credit = sum(1.0 / len(s.citations) for s in citing)
     position = 1.0 - order.index(link_id) / len(order) if link_id in order else 0.0
     link = turn.link(link_id)
-    title = link.title if link is not None else ""
+    title = without_instructions(link.title) if link is not None else ""
     need = _need(session, turn)
     citing_text = " ".join(s.text for s in citing)
     title_alignment = _mean([coverage(turn.query, title), coverage(title, need)])
