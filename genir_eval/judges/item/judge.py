@@ -104,6 +104,107 @@ _OPTIONS = {
 }
 
 
+class _TurnSteps:
+    """The steps of one turn's loop (answer, judge, rank), each one judgment through
+    :func:`ask` with its own journal key, prompt and parser."""
+
+    def __init__(
+        self, judge: ItemJudge, session: Session, turn: Turn, engine: Engine, language: str
+    ) -> None:
+        self.owner, self.session, self.turn, self.engine = judge, session, turn, engine
+        self.language = language
+        self.candidates = candidates_for_turn(turn)
+        self.known = [c.id for c in self.candidates]
+        self.version = judge.prompt_version(language)
+        self.config = generate_config(engine, judge.options, response_format="json")
+        self.run = _TurnRun()
+
+    def key(self, item: str, repeat: int = 0) -> JudgmentKey:
+        return JudgmentKey(
+            self.session.session_id, self.turn.index, item, self.owner.name, self.version, repeat
+        )
+
+    def _context(self, step: str, shown: Sequence[Candidate], **more: Any) -> dict[str, Any]:
+        return {
+            "step": step,
+            "query": self.turn.query,
+            "intent": self.session.intent,
+            "language": self.language,
+            "candidates": list(shown),
+            "all_candidates": list(self.candidates),
+            "offline": self.owner.offline,
+            **more,
+        }
+
+    async def call(
+        self,
+        step: str,
+        item: str,
+        prompt: str,
+        shown: Sequence[Candidate],
+        parse: Callable[[str], Any],
+        *,
+        answer: str | None = None,
+        repeat: int = 0,
+        **more: Any,
+    ) -> Any:
+        values = {
+            "query": fence(self.turn.query, "QUERY"),
+            "candidates": format_candidates(shown, self.language),
+        }
+        if answer is not None:
+            values["answer"] = fence(answer, "ANSWER")
+        label = await ask(
+            self.engine,
+            self.key(item, repeat),
+            render_prompt(prompt, self.language, **values),
+            self.config,
+            f"item.{step}",
+            self._context(step, shown, answer=answer, **more),
+            parse,
+            stats=self.owner.stats,
+            language=self.language,
+            extra=_usage_extra,
+        )
+        self.run.note(step, label)
+        return label.value
+
+    async def answer(self, index: int, selected: Sequence[Candidate]) -> str | None:
+        mode = self.owner.answer_mode
+        return await self.call(
+            "answer", f"iter{index}:answer", f"item_answer_{mode}", selected, parse_answer,
+            mode=mode,
+        )  # fmt: skip
+
+    async def judge(self, index: int, answer: str, shown: Sequence[Candidate]) -> Any:
+        if self.owner.judgment == "listwise":
+            return await self.call(
+                "judge", f"iter{index}:judge", "item_judge_listwise", shown,
+                useful_parser(self.known), answer=answer,
+            )  # fmt: skip
+        verdicts = await asyncio.gather(
+            *(
+                self.call(
+                    "judge_pointwise", f"iter{index}:judge:link:{c.id}", "item_judge_pointwise",
+                    [c], parse_pointwise, answer=answer,
+                )  # fmt: skip
+                for c in shown
+            )
+        )
+        if any(v is None for v in verdicts):
+            return None
+        return [c.id for c, v in zip(shown, verdicts, strict=True) if v]
+
+    def rank(self, kind: str) -> RankStep:
+        async def rank(index: int, answer: str, shown: Sequence[Candidate]) -> Any:
+            return await self.call(
+                f"rank_{kind}", f"iter{index}:rank_{kind}", f"item_rank_{kind}", shown,
+                ranking_parser([c.id for c in shown]), answer=answer,
+            )  # fmt: skip
+
+        return rank
+
+
 class ItemJudge:
     """One ITEM variant or baseline; build it with ``make_judge("item-as", ...)``.
 
@@ -172,114 +273,23 @@ class ItemJudge:
         return [label for labels in results for label in labels]
 
     async def _turn(self, session: Session, turn: Turn, engine: Engine) -> list[Label]:
-        candidates = candidates_for_turn(turn)
         language = str(self.options.get("language") or session_language(session))
-        version = self.prompt_version(language)
-        config = generate_config(engine, self.options, response_format="json")
-        run = _TurnRun()
-        known = [c.id for c in candidates]
-
-        def key(item: str, repeat: int = 0) -> JudgmentKey:
-            return JudgmentKey(session.session_id, turn.index, item, self.name, version, repeat)
-
-        def context(step: str, shown: Sequence[Candidate], **more: Any) -> dict[str, Any]:
-            return {
-                "step": step,
-                "query": turn.query,
-                "intent": session.intent,
-                "language": language,
-                "candidates": list(shown),
-                "all_candidates": list(candidates),
-                "offline": self.offline,
-                **more,
-            }
-
-        async def call(
-            step: str,
-            item: str,
-            prompt: str,
-            shown: Sequence[Candidate],
-            parse: Callable[[str], Any],
-            *,
-            answer: str | None = None,
-            repeat: int = 0,
-            **more: Any,
-        ) -> Any:
-            values = {
-                "query": fence(turn.query, "QUERY"),
-                "candidates": format_candidates(shown, language),
-            }
-            if answer is not None:
-                values["answer"] = fence(answer, "ANSWER")
-            label = await ask(
-                engine,
-                key(item, repeat),
-                render_prompt(prompt, language, **values),
-                config,
-                f"item.{step}",
-                context(step, shown, answer=answer, **more),
-                parse,
-                stats=self.stats,
-                language=language,
-                extra=_usage_extra,
-            )
-            run.note(step, label)
-            return label.value
-
-        async def answer_step(index: int, selected: Sequence[Candidate]) -> str | None:
-            prompt = f"item_answer_{self.answer_mode}"
-            return await call(
-                "answer", f"iter{index}:answer", prompt, selected, parse_answer,
-                mode=self.answer_mode,
-            )  # fmt: skip
-
-        async def judge_step(index: int, answer: str, shown: Sequence[Candidate]) -> Any:
-            if self.judgment == "listwise":
-                return await call(
-                    "judge", f"iter{index}:judge", "item_judge_listwise", shown,
-                    useful_parser(known), answer=answer,
-                )  # fmt: skip
-            verdicts = await asyncio.gather(
-                *(
-                    call(
-                        "judge_pointwise",
-                        f"iter{index}:judge:link:{c.id}",
-                        "item_judge_pointwise",
-                        [c],
-                        parse_pointwise,
-                        answer=answer,
-                    )  # fmt: skip
-                    for c in shown
-                )
-            )
-            if any(v is None for v in verdicts):
-                return None
-            return [c.id for c, v in zip(shown, verdicts, strict=True) if v]
-
-        def rank_step(kind: str) -> RankStep:
-            async def rank(index: int, answer: str, shown: Sequence[Candidate]) -> Any:
-                return await call(
-                    f"rank_{kind}", f"iter{index}:rank_{kind}", f"item_rank_{kind}", shown,
-                    ranking_parser([c.id for c in shown]), answer=answer,
-                )  # fmt: skip
-
-            return rank
-
+        steps = _TurnSteps(self, session, turn, engine, language)
         if self.name in VARIANTS:
             result = await run_loop(
                 self.name,
-                candidates,
+                steps.candidates,
                 self.rule,
-                answer=answer_step,
-                judge=judge_step,
-                rank_relevance=rank_step("relevance"),
-                rank_utility=rank_step("utility"),
+                answer=steps.answer,
+                judge=steps.judge,
+                rank_relevance=steps.rank("relevance"),
+                rank_utility=steps.rank("utility"),
                 k=self.k,
-                why_missing=lambda: "; ".join(run.reasons) or None,
+                why_missing=lambda: "; ".join(steps.run.reasons) or None,
             )
         else:
-            result = await self._baseline(candidates, call, known)
-        return self._labels(session, turn, candidates, result, run, key)
+            result = await self._baseline(steps.candidates, steps.call, steps.known)
+        return self._labels(session, turn, steps.candidates, result, steps.run, steps.key)
 
     async def _baseline(
         self,
