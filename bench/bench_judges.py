@@ -42,10 +42,11 @@ from genir_eval.cli.meta import parse_option
 from genir_eval.ingest import load_sessions
 from genir_eval.judges import judge_sessions, make_judge
 from genir_eval.llm.options import add_engine_arguments, engine_from_args
-from genir_eval.meta.evaluate import evaluate_labels, link_pairs
+from genir_eval.meta.evaluate import link_pairs
 from genir_eval.meta.resample import session_bootstrap
 from genir_eval.meta.stats import binarize, cohen_kappa, correlations, pairwise_auc
 from genir_eval.records import Session
+from genir_eval.runner.judge_eval import evaluate_labels
 
 ROOT = Path(__file__).resolve().parent.parent
 URGE_SAMPLE = ROOT.parent / "shared" / "urge" / "urge_sample_dev.csv"

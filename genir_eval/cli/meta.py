@@ -16,9 +16,9 @@ from genir_eval.judges import judge_names, make_judge
 from genir_eval.judges.base import Label
 from genir_eval.llm.options import add_engine_arguments, engine_from_args
 from genir_eval.llm.progress import Heartbeat
-from genir_eval.meta.evaluate import DEFAULT_LINK_BASELINE, evaluate_judge
 from genir_eval.meta.prompt_selection import select_prompts
 from genir_eval.report.judge_quality import quality_lines
+from genir_eval.runner.judge_eval import DEFAULT_LINK_BASELINE, evaluate_judge
 from genir_eval.runner.status import failure_lines, raise_if_failed, run_status
 from genir_eval.settings import check_setting, public_url
 

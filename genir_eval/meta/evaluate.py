@@ -1,7 +1,6 @@
-"""Meta-evaluation of a judge: run it on sessions with gold labels and score it against them.
+"""Meta-evaluation of a judge's labels: how they compare with the sessions' gold labels.
 
-:func:`evaluate_judge` runs a judge through an engine and :func:`score_labels` compares its
-labels with the sessions' gold annotations (URGE: expert link-usefulness labels, the user's
+:func:`score_labels` compares a judge's labels with the sessions' gold annotations (URGE: expert link-usefulness labels, the user's
 and the annotators' useful-text marks, the user's query and session satisfaction):
 
 - ``link_usefulness``: Spearman and Kendall (bootstrap 95% intervals), Cohen's kappa on the
@@ -27,7 +26,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,13 +34,9 @@ import numpy as np
 
 from genir_eval.columns import TextColumn
 from genir_eval.errors import ConfigError
-from genir_eval.judges.base import Judge, Label, judge_sessions, make_judge
-from genir_eval.judges.offline.twins import BASELINE_NOTE
-from genir_eval.llm.engine import Engine
-from genir_eval.llm.offline import OfflineProvider
+from genir_eval.judges.base import Label
 from genir_eval.meta.calibration import agreement, cross_validated_calibration
 from genir_eval.meta.degenerate import degeneracy
-from genir_eval.meta.item_eval import evaluate_item, evaluate_rubric
 from genir_eval.meta.ppi import ppi_block
 from genir_eval.meta.stats import (
     PRF,
@@ -69,7 +64,6 @@ from genir_eval.records import SUPPORT_LEVELS, SUPPORT_VALUE, Session
 
 __all__ = [
     "META_VERSION",
-    "evaluate_judge",
     "score_labels",
     "link_usefulness_scores",
     "spans_scores",
@@ -78,9 +72,7 @@ __all__ = [
     "link_label_map",
     "sdcg_from_labels",
     "citation_support_scores",
-    "DEFAULT_LINK_BASELINE",
     "GoldComparison",
-    "evaluate_labels",
     "gold_sdcg",
     "expected_value",
     "LinkPairs",
@@ -95,7 +87,6 @@ __all__ = [
 ]
 
 META_VERSION = 1
-DEFAULT_LINK_BASELINE = "link_usefulness.true"
 HARDEST_FRACTION = 0.5
 #: How many of the hardest queries ``ordering`` lists (by gold and by the judge): the
 #: orderings cover half the queries, 100,000 ids a list in a run of 100,000 sessions.
@@ -1052,21 +1043,6 @@ def score_labels(
     return comparison.result()
 
 
-def _is_offline(engine: Any) -> bool:
-    return getattr(getattr(engine, "provider", None), "name", "") == "offline"
-
-
-async def offline_link_labels(
-    sessions: Sequence[Session], name: str = DEFAULT_LINK_BASELINE
-) -> list[Label]:
-    """Link labels from an offline twin, for combining with a satisfaction judge."""
-    engine = Engine(OfflineProvider(), quiet=True, progress=False)
-    try:
-        return await judge_sessions(make_judge(name), sessions, engine)
-    finally:
-        await engine.aclose()
-
-
 def judge_instructions(judge: Any) -> list[str]:
     """The judge's prompt templates (English and Chinese) for the copying check; empty for
     a judge that does not expose them."""
@@ -1080,88 +1056,3 @@ def judge_instructions(judge: Any) -> list[str]:
         except (OSError, ValueError, KeyError, ConfigError):
             continue
     return out
-
-
-async def evaluate_judge(
-    judge: Judge | str,
-    sessions: Sequence[Session],
-    engine: Engine,
-    *,
-    options: Mapping[str, Any] | None = None,
-    link_judge: str = DEFAULT_LINK_BASELINE,
-    n_boot: int = 1000,
-    seed: int = 0,
-    ppi_labelled: int | None = None,
-) -> dict[str, Any]:
-    """Run ``judge`` (a judge or a registry name built with ``options``) on ``sessions``
-    through ``engine`` and score it against their gold labels (:func:`evaluate_labels`)."""
-    if isinstance(judge, str):
-        judge = make_judge(judge, **dict(options or {}))
-    labels = await judge_sessions(judge, sessions, engine)
-    return await evaluate_labels(
-        judge,
-        sessions,
-        labels,
-        engine,
-        link_judge=link_judge,
-        n_boot=n_boot,
-        seed=seed,
-        ppi_labelled=ppi_labelled,
-    )
-
-
-async def evaluate_labels(
-    judge: Judge,
-    sessions: Sequence[Session],
-    labels: Sequence[Label],
-    engine: Engine,
-    *,
-    link_judge: str = DEFAULT_LINK_BASELINE,
-    n_boot: int = 1000,
-    seed: int = 0,
-    ppi_labelled: int | None = None,
-) -> dict[str, Any]:
-    """Score ``labels``, given by ``judge`` on ``sessions`` through ``engine``, against the
-    sessions' gold labels. A satisfaction judge is combined with ``sdcg_urge`` from the
-    offline twin of ``link_judge``. ``ppi_labelled``: see :func:`ppi_scores`."""
-    link_labels: list[Label] | None = None
-    link_source: str | None = None
-    if judge.kind == "satisfaction":
-        link_labels = await offline_link_labels(sessions, link_judge)
-        link_source = f"offline twin of {link_judge} (baseline)"
-    result: dict[str, Any] = {
-        "version": META_VERSION,
-        "judge": {
-            "name": judge.name,
-            "kind": judge.kind,
-            "options": dict(judge.options),
-            "provider": getattr(engine.provider, "name", None),
-            "model": engine.model,
-            "baseline": _is_offline(engine),
-        },
-        "n_sessions": len(sessions),
-    }
-    if _is_offline(engine):
-        result["baseline_note"] = BASELINE_NOTE
-    result.update(
-        score_labels(
-            sessions,
-            labels,
-            kind=judge.kind,
-            link_labels=link_labels,
-            link_source=link_source,
-            n_boot=n_boot,
-            seed=seed,
-            instructions=judge_instructions(judge),
-            ppi_labelled=ppi_labelled,
-        )
-    )
-    if judge.kind == "item":
-        result["item"] = evaluate_item(sessions, labels)
-    elif judge.kind == "rubric":
-        result["rubric"] = evaluate_rubric(sessions, labels)
-    stats = getattr(judge, "stats", None)
-    if stats is not None:
-        result["replies"] = stats.rates()
-    result["engine"] = engine.stats()
-    return result

@@ -7,17 +7,14 @@ figures for the *first* iteration, so a run shows whether iterating changed anyt
 :func:`evaluate_rubric` scores a rubric judge's passage labels for links the same way, and
 its response coverage against the user's query satisfaction.
 
-:func:`compare_item` runs several judges on the same sessions and engine and lays the
-figures side by side (``python -m genir_eval.meta.item_eval SESSIONS`` does it offline).
+:func:`genir_eval.runner.judge_eval.compare_item` runs several judges on the same sessions
+and engine and lays the figures side by side (``python -m genir_eval.cli.item_eval SESSIONS``
+does it offline).
 """
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import json
 import math
-import sys
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -25,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from genir_eval.judges.base import Label, judge_sessions, make_judge
+from genir_eval.judges.base import Label
 from genir_eval.meta.stats import correlations, precision_recall_f1
 from genir_eval.records import Session
 
@@ -40,11 +37,9 @@ __all__ = [
     "format_rubric_table",
     "ITEM_JUDGES",
     "RUBRIC_JUDGES",
-    "compare_item",
-    "main",
 ]
 
-#: The ITEM judges :func:`compare_item` runs by default: one-shot baselines, then the loops.
+#: The ITEM judges ``compare_item`` runs by default: one-shot baselines, then the loops.
 ITEM_JUDGES = ("item-vanilla", "item-joint", "item-ksample", "item-as", "item-ars", "item-ar")
 RUBRIC_JUDGES = ("rubric", "rubric-thomas", "rubric-yesno")
 
@@ -383,29 +378,6 @@ def format_item_table(reports: Mapping[str, Mapping[str, Any]]) -> str:
     )
 
 
-async def compare_item(
-    sessions: Sequence[Session],
-    engine: Any,
-    judges: Sequence[str] = ITEM_JUDGES,
-    *,
-    gold_min: int = 3,
-    k: int = 5,
-    options: Mapping[str, Any] | None = None,
-) -> dict[str, dict[str, Any]]:
-    """Run each judge on ``sessions`` through ``engine`` and evaluate it (one report per
-    judge, in the order given): :func:`evaluate_item` for ``kind == "item"`` judges,
-    :func:`evaluate_rubric` for ``kind == "rubric"``. ``options`` go to every judge."""
-    import genir_eval.judges  # noqa: F401 - registers the ITEM and RUBRIC judges
-
-    reports: dict[str, dict[str, Any]] = {}
-    for name in judges:
-        judge = make_judge(name, **dict(options or {}))
-        labels = await judge_sessions(judge, sessions, engine)
-        evaluate = evaluate_rubric if judge.kind == "rubric" else evaluate_item
-        reports[name] = evaluate(sessions, labels, gold_min=gold_min, k=k)
-    return reports
-
-
 def format_rubric_table(reports: Mapping[str, Mapping[str, Any]]) -> str:
     """A plain-text table of :func:`evaluate_rubric` reports, one row per judge."""
     header = ["judge", "P", "R", "F1", "kendall", "spearman", "nDCG", "cov~sat"]
@@ -427,45 +399,3 @@ def format_rubric_table(reports: Mapping[str, Mapping[str, Any]]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = ("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows)
     return "\n".join(line.rstrip() for line in lines)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m genir_eval.meta.item_eval SESSIONS``: ITEM variants next to one-shot
-    judging on a log with gold link usefulness (offline unless engine options say
-    otherwise)."""
-    from genir_eval.ingest import load_sessions
-    from genir_eval.llm.options import add_engine_arguments, engine_from_args
-
-    parser = argparse.ArgumentParser(prog="python -m genir_eval.meta.item_eval")
-    parser.add_argument("sessions", help="a session log (URGE CSV, canonical JSONL, ...)")
-    parser.add_argument(
-        "--judges", nargs="+", default=list(ITEM_JUDGES), choices=ITEM_JUDGES + RUBRIC_JUDGES
-    )
-    parser.add_argument("--gold-min", type=int, default=3, choices=(1, 2, 3))
-    parser.add_argument("-k", type=int, default=5, help="nDCG cut-off (default 5)")
-    parser.add_argument("--json", action="store_true", help="print the reports as JSON")
-    add_engine_arguments(parser)
-    args = parser.parse_args(argv)
-    sessions = list(load_sessions(args.sessions).sessions)
-
-    async def run() -> dict[str, dict[str, Any]]:
-        async with engine_from_args(args) as engine:
-            return await compare_item(
-                sessions, engine, args.judges, gold_min=args.gold_min, k=args.k
-            )
-
-    reports = asyncio.run(run())
-    if args.json:
-        print(json.dumps(reports, indent=2, ensure_ascii=False))
-        return 0
-    item = {name: r for name, r in reports.items() if "final" in r}
-    rubric = {name: r for name, r in reports.items() if "binary" in r}
-    if item:
-        print(format_item_table(item))
-    if rubric:
-        print(format_rubric_table(rubric))
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -18,13 +18,13 @@ from genir_eval.llm.engine import Engine
 from genir_eval.llm.journal import Journal
 from genir_eval.llm.offline import OfflineProvider
 from genir_eval.meta.item_eval import (
-    compare_item,
     evaluate_item,
     evaluate_rubric,
     format_item_table,
     ndcg_at,
 )
 from genir_eval.records import Gold, Link, Session, Statement, Turn
+from genir_eval.runner.judge_eval import compare_item
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ import pytest
 from genir_eval.ingest import load_sessions
 from genir_eval.llm.engine import Engine
 from genir_eval.llm.offline import OfflineProvider
-from genir_eval.meta.evaluate import evaluate_judge
+from genir_eval.runner.judge_eval import evaluate_judge
 
 
 def _evaluate(path: Any, name: str, **options: Any) -> dict[str, Any]:
