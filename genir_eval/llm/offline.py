@@ -71,14 +71,39 @@ def _lookup(task: str) -> OfflineHandler | None:
     return handler
 
 
-_PACKAGE = Path(__file__).resolve().parent.parent  # genir_eval/
 _VERSIONS: dict[frozenset[str], str] = {}
 
 
+def _imported_modules(roots: frozenset[str]) -> set[str]:
+    """``roots`` and every module they reach through their globals (imported modules, and
+    the modules of imported functions and classes), within the top-level packages of
+    ``roots``: the code a handler can run."""
+    packages = {name.split(".", 1)[0] for name in roots}
+    seen: set[str] = set()
+    todo = [name for name in roots if name in sys.modules]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for value in vars(sys.modules[name]).values():
+            if inspect.ismodule(value):
+                found: str | None = value.__name__
+            else:
+                found = getattr(value, "__module__", None)
+            if (
+                isinstance(found, str)
+                and found not in seen
+                and found.split(".", 1)[0] in packages
+                and found in sys.modules
+            ):
+                todo.append(found)
+    return seen
+
+
 def _code_files(modules: frozenset[str]) -> list[Path]:
-    files = {Path(__file__).resolve(), _PACKAGE / "records.py"}
-    files.update(p.resolve() for p in (_PACKAGE / "judges").rglob("*.py"))
-    for name in modules:
+    files = {Path(__file__).resolve()}
+    for name in _imported_modules(modules | {"genir_eval.records"}):
         source = getattr(sys.modules.get(name), "__file__", None)
         if source and source.endswith(".py"):
             files.add(Path(source).resolve())
@@ -88,19 +113,19 @@ def _code_files(modules: frozenset[str]) -> list[Path]:
 def code_version() -> str:
     """A hash (16 hex digits) of the source of the code that produces the offline replies.
 
-    Which files: every ``.py`` file of the ``genir_eval.judges`` package (the twins and all they
-    call there: features, lexical scores, parsing, prompting), ``genir_eval/records.py`` (the
-    sessions they read), this module, and the module of every registered handler that lives
-    elsewhere (a plugin's or a test's). Hashing whole packages rather than tracing each
-    handler's imports over-approximates: an edit to any judge also retires the offline labels
-    of the others, which costs a re-run of free, fast code and never resumes a stale label.
-    Computed once per set of handler modules (a handler registered later adds its file)."""
+    Which files: the module of every registered handler and every module of its package it
+    reaches through its imports (the features, lexical scores and parsing a twin calls),
+    ``genir_eval/records.py`` (the sessions they read) and this module. An edit to any of
+    them retires the offline labels journaled under the old code, which costs a re-run of
+    free, fast code and never resumes a stale label. Computed once per set of handler
+    modules (a handler registered later adds its files)."""
     modules = frozenset(str(getattr(h, "__module__", "") or "") for h in _HANDLERS.values())
     version = _VERSIONS.get(modules)
     if version is None:
         digest = hashlib.sha256()
         for path in _code_files(modules):
-            name = path.relative_to(_PACKAGE) if path.is_relative_to(_PACKAGE) else path.name
+            parts = path.parts
+            name = "/".join(parts[parts.index("genir_eval") :]) if "genir_eval" in parts else path.name
             digest.update(f"{name}\0".encode())
             digest.update(path.read_bytes())
             digest.update(b"\0")

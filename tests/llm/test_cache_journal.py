@@ -243,8 +243,11 @@ def test_offline_version_hashes_the_twins_code() -> None:
     version = offline.code_version()
     assert len(version) == 16 and version == OfflineProvider().version
     assert offline.code_version() is version  # computed once, then reused
-    files = {p.name for p in offline._code_files(frozenset())}
-    assert {"offline.py", "twins.py", "dna.py", "features.py", "records.py"} <= files
+    modules = frozenset(h.__module__ for h in offline._HANDLERS.values())
+    files = {p.name for p in offline._code_files(modules)}
+    # each twin's module and what it calls (features, lexical scores), the records it reads
+    assert {"offline.py", "twins.py", "citations.py", "features.py", "lexical.py"} <= files
+    assert "records.py" in files and "engine.py" not in files
 
 
 def test_journal_row_of_another_offline_version_is_not_resumed(
