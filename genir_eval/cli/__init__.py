@@ -13,6 +13,7 @@ import importlib
 import re
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from genir_eval import __version__
 from genir_eval.errors import GenirError
@@ -40,10 +41,26 @@ def _command_in(argv: Sequence[str]) -> str | None:
     return None
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, as every other error of genir-eval is
+    (``--rpm inf``, an unknown option, a missing argument): the flag, what was expected and
+    where the options are listed, exit code 2; the usage is for ``--help``. Subcommand
+    parsers are of this class too (argparse makes them of their parent's class)."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.removeprefix("genir-eval").strip()
+        where = f"{command}: " if command else ""
+        self.exit(
+            2,
+            f"genir-eval: error: {where}{one_line(message)} "
+            f"(`{self.prog} --help` lists the options)\n",
+        )
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser for ``argv``: every command is listed, only the one ``argv`` names (all of
     them when ``argv`` is ``None``) is imported and given its arguments."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="genir-eval",
         description="Evaluate generative search sessions: logs in, judged scores out.",
     )
@@ -62,7 +79,10 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help, --version, or one line saying what is wrong
+        return exit_.code if isinstance(exit_.code, int) else 2
     try:
         return int(args.func(args) or 0)
     except GenirError as error:

@@ -20,7 +20,7 @@ from genir_eval.meta.evaluate import DEFAULT_LINK_BASELINE, evaluate_judge
 from genir_eval.meta.prompt_selection import select_prompts
 from genir_eval.report.judge_quality import quality_lines
 from genir_eval.runner.status import failure_lines, raise_if_failed, run_status
-from genir_eval.settings import check_setting, public_url
+from genir_eval.settings import public_url, setting_type
 
 __all__ = ["add_parser", "run", "parse_option", "format_result"]
 
@@ -75,18 +75,28 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="FILE",
         help="a paraphrase template, repeatable (default: none)",
     )
-    parser.add_argument("--splits", type=int, default=200, help="random 50/50 splits (default 200)")
+    parser.add_argument(
+        "--splits",
+        type=setting_type("splits"),
+        default=200,
+        help="random 50/50 splits (default 200)",
+    )
     parser.add_argument(
         "--bootstrap",
-        type=int,
+        type=setting_type("n_boot"),
         default=1000,
         metavar="N",
         help="bootstrap resamples (default: 1000)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap and split seed (default: 0)")
+    parser.add_argument(
+        "--seed",
+        type=setting_type("seed"),
+        default=0,
+        help="bootstrap and split seed (default: 0)",
+    )
     parser.add_argument(
         "--ppi-labelled",
-        type=int,
+        type=setting_type("ppi_labelled"),
         default=None,
         metavar="K",
         help=(
@@ -204,12 +214,6 @@ def _check_template(options: dict[str, Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.judge not in judge_names():
         raise ConfigError(f"--judge: unknown judge {args.judge!r}; expected one of {judge_names()}")
-    for name, value in (("n_boot", args.bootstrap), ("splits", args.splits), ("seed", args.seed)):
-        try:
-            check_setting(name, value)
-        except ValueError as error:
-            option = {"n_boot": "--bootstrap"}.get(name, f"--{name}")
-            raise ConfigError(f"{option}: {error}") from None
     options: dict[str, Any] = {}
     for text in args.option:
         key, value = parse_option(text)

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import errno
+import os
 import queue
 import sqlite3
 import threading
@@ -63,9 +65,33 @@ def _what_happened(error: BaseException, path: Path) -> str:
     return str(error)
 
 
+def _disk_full(error: BaseException, path: Path) -> bool:
+    """Whether ``error`` came from a full disk: SQLite says so, or (its "disk I/O error")
+    the file's folder has no room left."""
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    text = str(error).lower()
+    if "full" in text:
+        return True
+    if "disk i/o" not in text:
+        return False
+    try:
+        room = os.statvfs(path.parent)
+    except (OSError, AttributeError):  # no statvfs (Windows), or no folder
+        return False
+    return room.f_bavail * room.f_frsize < 64 * 1024
+
+
 def storage_error(error: BaseException, path: Path, what: str, remedy: str) -> StorageError:
     """``error`` (a ``sqlite3`` or OS error) as one line naming the file, what happened and
-    what to do."""
+    what to do. A full disk is no fault of the file: what it holds is kept, so the remedy is
+    room, not moving it aside."""
+    if _disk_full(error, path):
+        return StorageError(
+            f"cannot use this {what} file: the disk is full; free some space and run again "
+            f"(what the {what} holds is kept)",
+            path=str(path),
+        )
     return StorageError(
         f"cannot use this {what} file: {_what_happened(error, path)}; {remedy}", path=str(path)
     )

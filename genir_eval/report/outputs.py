@@ -776,7 +776,9 @@ class RunWriter:
         """Remove the part files (the run stopped before :meth:`finish`)."""
         for part in [*(t.part_file for t in self._tables.values()), self._evidence, self._failures]:
             if part is not None:
-                part.handle.close()
+                # closing flushes: on a full disk that fails too, and the part goes all the same
+                with contextlib.suppress(OSError):
+                    part.handle.close()
                 with contextlib.suppress(FileNotFoundError):
                     part.path.unlink()
 
