@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from genir_eval import __version__
-from genir_eval.errors import GenirError
+from genir_eval.errors import EXIT_CODES, GenirError
 
 __all__ = ["main", "COMMANDS"]
 
@@ -93,6 +93,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as error:
+        # a file the commands did not expect to fail (they report the ones they do, with
+        # what to do): still one line naming it, a storage fault
+        where = f"{error.filename}: " if error.filename else ""
+        print(
+            f"genir-eval: error: {one_line(where + str(error.strerror or error))}",
+            file=sys.stderr,
+        )
+        return EXIT_CODES["input"]
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")

@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from genir_eval.cli import COMMANDS
@@ -14,10 +13,12 @@ from genir_eval.errors import ConfigError
 from genir_eval.ingest import FORMATS, load_sessions
 from genir_eval.judges import judge_names, make_judge
 from genir_eval.judges.base import Label
+from genir_eval.judges.prompting import check_template_file
 from genir_eval.llm.options import add_engine_arguments, engine_from_args
 from genir_eval.llm.progress import Heartbeat
 from genir_eval.meta.evaluate import DEFAULT_LINK_BASELINE, evaluate_judge
 from genir_eval.meta.prompt_selection import select_prompts
+from genir_eval.paths import real_path, why_missing
 from genir_eval.report.judge_quality import quality_lines
 from genir_eval.runner.status import failure_lines, raise_if_failed, run_status
 from genir_eval.settings import public_url, setting_type
@@ -205,9 +206,11 @@ def _is_tty(stream: Any) -> bool:
 def _check_template(options: dict[str, Any]) -> None:
     template = options.get("template")
     if isinstance(template, str) and (template.endswith(".txt") or "/" in template):
-        path = Path(template).resolve()
+        path = real_path(template)
         if not path.is_file():
-            raise ConfigError(f"--option template: no template file {str(path)!r}")
+            raise ConfigError(
+                f"--option template: {str(path)!r}: {why_missing(path, 'template file')}"
+            )
         options["template"] = str(path)
 
 
@@ -223,6 +226,13 @@ def run(args: argparse.Namespace) -> int:
             )
         options[key] = value
     _check_template(options)
+    # paraphrase templates are read now, not after the judge's calls
+    args.paraphrase = [str(real_path(p)) for p in args.paraphrase]
+    for paraphrase in args.paraphrase:
+        try:
+            check_template_file(paraphrase)
+        except ConfigError as error:
+            raise ConfigError(f"--paraphrase: {error}") from None
     if (
         args.link_judge not in judge_names()
         or make_judge(args.link_judge).kind != "link_usefulness"

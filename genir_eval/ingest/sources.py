@@ -35,6 +35,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from genir_eval.errors import InputError
 from genir_eval.ingest.stream import csv_problem, lift_csv_field_limit
+from genir_eval.paths import why_missing
 from genir_eval.records import Session, is_blank
 from genir_eval.unique_keys import RepeatedKey, unique_keys
 
@@ -153,7 +154,7 @@ def read_source_texts(path: str | Path) -> dict[str, str]:
     """``{url: text}`` from a JSONL or CSV side file (see the module docstring)."""
     path = Path(path)
     if not path.is_file():
-        raise InputError("no such file" if not path.exists() else "not a file", path=str(path))
+        raise InputError(why_missing(path), path=str(path))
     texts: dict[str, str] = {}
     first: dict[str, int] = {}
     normal_first: dict[str, tuple[str, int]] = {}

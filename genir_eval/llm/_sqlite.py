@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from genir_eval.errors import StorageError
+from genir_eval.paths import why_missing
 
 __all__ = ["SqliteWorker", "connect", "storage_error"]
 
@@ -45,6 +46,8 @@ def _what_happened(error: BaseException, path: Path) -> str:
     text = str(error).lower()
     if path.is_dir():
         return "it is a folder, not a SQLite file"
+    if not path.exists() and os.path.lexists(path) or _loops(path.parent):
+        return why_missing(path)
     if isinstance(error, sqlite3.DatabaseError):
         if "not a database" in text:
             return "it is not a SQLite database (another kind of file, or damaged)"
@@ -80,6 +83,14 @@ def _disk_full(error: BaseException, path: Path) -> bool:
     except (OSError, AttributeError):  # no statvfs (Windows), or no folder
         return False
     return room.f_bavail * room.f_frsize < 64 * 1024
+
+
+def _loops(folder: Path) -> bool:
+    try:
+        os.stat(folder)
+    except OSError as error:
+        return error.errno == errno.ELOOP
+    return False
 
 
 def storage_error(error: BaseException, path: Path, what: str, remedy: str) -> StorageError:

@@ -30,6 +30,7 @@ from genir_eval.errors import ConfigError, StorageError
 from genir_eval.ingest import Format, iter_sessions
 from genir_eval.judges.base import Judge, Label, make_judge
 from genir_eval.llm.sync import run_sync
+from genir_eval.paths import real_path
 from genir_eval.records import Session
 from genir_eval.report.evidence import evidence_rows
 from genir_eval.report.html import render_report
@@ -111,11 +112,11 @@ def apply_overrides(scenario: Scenario, overrides: Overrides | None) -> Scenario
         if getattr(o, name) is not None
     }
     if o.cache is not None:
-        changes["cache"] = None if o.cache == "none" else Path(o.cache).resolve()
+        changes["cache"] = None if o.cache == "none" else real_path(o.cache)
     if o.journal is not None:
-        changes["journal"] = False if o.journal == "none" else Path(o.journal).resolve()
+        changes["journal"] = False if o.journal == "none" else real_path(o.journal)
     if o.prices is not None:
-        changes["prices"] = Path(o.prices).resolve()
+        changes["prices"] = real_path(o.prices)
     engine = replace(engine, **changes)
     judges = scenario.judges
     provider = o.provider
@@ -312,7 +313,7 @@ async def arun_scenario(
     first = next(windows, None)
     if first is None:
         raise ConfigError(f"input.path: no session to evaluate in {loaded.input.path}")
-    out = Path(out_dir).resolve() if out_dir is not None else loaded.output.dir
+    out = real_path(out_dir) if out_dir is not None else loaded.output.dir
     check_writable_folder(out, "the output folder")
 
     judges = {spec.id: make_judge(spec.name, **spec.options) for spec in loaded.judges}
