@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-__all__ = ["GenirError", "InputError", "ConfigError", "StorageError", "RunFailed", "EXIT_CODES"]
+__all__ = [
+    "GenirError",
+    "InputError",
+    "ConfigError",
+    "StorageError",
+    "ClusterError",
+    "RunFailed",
+    "EXIT_CODES",
+]
 
 #: The exit codes of every command.
 EXIT_CODES = {
     "ok": 0,
     "regression": 1,  # compare: a metric got worse
-    "input": 2,  # bad input, an invalid setting or a storage fault
+    "input": 2,  # bad input, an invalid setting, a storage or cluster fault
     "run_failed": 3,  # too many labels missing, a permanent provider error, an early stop
 }
 
@@ -67,6 +75,11 @@ class StorageError(GenirError):
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}" if self.path else self.message
+
+
+class ClusterError(GenirError):
+    """The Ray cluster a run judges on failed during the run (a node or the run's
+    coordinator lost for good): the message says what is kept and how to resume."""
 
 
 class RunFailed(GenirError):

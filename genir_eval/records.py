@@ -8,6 +8,7 @@ the README; :func:`session_to_dict` / :func:`session_from_dict` are a lossless r
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,7 +34,17 @@ __all__ = [
     "session_from_dict",
     "THUMBS_TEXT",
     "THUMBS_VALUE",
+    "is_blank",
 ]
+
+
+def is_blank(text: str | None) -> bool:
+    """Whether ``text`` holds nothing to read: ``None``, empty, or only whitespace and
+    invisible format characters (a zero-width space, a byte-order mark). A source text that
+    is blank is no source text: it neither counts as one nor hides one given apart."""
+    if not text:
+        return True
+    return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text)
 
 
 @dataclass(frozen=True)
@@ -55,6 +66,11 @@ class Link:
     url: str
     title: str
     text: str | None = None
+
+    @property
+    def has_text(self) -> bool:
+        """Whether the link has a source text to judge against (not a blank one)."""
+        return not is_blank(self.text)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ the setting's name and what was expected, instead of a traceback after the paid 
 
 from __future__ import annotations
 
+import argparse
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,8 @@ __all__ = [
     "JUDGE_SWITCHES",
     "check_judge_options",
     "parse_setting",
+    "setting_type",
+    "SettingType",
     "check_base_url",
     "public_url",
 ]
@@ -41,11 +44,14 @@ class Setting:
     maximum: float
     #: the minimum itself is not allowed (``timeout > 0``)
     above: bool = False
+    #: the maximum itself is not allowed (``alpha < 1``)
+    below: bool = False
 
     def expected(self) -> str:
         kind = "an integer" if self.integer else "a number"
         low = f"> {_number(self.minimum)}" if self.above else f">= {_number(self.minimum)}"
-        return f"{kind} {low} and <= {_number(self.maximum)}"
+        high = f"< {_number(self.maximum)}" if self.below else f"<= {_number(self.maximum)}"
+        return f"{kind} {low} and {high}"
 
 
 def _number(value: float) -> str:
@@ -72,6 +78,14 @@ SETTINGS: dict[str, Setting] = {
         Setting("splits", True, 1, MAX_RESAMPLES),
         Setting("seed", True, 0, 2**63 - 1),
         Setting("limit", True, 1, 10**12),
+        # compare's gate and listing (scores are means of bounded measures: a bound past a
+        # billion is a typo)
+        Setting("max_drop", False, 0, 1e9),
+        Setting("fail_below", False, -1e9, 1e9),
+        Setting("alpha", False, 0, 1, below=True),
+        Setting("worst", True, 0, 1_000_000),
+        # meta --ppi-labelled: a prediction-powered mean needs two labelled sessions at least
+        Setting("ppi_labelled", True, 2, 10**12),
     )
 }
 
@@ -132,9 +146,15 @@ def _check(setting: Setting, value: Any) -> Any:
         ok = isinstance(value, float) and value.is_integer()
     if ok:
         # an integer is compared as one: as a float 2**63 - 1 rounds up past the maximum
-        number = int(value) if setting.integer else float(value)
-        ok = math.isfinite(number) and setting.minimum <= number <= setting.maximum
+        try:
+            number = int(value) if setting.integer else float(value)
+        except OverflowError:  # an integer past a float's range (10**400 for a rate)
+            number = math.inf
+        ok = (setting.integer or math.isfinite(number)) and (
+            setting.minimum <= number <= setting.maximum
+        )
         ok = ok and not (setting.above and number == setting.minimum)
+        ok = ok and not (setting.below and number == setting.maximum)
     if not ok:
         raise ValueError(f"expected {setting.expected()}, got {value!r}")
     return int(value) if setting.integer else float(value)
@@ -144,10 +164,32 @@ def parse_setting(name: str, text: str) -> Any:
     """A command-line value for the setting ``name`` (``"60"``, ``"1e3"``), checked."""
     setting = SETTINGS[name]
     try:
+        if not text.isascii():  # Python reads "١٢" as 12; a setting's digits are ASCII
+            raise ValueError(text)
         value: Any = int(text) if setting.integer else float(text)
     except ValueError:
         raise ValueError(f"expected {setting.expected()}, got {text!r}") from None
     return check_setting(name, value)
+
+
+@dataclass(frozen=True)
+class SettingType:
+    """An argparse ``type`` for a numeric setting: ``nan``, ``inf``, a word and out-of-range
+    values are refused while the command line is read, before any work, with what was
+    expected (argparse names the flag)."""
+
+    setting: Setting
+
+    def __call__(self, text: str) -> Any:
+        try:
+            return parse_setting(self.setting.name, text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def setting_type(name: str) -> SettingType:
+    """The argparse ``type`` of the setting ``name`` (:data:`SETTINGS`)."""
+    return SettingType(SETTINGS[name])
 
 
 def check_base_url(text: str) -> str:

@@ -13,9 +13,10 @@ import importlib
 import re
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from genir_eval import __version__
-from genir_eval.errors import GenirError
+from genir_eval.errors import EXIT_CODES, GenirError
 
 __all__ = ["main", "COMMANDS"]
 
@@ -40,10 +41,26 @@ def _command_in(argv: Sequence[str]) -> str | None:
     return None
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, as every other error of genir-eval is
+    (``--rpm inf``, an unknown option, a missing argument): the flag, what was expected and
+    where the options are listed, exit code 2; the usage is for ``--help``. Subcommand
+    parsers are of this class too (argparse makes them of their parent's class)."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.removeprefix("genir-eval").strip()
+        where = f"{command}: " if command else ""
+        self.exit(
+            2,
+            f"genir-eval: error: {where}{one_line(message)} "
+            f"(`{self.prog} --help` lists the options)\n",
+        )
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser for ``argv``: every command is listed, only the one ``argv`` names (all of
     them when ``argv`` is ``None``) is imported and given its arguments."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="genir-eval",
         description="Evaluate generative search sessions: logs in, judged scores out.",
     )
@@ -62,7 +79,10 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help, --version, or one line saying what is wrong
+        return exit_.code if isinstance(exit_.code, int) else 2
     try:
         return int(args.func(args) or 0)
     except GenirError as error:
@@ -73,6 +93,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as error:
+        # a file the commands did not expect to fail (they report the ones they do, with
+        # what to do): still one line naming it, a storage fault
+        where = f"{error.filename}: " if error.filename else ""
+        print(
+            f"genir-eval: error: {one_line(where + str(error.strerror or error))}",
+            file=sys.stderr,
+        )
+        return EXIT_CODES["input"]
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")

@@ -18,6 +18,7 @@ from genir_eval.cli import COMMANDS
 from genir_eval.errors import InputError
 from genir_eval.llm.cache import Cache
 from genir_eval.llm.options import DEFAULT_CACHE_PATH
+from genir_eval.paths import why_missing
 
 __all__ = ["add_parser"]
 
@@ -50,7 +51,7 @@ def add_parser(subparsers: Any) -> None:
 
 def _open(path: str) -> Cache:
     if not Path(path).exists():
-        raise InputError("no cache file here", path=path)
+        raise InputError(why_missing(path, "cache file"), path=path)
     return Cache(path)
 
 

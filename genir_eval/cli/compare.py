@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 
 from genir_eval.cli import COMMANDS
 from genir_eval.errors import ConfigError, InputError
-from genir_eval.settings import check_setting
+from genir_eval.settings import setting_type
 
 __all__ = ["add_parser", "run"]
 
@@ -41,31 +40,36 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     parser.add_argument(
         "--max-drop",
-        type=float,
+        type=setting_type("max_drop"),
         default=None,
         help="fail when the mean drops by more than this (default: no bound)",
     )
     parser.add_argument(
         "--alpha",
-        type=float,
+        type=setting_type("alpha"),
         default=0.05,
         help="fail when the mean drops with randomisation p < ALPHA (default 0.05; 0 disables)",
     )
     parser.add_argument(
         "--fail-below",
-        type=float,
+        type=setting_type("fail_below"),
         default=None,
         help="fail when RUN_B's mean is below this (default: no bound)",
     )
     parser.add_argument(
         "--resamples",
-        type=int,
+        type=setting_type("resamples"),
         default=10_000,
         help="bootstrap/randomisation draws (default: 10000)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the resampling (default: 0)")
     parser.add_argument(
-        "--worst", type=int, default=5, help="how many worse sessions to list (default: 5)"
+        "--seed", type=setting_type("seed"), default=0, help="seed of the resampling (default: 0)"
+    )
+    parser.add_argument(
+        "--worst",
+        type=setting_type("worst"),
+        default=5,
+        help="how many worse sessions to list (default: 5)",
     )
     parser.add_argument(
         "--common",
@@ -84,21 +88,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def run(args: argparse.Namespace) -> int:
-    for option, value in (("--max-drop", args.max_drop), ("--fail-below", args.fail_below)):
-        if value is not None and not math.isfinite(value):
-            raise ConfigError(f"{option}: expected a finite number, got {value}")
-    if args.alpha is not None and not 0 <= args.alpha < 1:
-        raise ConfigError(f"--alpha: expected a number in [0, 1), got {args.alpha}")
-    if args.max_drop is not None and args.max_drop < 0:
-        raise ConfigError(f"--max-drop: expected a number >= 0, got {args.max_drop}")
-    if not 0 <= args.worst <= 1_000_000:
-        # a negative count would slice the list from its end: all but the last sessions
-        raise ConfigError(f"--worst: expected an integer >= 0 and <= 1000000, got {args.worst}")
-    for name, value in (("resamples", args.resamples), ("seed", args.seed)):
-        try:
-            check_setting(name, value)
-        except ValueError as error:
-            raise ConfigError(f"--{name}: {error}") from None
+    # every number was checked as the command line was read (genir_eval.settings): a
+    # negative --worst would slice the list from its end, all but the last sessions
     from genir_eval.report.html import headline_score
     from genir_eval.report.outputs import load_run
     from genir_eval.runner.compare import (

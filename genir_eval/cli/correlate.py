@@ -11,7 +11,7 @@ from genir_eval.cli import COMMANDS
 from genir_eval.errors import ConfigError
 from genir_eval.ingest import FORMATS, load_sessions
 from genir_eval.meta.urge_table import urge_table
-from genir_eval.settings import check_setting
+from genir_eval.settings import setting_type
 
 __all__ = ["add_parser", "run", "format_table"]
 
@@ -42,13 +42,17 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
         "--bootstrap",
-        type=int,
+        type=setting_type("n_boot"),
         default=1000,
         metavar="N",
         help="bootstrap resamples, 0 for none (default: 1000)",
     )
     parser.add_argument(
-        "--seed", type=int, default=0, metavar="S", help="bootstrap seed (default: 0)"
+        "--seed",
+        type=setting_type("seed"),
+        default=0,
+        metavar="S",
+        help="bootstrap seed (default: 0)",
     )
     parser.set_defaults(func=run)
     return parser
@@ -59,14 +63,6 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(
             f"--labels: unknown label source {args.labels!r}; expected one of {LABEL_SOURCES}"
         )
-    for name, option, value in (
-        ("n_boot", "--bootstrap", args.bootstrap),
-        ("seed", "--seed", args.seed),
-    ):
-        try:
-            check_setting(name, value)
-        except ValueError as error:
-            raise ConfigError(f"{option}: {error}") from None
     result = load_sessions(args.input, format=args.format)
     table = urge_table(result.sessions, n_boot=args.bootstrap, seed=args.seed)
     if args.json:

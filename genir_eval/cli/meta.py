@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from genir_eval.cli import COMMANDS
@@ -14,13 +13,15 @@ from genir_eval.errors import ConfigError
 from genir_eval.ingest import FORMATS, load_sessions
 from genir_eval.judges import judge_names, make_judge
 from genir_eval.judges.base import Label
+from genir_eval.judges.prompting import check_template_file
 from genir_eval.llm.options import add_engine_arguments, engine_from_args
 from genir_eval.llm.progress import Heartbeat
 from genir_eval.meta.prompt_selection import select_prompts
+from genir_eval.paths import real_path, why_missing
 from genir_eval.report.judge_quality import quality_lines
 from genir_eval.runner.judge_eval import DEFAULT_LINK_BASELINE, evaluate_judge
 from genir_eval.runner.status import failure_lines, raise_if_failed, run_status
-from genir_eval.settings import check_setting, public_url
+from genir_eval.settings import public_url, setting_type
 
 __all__ = ["add_parser", "run", "parse_option", "format_result"]
 
@@ -75,18 +76,28 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="FILE",
         help="a paraphrase template, repeatable (default: none)",
     )
-    parser.add_argument("--splits", type=int, default=200, help="random 50/50 splits (default 200)")
+    parser.add_argument(
+        "--splits",
+        type=setting_type("splits"),
+        default=200,
+        help="random 50/50 splits (default 200)",
+    )
     parser.add_argument(
         "--bootstrap",
-        type=int,
+        type=setting_type("n_boot"),
         default=1000,
         metavar="N",
         help="bootstrap resamples (default: 1000)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap and split seed (default: 0)")
+    parser.add_argument(
+        "--seed",
+        type=setting_type("seed"),
+        default=0,
+        help="bootstrap and split seed (default: 0)",
+    )
     parser.add_argument(
         "--ppi-labelled",
-        type=int,
+        type=setting_type("ppi_labelled"),
         default=None,
         metavar="K",
         help=(
@@ -195,21 +206,17 @@ def _is_tty(stream: Any) -> bool:
 def _check_template(options: dict[str, Any]) -> None:
     template = options.get("template")
     if isinstance(template, str) and (template.endswith(".txt") or "/" in template):
-        path = Path(template).resolve()
+        path = real_path(template)
         if not path.is_file():
-            raise ConfigError(f"--option template: no template file {str(path)!r}")
+            raise ConfigError(
+                f"--option template: {str(path)!r}: {why_missing(path, 'template file')}"
+            )
         options["template"] = str(path)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.judge not in judge_names():
         raise ConfigError(f"--judge: unknown judge {args.judge!r}; expected one of {judge_names()}")
-    for name, value in (("n_boot", args.bootstrap), ("splits", args.splits), ("seed", args.seed)):
-        try:
-            check_setting(name, value)
-        except ValueError as error:
-            option = {"n_boot": "--bootstrap"}.get(name, f"--{name}")
-            raise ConfigError(f"{option}: {error}") from None
     options: dict[str, Any] = {}
     for text in args.option:
         key, value = parse_option(text)
@@ -219,6 +226,13 @@ def run(args: argparse.Namespace) -> int:
             )
         options[key] = value
     _check_template(options)
+    # paraphrase templates are read now, not after the judge's calls
+    args.paraphrase = [str(real_path(p)) for p in args.paraphrase]
+    for paraphrase in args.paraphrase:
+        try:
+            check_template_file(paraphrase)
+        except ConfigError as error:
+            raise ConfigError(f"--paraphrase: {error}") from None
     if (
         args.link_judge not in judge_names()
         or make_judge(args.link_judge).kind != "link_usefulness"

@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         for session in stream:
             turns += len(session.turns)
             links += sum(len(t.links) for t in session.turns)
-            texts += sum(1 for t in session.turns for lk in t.links if lk.text)
+            texts += sum(1 for t in session.turns for lk in t.links if lk.has_text)
             yield session
 
     try:

@@ -11,7 +11,8 @@ import sys
 from typing import TYPE_CHECKING
 
 from genir_eval.cli import COMMANDS
-from genir_eval.llm.options import add_engine_arguments, setting_type
+from genir_eval.llm.options import add_engine_arguments
+from genir_eval.settings import setting_type
 
 if TYPE_CHECKING:
     from genir_eval.runner.run import Overrides

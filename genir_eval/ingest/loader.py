@@ -12,6 +12,7 @@ from genir_eval.ingest.result import LoadResult
 from genir_eval.ingest.sources import read_source_texts, source_text_attacher
 from genir_eval.ingest.stream import SessionStream
 from genir_eval.ingest.urge import iter_urge
+from genir_eval.paths import why_missing
 
 __all__ = ["FORMATS", "Format", "detect_format", "iter_sessions", "load_sessions"]
 
@@ -78,7 +79,7 @@ def iter_sessions(
 
 def _open(path: Path, format: Format | None, skip_invalid: bool) -> SessionStream:
     if not path.is_file():
-        raise InputError("no such file" if not path.exists() else "not a file", path=str(path))
+        raise InputError(why_missing(path), path=str(path))
     try:
         with path.open("rb"):
             pass

@@ -74,7 +74,7 @@ from genir_eval.ingest.response import Citation, build_response
 from genir_eval.ingest.result import LoadResult
 from genir_eval.ingest.stream import Lines, SeenIds, SessionStream, unexpected
 from genir_eval.ingest.validate import field_turn, validate_session
-from genir_eval.records import Gold, Link, Session, Turn
+from genir_eval.records import Gold, Link, Session, Turn, is_blank
 
 __all__ = ["iter_markdown", "load_markdown", "parse_markdown"]
 
@@ -332,7 +332,7 @@ def _source_line(turn: _TurnDraft, line: str, number: int, path: str | None) -> 
 
 def _with_text(link: Link, lines: list[str] | None) -> Link:
     text = "\n".join(lines or ()).strip()
-    return replace(link, text=text) if text else link
+    return link if is_blank(text) else replace(link, text=text)
 
 
 def _add_source(turn: _TurnDraft, line: str, number: int, path: str | None) -> None:

@@ -7,20 +7,25 @@ one source per row, and attached to every link with that url:
 * JSONL (``.jsonl``, ``.ndjson``, or a first line opening with ``{``): one object a line,
   ``{"url": "...", "text": "..."}`` (other keys are ignored, none may repeat);
 * CSV (anything else): a header naming the columns ``url`` and ``text`` once each (others
-  ignored), and no row with more cells than the header.
+  ignored), no row with more cells than the header, every quoted cell closed (a quote left
+  open at the end of the file is an error, not a cell running to the end), and cells of any
+  length (the csv module's 128 KiB limit is lifted, as for URGE's response HTML).
 
-A text is non-empty valid Unicode; a line that is not UTF-8 is named.
+A file holds one source at least. A text is valid Unicode and not blank (whitespace and
+invisible format characters only); a line that is not UTF-8 is named.
 
 A url given twice with different texts is an error (which one the engine read cannot be
 told), and so are two spellings of one url (see below) with different texts; the same text
 twice is fine. Urls match exactly, or failing that after lower-casing
 the scheme and host and dropping a ``#fragment`` and a trailing ``/``. A link that already
-has a text (from the log itself) keeps it.
+has a text (from the log itself) keeps it; a blank one in the log (``"text": ""``) is no
+text, and the side file's is attached.
 """
 
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -29,7 +34,9 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from genir_eval.errors import InputError
-from genir_eval.records import Session
+from genir_eval.ingest.stream import csv_problem, lift_csv_field_limit
+from genir_eval.paths import why_missing
+from genir_eval.records import Session, is_blank
 from genir_eval.unique_keys import RepeatedKey, unique_keys
 
 __all__ = ["read_source_texts", "attach_source_texts", "source_text_attacher", "normalise_url"]
@@ -78,9 +85,18 @@ def _rows(path: Path) -> Iterable[tuple[int, str, object, object]]:
                     raise InputError("expected a JSON object", path=str(path), line=number)
                 yield number, "line", data.get("url"), data.get("text")
         return
+    lift_csv_field_limit()
     with path.open(encoding="utf-8-sig", newline="") as stream:
-        reader = csv.DictReader(stream, restkey=_EXTRA)
-        columns = reader.fieldnames or []
+        # strict: a quote left open at the end of the file is an error, not a cell
+        reader = csv.DictReader(stream, restkey=_EXTRA, strict=True)
+        try:
+            columns = reader.fieldnames or []
+        except csv.Error as error:
+            raise InputError(
+                f"not valid CSV: {csv_problem(error)}", path=str(path), row=1
+            ) from None
+        if not columns:
+            return
         for needed in ("url", "text"):
             if needed not in columns:
                 raise InputError(
@@ -95,7 +111,17 @@ def _rows(path: Path) -> Iterable[tuple[int, str, object, object]]:
                     row=1,
                     column=needed,
                 )
-        for number, row in enumerate(reader, start=2):
+        rows = iter(reader)
+        for number in itertools.count(2):
+            start = reader.reader.line_num + 1
+            try:
+                row = next(rows)
+            except StopIteration:
+                return
+            except csv.Error as error:
+                raise InputError(
+                    f"not valid CSV: {csv_problem(error)}", path=str(path), row=number, line=start
+                ) from None
             if _EXTRA in row:
                 raise InputError(
                     f"the row has {len(columns) + len(row[_EXTRA])} cells for "
@@ -128,7 +154,7 @@ def read_source_texts(path: str | Path) -> dict[str, str]:
     """``{url: text}`` from a JSONL or CSV side file (see the module docstring)."""
     path = Path(path)
     if not path.is_file():
-        raise InputError("no such file" if not path.exists() else "not a file", path=str(path))
+        raise InputError(why_missing(path), path=str(path))
     texts: dict[str, str] = {}
     first: dict[str, int] = {}
     normal_first: dict[str, tuple[str, int]] = {}
@@ -141,7 +167,7 @@ def read_source_texts(path: str | Path) -> dict[str, str]:
                 raise InputError(
                     "required: the source's text", path=str(path), column="text", **where
                 )
-            if not text.strip():
+            if is_blank(text):
                 # an empty text would be attached to nothing without a word
                 raise InputError(
                     "the source's text is empty (leave the url out)",
@@ -182,8 +208,9 @@ def read_source_texts(path: str | Path) -> dict[str, str]:
     except UnicodeDecodeError:
         number, message = _first_bad_line(path)
         raise InputError(message, path=str(path), line=number) from None
-    except csv.Error as error:
-        raise InputError(f"not valid CSV: {error}", path=str(path)) from None
+    if not texts:
+        # an empty file (or a header alone) would attach nothing without a word
+        raise InputError("the file holds no source texts (url and text)", path=str(path))
     return texts
 
 
@@ -200,7 +227,7 @@ def source_text_attacher(texts: Mapping[str, str]) -> Callable[[Session], Sessio
                 text = texts.get(link.url)
                 if text is None:
                     text = by_normal.get(normalise_url(link.url))
-                if link.text is None and text is not None and text.strip():
+                if not link.has_text and text is not None:
                     link = replace(link, text=text)
                 links.append(link)
             turns.append(replace(turn, links=tuple(links)))
@@ -218,6 +245,6 @@ def attach_source_texts(
     out = [source_text_attacher(texts)(session) for session in given]
 
     def with_text(items: list[Session]) -> int:
-        return sum(1 for s in items for t in s.turns for lk in t.links if lk.text is not None)
+        return sum(1 for s in items for t in s.turns for lk in t.links if lk.has_text)
 
     return out, with_text(out) - with_text(given)

@@ -13,6 +13,7 @@ of its line (and only of the session that line belongs to), never of the whole f
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
@@ -21,7 +22,22 @@ from genir_eval.errors import InputError
 from genir_eval.hashes import HashSet
 from genir_eval.records import Session
 
-__all__ = ["Lines", "SessionStream", "SeenIds", "unexpected"]
+__all__ = ["Lines", "SessionStream", "SeenIds", "unexpected", "lift_csv_field_limit", "csv_problem"]
+
+
+def lift_csv_field_limit() -> None:
+    """Let the csv module read cells of any length: a response's HTML or a source page is
+    often longer than its default limit of 131,072 characters."""
+    csv.field_size_limit(max(csv.field_size_limit(), 1 << 30))
+
+
+def csv_problem(error: csv.Error) -> str:
+    """What ``error`` of a strict ``csv.reader`` (every CSV reader of genir-eval is strict: a
+    quote left open at the end of the file, or text after a closing quote, is an error of
+    its row, not a cell running on to the end of the file) means, for a located message."""
+    if "unexpected end of data" in str(error):
+        return "a quoted cell starting in this row is not closed before the end of the file"
+    return str(error)
 
 
 class Lines:

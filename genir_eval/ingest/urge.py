@@ -32,7 +32,13 @@ from genir_eval.ingest.language import detect_language
 from genir_eval.ingest.markers import citation_number
 from genir_eval.ingest.response import ParsedResponse
 from genir_eval.ingest.result import LoadResult
-from genir_eval.ingest.stream import Lines, SessionStream, unexpected
+from genir_eval.ingest.stream import (
+    Lines,
+    SessionStream,
+    csv_problem,
+    lift_csv_field_limit,
+    unexpected,
+)
 from genir_eval.ingest.validate import validate_session
 from genir_eval.records import Dissatisfaction, Gold, Link, Segment, Session, Statement, Turn
 from genir_eval.unique_keys import RepeatedKey, literal, unique_keys
@@ -144,8 +150,7 @@ def load_urge(path: str | Path, *, skip_invalid: bool = False) -> LoadResult:
 
 
 def _items(path: Path, workers: int = 0) -> Iterator[Session | InputError]:
-    # Response HTML cells exceed the csv module's default 128 KiB field limit.
-    csv.field_size_limit(max(csv.field_size_limit(), 1 << 30))
+    lift_csv_field_limit()
     where = str(path)
     with path.open("rb") as stream:
         lines = Lines(stream)
@@ -255,7 +260,8 @@ _Row = tuple[int, int, list[str], "str | None", "tuple[int, str] | None"]
 
 def _checked_rows(lines: Lines) -> Iterator[_Row]:
     """:func:`_rows` of ``lines``, each with the first line in it that was not UTF-8."""
-    reader = csv.reader(lines)
+    # strict: a quote left open at the end of the file is an error of its row, not a cell
+    reader = csv.reader(lines, strict=True)
     for number, start, cells, error in _rows(reader):
         end = reader.line_num
         bad = lines.first_bad(start, end)
@@ -278,7 +284,7 @@ def _rows(reader: Any) -> Iterator[tuple[int, int, list[str], str | None]]:
             return
         except csv.Error as error:
             stuck = reader.line_num < start
-            yield number, start, [], str(error)
+            yield number, start, [], csv_problem(error)
             number += 1
             if stuck:
                 return

@@ -38,6 +38,7 @@ from typing import Any, Literal
 
 from genir_eval.errors import ConfigError
 from genir_eval.llm.base import Message
+from genir_eval.paths import why_missing
 from genir_eval.records import Session
 
 __all__ = [
@@ -102,8 +103,8 @@ def check_template_file(name: str) -> str:
     if not _is_file_name(name):
         return name
     path = Path(name)
-    if not path.exists():
-        raise ConfigError(f"prompt template file {name!r} does not exist")
+    if not path.is_file():
+        raise ConfigError(f"prompt template file {name!r}: {why_missing(path)}")
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:

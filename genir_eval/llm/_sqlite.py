@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import errno
+import os
 import queue
 import sqlite3
 import threading
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from genir_eval.errors import StorageError
+from genir_eval.paths import why_missing
 
 __all__ = ["SqliteWorker", "connect", "storage_error"]
 
@@ -43,6 +46,8 @@ def _what_happened(error: BaseException, path: Path) -> str:
     text = str(error).lower()
     if path.is_dir():
         return "it is a folder, not a SQLite file"
+    if not path.exists() and os.path.lexists(path) or _loops(path.parent):
+        return why_missing(path)
     if isinstance(error, sqlite3.DatabaseError):
         if "not a database" in text:
             return "it is not a SQLite database (another kind of file, or damaged)"
@@ -63,9 +68,41 @@ def _what_happened(error: BaseException, path: Path) -> str:
     return str(error)
 
 
+def _disk_full(error: BaseException, path: Path) -> bool:
+    """Whether ``error`` came from a full disk: SQLite says so, or (its "disk I/O error")
+    the file's folder has no room left."""
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    text = str(error).lower()
+    if "full" in text:
+        return True
+    if "disk i/o" not in text:
+        return False
+    try:
+        room = os.statvfs(path.parent)
+    except (OSError, AttributeError):  # no statvfs (Windows), or no folder
+        return False
+    return room.f_bavail * room.f_frsize < 64 * 1024
+
+
+def _loops(folder: Path) -> bool:
+    try:
+        os.stat(folder)
+    except OSError as error:
+        return error.errno == errno.ELOOP
+    return False
+
+
 def storage_error(error: BaseException, path: Path, what: str, remedy: str) -> StorageError:
     """``error`` (a ``sqlite3`` or OS error) as one line naming the file, what happened and
-    what to do."""
+    what to do. A full disk is no fault of the file: what it holds is kept, so the remedy is
+    room, not moving it aside."""
+    if _disk_full(error, path):
+        return StorageError(
+            f"cannot use this {what} file: the disk is full; free some space and run again "
+            f"(what the {what} holds is kept)",
+            path=str(path),
+        )
     return StorageError(
         f"cannot use this {what} file: {_what_happened(error, path)}; {remedy}", path=str(path)
     )

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from genir_eval.errors import GenirError
 from genir_eval.llm.cache import CACHE_MODES, Cache
@@ -14,7 +12,7 @@ from genir_eval.llm.engine import Engine
 from genir_eval.llm.journal import Journal
 from genir_eval.llm.prices import load_prices
 from genir_eval.llm.providers import PROVIDER_NAMES, make_provider, resolve_provider
-from genir_eval.settings import check_base_url, parse_setting
+from genir_eval.settings import check_base_url, setting_type
 
 __all__ = [
     "DEFAULT_CACHE_PATH",
@@ -35,20 +33,6 @@ DEFAULT_STOP_AFTER = 5
 #: Seconds with no reply at all (connection failures, attempts timed out) after which an
 #: endpoint is given up.
 DEFAULT_GIVE_UP_AFTER = 45.0
-
-
-def setting_type(name: str) -> Callable[[str], Any]:
-    """An argparse ``type`` for the numeric setting ``name`` (see :mod:`genir_eval.settings`):
-    ``nan``, ``inf`` and out-of-range values are refused with what was expected."""
-
-    def parse(text: str) -> Any:
-        try:
-            return parse_setting(name, text)
-        except ValueError as error:
-            raise argparse.ArgumentTypeError(str(error)) from None
-
-    parse.__name__ = name  # argparse names the type in its messages
-    return parse
 
 
 def _url(text: str) -> str:

@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from genir_eval.errors import InputError, StorageError
+from genir_eval.paths import real_path, why_missing
 
 if TYPE_CHECKING:
     import numpy as np
@@ -628,7 +629,7 @@ class RunWriter:
         evidence: bool = False,
         failures: bool = False,
     ) -> None:
-        self.directory = Path(directory).resolve()
+        self.directory = real_path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(FileNotFoundError):
             (self.directory / RUN_FILE).unlink()
@@ -776,7 +777,9 @@ class RunWriter:
         """Remove the part files (the run stopped before :meth:`finish`)."""
         for part in [*(t.part_file for t in self._tables.values()), self._evidence, self._failures]:
             if part is not None:
-                part.handle.close()
+                # closing flushes: on a full disk that fails too, and the part goes all the same
+                with contextlib.suppress(OSError):
+                    part.handle.close()
                 with contextlib.suppress(FileNotFoundError):
                     part.path.unlink()
 
@@ -846,10 +849,10 @@ def load_run(directory: str | os.PathLike[str]) -> Run:
     checked in one streaming pass (valid JSON, known version, the fields its record needs);
     the tables themselves are read again when first used, from the folder's absolute path.
     """
-    out = Path(directory).resolve()
+    out = real_path(directory)
     if not out.is_dir():
         raise InputError(
-            "no such folder" if not out.exists() else "not a folder (a run is a folder)",
+            why_missing(out, "folder") if not out.exists() else "not a folder (a run is a folder)",
             path=str(out),
         )
     if not (out / RUN_FILE).is_file():
@@ -932,8 +935,10 @@ def check_writable_folder(folder: Path, what: str) -> None:
             handle.write("genir-eval checks that it can write here\n")
         (folder / ".genir-eval-write-check").unlink()
     except OSError as error:
+        dangling = os.path.islink(folder) and not os.path.exists(folder)
+        problem = why_missing(folder, "folder") if dangling else error.strerror
         raise StorageError(
-            f"cannot write to {what}: {error.strerror or error}; choose another folder "
+            f"cannot write to {what}: {problem or error}; choose another folder "
             "(--out DIR) or make this one writable",
             path=str(folder),
         ) from None

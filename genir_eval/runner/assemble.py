@@ -340,7 +340,8 @@ def build_tables(
             session_scores.update(per_session)
         if spec.gold and gold is not None and (gold.link_usefulness or gold.citation_usefulness):
             u_gold = gold_statement_usefulness(session)
-            names = [f"gold:{m}" for m in spec.measures]
+            # the usefulness measures only: the citation measures' gold comes from support labels
+            names = [f"gold:{m}" for m in usefulness_names]
             per_turn, per_session = _measure_scores(u_gold, measures, names, spec.session)
             for scores, extra in zip(turn_scores, per_turn, strict=True):
                 scores.update(extra)

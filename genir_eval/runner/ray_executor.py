@@ -47,14 +47,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import time
+import warnings
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from genir_eval.errors import ConfigError
+from genir_eval.errors import ClusterError, ConfigError
 from genir_eval.judges.base import Judge, Label, make_judge
 from genir_eval.llm.base import RateLimitInfo
 from genir_eval.llm.limits import LearnedRate
@@ -82,6 +84,44 @@ def _ray() -> Any:
             "executor, the default)"
         ) from None
     return ray
+
+
+def _connect(ray: Any, address: str | None) -> None:
+    """``ray.init`` of the cluster at ``address``, or :class:`ConfigError` saying why not
+    and what to do (before any call): Ray Client missing for ``ray://``, no cluster running
+    here for ``auto``, a cluster that does not answer."""
+    given = f"--ray-address {address}" if address else "executor ray"
+    try:
+        with warnings.catch_warnings():
+            # Ray Client warns about ports before raising; the error below says it all
+            warnings.simplefilter("ignore")
+            if address and address.startswith("ray://"):
+                # the cluster's own settings; Ray Client's notice of them is not the user's
+                logging.getLogger("ray.client_builder").setLevel(logging.WARNING)
+                ray.init(address=address)
+            else:
+                ray.init(address=address, log_to_driver=False, include_dashboard=False)
+    except Exception as error:  # noqa: BLE001 - Ray raises many kinds; each becomes one line
+        text = " ".join(str(error).split())
+        if "ray[client]" in text:
+            raise ConfigError(
+                f"{given}: a ray:// address needs Ray Client, which this Ray lacks: "
+                'pip install "genir-eval[ray]" (it installs ray[client])'
+            ) from None
+        unreachable = isinstance(error, (ConnectionError, TimeoutError))
+        if address == "auto" and unreachable:
+            raise ConfigError(
+                f"{given}: no Ray cluster is running on this machine; start one with "
+                "`ray start --head`, or leave --ray-address out to start one for the run"
+            ) from None
+        if unreachable:
+            raise ConfigError(
+                f"{given}: cannot reach the Ray cluster ({text[:200]}); check the address "
+                "and that the head node's port is reachable from here"
+            ) from None
+        raise ConfigError(
+            f"{given}: Ray could not start: {type(error).__name__}: {text[:300]}"
+        ) from None
 
 
 class Coordinator:
@@ -135,6 +175,10 @@ class Coordinator:
             # the worker's wall clock to this process's monotonic clock
             sent_at = time.monotonic() - (time.time() - sent_wall)
             self.learned.on_rate_limit(sent_at=sent_at, info=info)
+
+    def pid(self) -> int:
+        """The coordinator's process (a test kills it to see the run go on)."""
+        return os.getpid()
 
     def hello(self, shard: int, pid: int, node: str, window: int = 0) -> None:
         """A worker started (or restarted) ``shard`` of ``window``."""
@@ -297,11 +341,15 @@ class RayJudging:
         ray = _ray()
         if not ray.is_initialized():
             # Left running for the next run of this process; Ray shuts it down at exit.
-            ray.init(address=self.address, log_to_driver=False, include_dashboard=False)
+            _connect(ray, self.address)
         self._n = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
         name = f"genir-eval-coordinator-{os.getpid()}-{id(self)}"
+        # A coordinator killed mid-run is restarted by Ray and the workers' calls to it are
+        # retried, so the run goes on (its slot spacing starts again from the restart)
         self._coordinator = (
-            ray.remote(num_cpus=0)(Coordinator).options(name=name).remote(self.scenario.engine.rpm)
+            ray.remote(num_cpus=0)(Coordinator)
+            .options(name=name, max_restarts=-1, max_task_retries=-1)
+            .remote(self.scenario.engine.rpm)
         )
         self._task = ray.remote(num_cpus=1, max_retries=SHARD_RETRIES, retry_exceptions=False)(
             _judge_shard
@@ -326,11 +374,13 @@ class RayJudging:
         ]
         try:
             results: list[Judged] = list(await asyncio.gather(*refs))
-        except BaseException:
+        except BaseException as error:
             # the run stops (another window failed, or this one): no more calls for it
             for ref in refs:
                 with contextlib.suppress(Exception):
                     _ray().cancel(ref)
+            if isinstance(error, _ray().exceptions.RayError):
+                raise ClusterError(self._lost(error)) from None
             raise
         labels: dict[str, list[Label]] = {spec.id: [] for spec in self.scenario.judges}
         for judged in results:
@@ -345,6 +395,17 @@ class RayJudging:
             journal_paths=[path for judged in results for path in judged.journal_paths],
         )
         return labels
+
+    def _lost(self, error: BaseException) -> str:
+        """The line for a cluster that failed mid-run (a shard past its retries, a node or
+        the coordinator lost for good): what happened, what is kept, how to resume."""
+        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+        what = f"{type(error).__name__}: {lines[-1] if lines else 'no detail'}"
+        return (
+            f"the Ray cluster failed during the run ({what[:300]}); the judgments finished so "
+            f"far are kept in the journal shards in {self.out}: run again with the same "
+            "--ray-workers to resume, no finished call is repeated"
+        )
 
     async def aclose(self) -> None:
         """Take the coordinator's stats for the whole run, then stop it."""

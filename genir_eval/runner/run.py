@@ -30,6 +30,7 @@ from genir_eval.errors import ConfigError, StorageError
 from genir_eval.ingest import Format, iter_sessions
 from genir_eval.judges.base import Judge, Label, make_judge
 from genir_eval.llm.sync import run_sync
+from genir_eval.paths import real_path
 from genir_eval.records import Session
 from genir_eval.report.evidence import evidence_rows
 from genir_eval.report.html import render_report
@@ -111,11 +112,11 @@ def apply_overrides(scenario: Scenario, overrides: Overrides | None) -> Scenario
         if getattr(o, name) is not None
     }
     if o.cache is not None:
-        changes["cache"] = None if o.cache == "none" else Path(o.cache).resolve()
+        changes["cache"] = None if o.cache == "none" else real_path(o.cache)
     if o.journal is not None:
-        changes["journal"] = False if o.journal == "none" else Path(o.journal).resolve()
+        changes["journal"] = False if o.journal == "none" else real_path(o.journal)
     if o.prices is not None:
-        changes["prices"] = Path(o.prices).resolve()
+        changes["prices"] = real_path(o.prices)
     engine = replace(engine, **changes)
     judges = scenario.judges
     provider = o.provider
@@ -312,7 +313,7 @@ async def arun_scenario(
     first = next(windows, None)
     if first is None:
         raise ConfigError(f"input.path: no session to evaluate in {loaded.input.path}")
-    out = Path(out_dir).resolve() if out_dir is not None else loaded.output.dir
+    out = real_path(out_dir) if out_dir is not None else loaded.output.dir
     check_writable_folder(out, "the output folder")
 
     judges = {spec.id: make_judge(spec.name, **spec.options) for spec in loaded.judges}
@@ -322,7 +323,10 @@ async def arun_scenario(
     assembly = Assembly(
         infos, loaded.aggregate, loaded.meta, link_judge_ids(loaded.aggregate, infos)
     )
-    writer = RunWriter(out, csv=loaded.output.csv, evidence=True, failures=True)
+    try:
+        writer = RunWriter(out, csv=loaded.output.csv, evidence=True, failures=True)
+    except OSError as error:  # before any call: nothing is lost
+        raise _output_fault(error, out, ()) from None
     n_sessions = 0
     judging: LocalJudging | RayJudging
     if engine_spec.executor == "ray":
@@ -363,14 +367,17 @@ async def arun_scenario(
                         following_task = asyncio.ensure_future(judging.judge(following))
                     labels = await current
                     tables = assembly.add(batch, labels)
-                    writer.add(
-                        links=tables.links,
-                        turns=tables.turns,
-                        sessions=tables.sessions,
-                        citations=tables.citations,
-                        evidence=_evidence(batch, labels, infos),
-                        failures=tables.failures,
-                    )
+                    try:
+                        writer.add(
+                            links=tables.links,
+                            turns=tables.turns,
+                            sessions=tables.sessions,
+                            citations=tables.citations,
+                            evidence=_evidence(batch, labels, infos),
+                            failures=tables.failures,
+                        )
+                    except OSError as error:  # a full disk mid-run: the journal keeps the rest
+                        raise _output_fault(error, out, judging.journal_paths) from None
                     n_sessions += len(batch)
                     del labels, tables
                     batch = following
@@ -475,22 +482,28 @@ async def arun_scenario(
         )
     except OSError as error:
         writer.abort()
-        kept = ", ".join(str(p) for p in journal_paths)
-        again = (
-            f"the judgments are kept in {kept}: run again once fixed, no call is repeated"
-            if kept
-            else "run again once fixed"
-        )
-        raise StorageError(
-            f"cannot write the run's outputs: {error.strerror or error}; {again}",
-            path=str(error.filename or out),
-        ) from None
+        raise _output_fault(error, out, journal_paths) from None
     say(
         f"wrote {out} ({n_sessions} sessions, {assembly.failures_total} missing labels, "
         f"{info_doc['provider_calls']} provider calls, {info_doc['cache']['hits']} cache hits, "
         f"{info_doc['cache']['resumed']} resumed) in {time.monotonic() - started:.2f}s"
     )
     return run
+
+
+def _output_fault(error: OSError, out: Path, journal_paths: Sequence[Path]) -> StorageError:
+    """The one line for an output file that cannot be written (a full disk, a folder made
+    read-only mid-run), saying where the judgments made so far are kept."""
+    kept = ", ".join(str(p) for p in journal_paths)
+    again = (
+        f"the judgments are kept in {kept}: run again once fixed, no call is repeated"
+        if kept
+        else "run again once fixed (no journal was kept: what the cache lacks is asked again)"
+    )
+    return StorageError(
+        f"cannot write the run's outputs: {error.strerror or error}; {again}",
+        path=str(error.filename or out),
+    )
 
 
 def run_scenario(

@@ -88,6 +88,7 @@ from genir_eval.errors import ConfigError
 from genir_eval.llm.cache import CACHE_MODES
 from genir_eval.llm.options import DEFAULT_GIVE_UP_AFTER, DEFAULT_MAX_MISSING, DEFAULT_STOP_AFTER
 from genir_eval.llm.providers import PROVIDER_NAMES
+from genir_eval.paths import real_path, why_missing
 from genir_eval.settings import check_base_url, check_setting
 
 if sys.version_info >= (3, 11):
@@ -365,7 +366,7 @@ def _show(value: Any) -> str:
 
 def _resolve(base: Path, value: str) -> Path:
     path = Path(os.path.expanduser(value))
-    return path if path.is_absolute() else (base / path).resolve()
+    return path if path.is_absolute() else real_path(base / path)
 
 
 def _input(t: _Table, base: Path) -> InputSpec:
@@ -382,7 +383,7 @@ def _input(t: _Table, base: Path) -> InputSpec:
     )
     t.finish()
     if spec.sources is not None and not spec.sources.is_file():
-        raise ConfigError(f"{t.key('sources')}: no such file {spec.sources}")
+        raise ConfigError(f"{t.key('sources')}: {why_missing(spec.sources)}: {spec.sources}")
     return spec
 
 
@@ -465,7 +466,7 @@ def _template(value: Any, base: Path, key: str) -> str:
         if not path.is_file():
             raise ConfigError(
                 f"{key}: no template file {str(path)!r} ({value!r} relative to the scenario's "
-                f"folder {str(base)!r})"
+                f"folder {str(base)!r}: {why_missing(path)})"
             )
         try:
             path.read_text(encoding="utf-8")
@@ -691,7 +692,7 @@ def parse_scenario(
 ) -> Scenario:
     """A validated :class:`Scenario` from a parsed TOML ``document``; relative paths are
     resolved against ``base_dir`` (the scenario file's folder)."""
-    base = Path(base_dir).resolve()
+    base = real_path(base_dir)
     top = _Table(document, "")
     version = top.integer("version", SCENARIO_VERSION, minimum=1)
     if version != SCENARIO_VERSION:
@@ -732,7 +733,7 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     but the file itself and the judge registry)."""
     file = Path(path)
     if not file.is_file():
-        raise ConfigError(f"{file}: no such scenario file")
+        raise ConfigError(f"{file}: {why_missing(file, 'scenario file')}")
     try:
         text = file.read_bytes().decode("utf-8")
     except OSError as error:
@@ -748,10 +749,10 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{file}: not valid TOML: {error}") from None
     try:
-        scenario = parse_scenario(document, base_dir=file.resolve().parent, name=file.stem)
+        scenario = parse_scenario(document, base_dir=real_path(file).parent, name=file.stem)
     except ConfigError as error:
         raise ConfigError(f"{file}: {error}") from None
-    return _with_path(scenario, file.resolve())
+    return _with_path(scenario, real_path(file))
 
 
 def _with_path(scenario: Scenario, path: Path) -> Scenario:

@@ -4,6 +4,7 @@ its journal. Skipped when Ray is not installed (``pip install "genir-eval[ray]"`
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import math
@@ -268,3 +269,73 @@ def test_driver_opens_no_engine_and_keeps_two_windows_in_flight(
     assert spans[1][0] < spans[0][1]
     # ... and the third waited for the first to be merged: never more than two in flight
     assert spans[2][0] >= spans[0][1]
+
+
+def test_a_killed_coordinator_is_restarted_and_the_run_goes_on(
+    cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run's coordinator (the one request-rate budget) killed with SIGKILL mid-run: Ray
+    restarts it, the workers' calls to it are retried, and the run ends with every label and
+    no call asked twice (the workers were not touched)."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with FakeLLMServer(reply=_link_reply, latency=0.2) as server:
+        scenario = _llm_scenario(server, concurrency=2, rpm=600)
+        out = tmp_path / "run"
+        result: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                result["run"] = run_scenario(
+                    scenario, out_dir=out, overrides=Overrides(executor="ray", ray_workers=2)
+                )
+            except BaseException as error:  # noqa: BLE001 - reported by the assertions
+                result["error"] = error
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        shard0 = out / "journal.shard-0-of-2.sqlite"
+        deadline = time.monotonic() + 120
+        while _finished(shard0) < 4 and time.monotonic() < deadline and thread.is_alive():
+            time.sleep(0.05)
+        names = [n for n in ray.util.list_named_actors() if n.startswith("genir-eval-")]
+        assert names, "the Ray run never got going"
+        coordinator = ray.get_actor(names[0])
+        pid = ray.get(coordinator.pid.remote())
+        os.kill(pid, signal.SIGKILL)
+        thread.join(300)
+        assert not thread.is_alive()
+        assert "error" not in result, result.get("error")
+        asked = dict(server.stats.by_prompt)
+    run = result["run"]
+    assert run.info["judges"][0]["missing"] == 0, run.info["failures"][:3]
+    assert all(count == 1 for count in asked.values())
+    assert len(asked) == run.info["judges"][0]["labels"]
+    # the stats come from the restarted coordinator: it handed out only the later slots
+    shared = run.info["engines"][0]["request_rate"]["global"]
+    assert 0 < shared["slots"] < len(asked)
+
+
+def test_a_cluster_lost_mid_run_is_one_line_keeping_the_journal(
+    cluster: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A failure of the cluster that Ray cannot repair (here the coordinator killed for
+    good, as when its node is lost) ends the run with one line saying where the finished
+    judgments are and how to resume: exit 2, no traceback."""
+    from genir_eval.errors import ClusterError
+    from genir_eval.ingest import load_sessions
+    from genir_eval.runner.ray_executor import RayJudging
+
+    scenario = load_scenario(ROOT / "scenarios" / "demo-offline.toml")
+    sessions = load_sessions(scenario.input.path, format=scenario.input.format).sessions
+
+    async def go() -> None:
+        async with RayJudging(scenario, tmp_path, workers=2) as judging:
+            ray.kill(judging._coordinator, no_restart=True)
+            await judging.judge(sessions)
+
+    with pytest.raises(ClusterError) as raised:
+        asyncio.run(go())
+    message = str(raised.value)
+    assert "\n" not in message and "the Ray cluster failed during the run" in message
+    assert str(tmp_path) in message and "same --ray-workers to resume" in message
+    assert raised.value.exit_code == 2

@@ -184,7 +184,7 @@ class CitationSupportJudge(BuiltinJudge):
             if link is None:
                 reason = f"citation [{link_id}] has no entry in the turn's link list"
                 return Label(key, None, missing_reason=reason, extra={**where, "basis": None})
-            if link.text and link.text.strip():
+            if link.has_text:
                 basis = BASIS_TEXT
             elif self.allow_title_only:
                 basis = BASIS_TITLE
