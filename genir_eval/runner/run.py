@@ -323,6 +323,8 @@ async def arun_scenario(
         infos, loaded.aggregate, loaded.meta, link_judge_ids(loaded.aggregate, infos)
     )
     writer = RunWriter(out, csv=loaded.output.csv, evidence=True, failures=True)
+    if writer.removed_stale:
+        say(f"removed {len(writer.removed_stale)} part files a stopped run left in {out}")
     n_sessions = 0
     judging: LocalJudging | RayJudging
     if engine_spec.executor == "ray":
