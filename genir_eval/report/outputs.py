@@ -1027,11 +1027,7 @@ def _check_status(out: Path, info: Mapping[str, Any]) -> None:
         labels = judge.get("labels") if isinstance(judge, Mapping) else None
         if not isinstance(name, str):
             raise InputError(f"a judge without an id: {judge!r}; run again", path=where)
-        if (
-            isinstance(labels, bool)
-            or not isinstance(labels, int)
-            or labels < missing[name]
-        ):
+        if isinstance(labels, bool) or not isinstance(labels, int) or labels < missing[name]:
             raise InputError(
                 f"judge {name!r}: its label count {labels!r} is not a whole number at least "
                 f"its {missing[name]} failures; run.json edited after the run? run again",
@@ -1061,8 +1057,10 @@ def _check_status(out: Path, info: Mapping[str, Any]) -> None:
     verdict = run_status(
         counts, (), engines, max_missing=float(max_missing), allow_permanent=allow_permanent
     )
-    if verdict["ok"] != status["ok"]:
+    if verdict["ok"] != status["ok"] or verdict["reasons"] != status.get("reasons"):
         said = "succeeded" if status["ok"] else "failed"
+        if verdict["ok"] == status["ok"]:
+            said += " for other reasons"
         why = "; ".join(verdict["reasons"]) or "no judge over its threshold, no engine stopped"
         raise InputError(
             f"run.json says the run {said}, but its own failures say otherwise ({why}); "
