@@ -259,17 +259,17 @@ def _two_turn_session() -> Session:
 def test_evaluate_item_pools_counts_over_turns_by_hand() -> None:
     """Micro figures pool the counts of every turn; macro ones average the turns' figures.
     Turn 1 selects {1, 4}: tp 1 of 2 selected, 1 of 3 useful (P 1/2, R 1/3, F1 2/5).
-    Turn 2 selects {5, 6}: tp 1 of 2 selected, 1 of 1 useful (P 1/2, R 1, F1 2/3).
-    Pooled: tp 2, selected 4, useful 4: P 2/4, R 2/4, F1 1/2. Macro: P 1/2, R (1/3 + 1)/2
-    = 2/3, F1 (2/5 + 2/3)/2 = 8/15."""
+    Turn 2 selects {5}: tp 1 of 1 selected, 1 of 1 useful (P 1, R 1, F1 1).
+    Pooled: tp 2, selected 3, useful 4: P 2/3, R 1/2, F1 2 (2/3)(1/2) / (7/6) = 4/7.
+    Macro: P (1/2 + 1)/2 = 3/4, R (1/3 + 1)/2 = 2/3, F1 (2/5 + 1)/2 = 7/10."""
     labels = [
         Label(JudgmentKey("m", 1, "item", "item-ar", "v"), [1, 4], extra={}),
-        Label(JudgmentKey("m", 2, "item", "item-ar", "v"), [5, 6], extra={}),
+        Label(JudgmentKey("m", 2, "item", "item-ar", "v"), [5], extra={}),
     ]
     final = evaluate_item([_two_turn_session()], labels)["final"]
-    assert final["precision"] == pytest.approx(2 / 4, abs=1e-12)
-    assert final["recall"] == pytest.approx(2 / 4, abs=1e-12)
-    assert final["f1"] == pytest.approx(1 / 2, abs=1e-12)
-    assert final["macro_precision"] == pytest.approx(1 / 2, abs=1e-12)
+    assert final["precision"] == pytest.approx(2 / 3, abs=1e-12)
+    assert final["recall"] == pytest.approx(1 / 2, abs=1e-12)
+    assert final["f1"] == pytest.approx(4 / 7, abs=1e-12)
+    assert final["macro_precision"] == pytest.approx(3 / 4, abs=1e-12)
     assert final["macro_recall"] == pytest.approx(2 / 3, abs=1e-12)
-    assert final["macro_f1"] == pytest.approx(8 / 15, abs=1e-12)
+    assert final["macro_f1"] == pytest.approx(7 / 10, abs=1e-12)
