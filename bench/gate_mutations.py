@@ -114,7 +114,9 @@ def main(argv: list[str]) -> int:
         finally:
             path.write_text(source, encoding="utf-8")
         failed = [
-            text.split(" ", 2)[1] for text in result.stdout.splitlines() if text.startswith("FAILED ")
+            text.split(" ", 2)[1]
+            for text in result.stdout.splitlines()
+            if text.startswith("FAILED ")
         ]
         if result.returncode == 1 and failed:
             print(f"{number}. {what}: caught by {failed[0]}")
