@@ -104,12 +104,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_CODES["input"]
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 
 
 def one_line(message: str) -> str:
-    """``message`` with line breaks and other control characters shown escaped (a value
-    quoted from a log or a scenario may hold them): an error is always one line."""
+    """``message`` with line breaks, other control characters and bidirectional controls
+    (U+202E would reverse the rest of the line) shown escaped (a value quoted from a log or a
+    scenario may hold them): an error is always one line, read as written."""
     return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), message)
 
 

@@ -8,7 +8,8 @@ their own location (a CSV column, a Markdown line) with :func:`field_turn`.
 
 The rules, checked in this order:
 
-* the session id is a non-empty string without control characters (line breaks, escapes);
+* the session id is a non-empty string without control characters (line breaks, escapes,
+  bidirectional controls such as U+202E);
   turns are numbered 1, 2, ... in order;
 * every turn has a non-empty query and a response with text, and that text has at least one
   statement (a response without citations is one statement without citations);
@@ -42,7 +43,10 @@ __all__ = ["MAX_LINK_ID", "validate_session", "field_turn", "short_repr"]
 MAX_LINK_ID = 10**18 - 1
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _TURN_FIELD = re.compile(r"turns\[(\d+)\]")
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# control characters, line and paragraph separators, and the bidirectional controls (U+061C,
+# U+200E-U+200F, U+202A-U+202E, U+2066-U+2069): an RLO in an id printed on a terminal
+# reverses the rest of the line (Boucher & Anderson 2021, "Trojan Source")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 
 
 def field_turn(field: str | None) -> int | None:

@@ -30,6 +30,7 @@ from genir_eval.llm.base import (
     Message,
     Request,
 )
+from genir_eval.llm.journal import as_stored
 from genir_eval.records import Session
 from genir_eval.settings import check_judge_options
 
@@ -89,6 +90,10 @@ class JudgeStats:
     truncations: int = 0
     failures: int = 0
     missing: int = 0
+    #: journal rows not reused because they fail the checks a fresh reply gets (their raw
+    #: reply no longer parses to the stored label, a label out of range, another judgment's
+    #: row): asked again instead
+    journal_rejected: int = 0
 
     def rates(self) -> dict[str, float | int]:
         n = max(self.calls, 1)
@@ -192,6 +197,24 @@ REPAIR_PROMPT = {
 }
 
 
+def _checked_entry(key: JudgmentKey, entry: Any, parse: Callable[[str], Any]) -> Label | None:
+    """The journal's label for ``key`` if the row passes the checks a fresh reply gets: it is
+    this judgment's row, its raw reply parses (type and range) and parses to the label stored
+    beside it. ``None`` otherwise: the row was edited or damaged, and the judgment is asked
+    again rather than a bad label used."""
+    if entry.key != key or not isinstance(entry.raw, str):
+        return None
+    stored = entry.value
+    value = stored["value"] if isinstance(stored, Mapping) and "value" in stored else stored
+    try:
+        parsed = parse(entry.raw)
+    except ReplyError:
+        return None
+    if as_stored(parsed) != value:
+        return None
+    return _label_from_entry(key, entry)
+
+
 def _label_from_entry(key: JudgmentKey, entry: Any) -> Label:
     stored = entry.value
     if isinstance(stored, Mapping) and "value" in stored:
@@ -252,8 +275,11 @@ async def ask(
     request = Request(key=key, messages=messages, config=config, task=task, context=context)
     entry = engine.resume(request)
     if entry is not None and entry.value is not None:
-        stats.reused += 1
-        return _label_from_entry(key, entry)
+        resumed = _checked_entry(key, entry, parse)
+        if resumed is not None:
+            stats.reused += 1
+            return resumed
+        stats.journal_rejected += 1
 
     phash = prompt_hash(messages)
     stats.calls += 1

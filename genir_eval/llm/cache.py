@@ -34,6 +34,7 @@ __all__ = [
     "CACHE_MODES",
     "CacheMode",
     "CACHE_VERSION",
+    "BadCacheRow",
     "Cache",
     "CacheEntry",
     "cache_key",
@@ -201,6 +202,39 @@ def _entry(row: tuple[Any, ...]) -> CacheEntry:
     )
 
 
+class BadCacheRow(ValueError):
+    """A cache row that fails the checks a fresh reply gets (see :meth:`Cache.get`)."""
+
+
+def _check_row(key: str, row: tuple[Any, ...]) -> CacheEntry:
+    """The row as an entry, if it is what :meth:`Cache.put` wrote for ``key``: its inputs hash
+    to the key and name its provider and model, its reply is text, its token counts whole
+    numbers >= 0, its latency a number and its log-probabilities readable."""
+    _, provider, model, _, inputs, text, tin, tout, latency, logprobs, *_ = row
+    if not isinstance(inputs, str) or hashlib.sha256(inputs.encode("utf-8")).hexdigest() != key:
+        raise BadCacheRow("its stored inputs do not hash to its key (another request's row)")
+    if not isinstance(text, str):
+        raise BadCacheRow(f"its reply is a {type(text).__name__}, not text")
+    for name, value in (("input_tokens", tin), ("output_tokens", tout)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise BadCacheRow(f"its {name} {value!r} is not a whole number >= 0")
+    if isinstance(latency, bool) or not isinstance(latency, (int, float)):
+        raise BadCacheRow(f"its latency {latency!r} is not a number")
+    try:
+        entry = _entry(row)
+    except (ValueError, TypeError) as error:  # the inputs or log-probabilities JSON
+        raise BadCacheRow(f"a stored field does not read back: {error}") from None
+    if not isinstance(entry.inputs, dict) or (
+        entry.inputs.get("provider"),
+        entry.inputs.get("model"),
+    ) != (provider, model):
+        raise BadCacheRow("its provider and model are not those of its inputs")
+    for token in entry.completion.logprobs or ():
+        if not isinstance(token.logprob, (int, float)) or token.logprob > 0:
+            raise BadCacheRow(f"a log-probability {token.logprob!r} is not a number <= 0")
+    return entry
+
+
 class Cache:
     """The cache file; reads and writes go through one background thread."""
 
@@ -213,11 +247,26 @@ class Cache:
 
     # -- async, for the engine -----------------------------------------------------------
     async def get(self, key: str) -> Completion | None:
+        """The stored reply for ``key``, ``None`` if there is none. A row that fails the checks
+        a fresh reply gets (:func:`_check_row`: edited or damaged) is never used: it is
+        removed, so the reply is asked again and stored anew, and :class:`BadCacheRow` says
+        why (the engine counts it as a miss and reports it)."""
+
         def read(conn: sqlite3.Connection) -> tuple[Any, ...] | None:
             return conn.execute(f"SELECT {_COLUMNS} FROM cache WHERE key = ?", (key,)).fetchone()
 
         row = await self._worker.run(read)
-        return None if row is None else _entry(row).completion
+        if row is None:
+            return None
+        try:
+            return _check_row(key, row).completion
+        except BadCacheRow:
+
+            def remove(conn: sqlite3.Connection) -> None:
+                conn.execute("DELETE FROM cache WHERE key = ?", (key,))
+
+            await self._worker.run(remove, write=True)
+            raise
 
     async def put(
         self,

@@ -37,7 +37,7 @@ from genir_eval.llm.base import (
     Usage,
     departure,
 )
-from genir_eval.llm.cache import Cache, CacheMode, cache_key
+from genir_eval.llm.cache import BadCacheRow, Cache, CacheMode, cache_key
 from genir_eval.llm.classify import classify_exception
 from genir_eval.llm.health import EndpointHealth
 from genir_eval.llm.journal import Journal, JournalEntry
@@ -194,7 +194,12 @@ class Engine:
         if self.journal is None:
             return None
         entry = self.journal.get(request.key)
-        if entry is None or not entry.ok or entry.fingerprint != self.fingerprint(request):
+        if (
+            entry is None
+            or not entry.ok
+            or entry.key != request.key  # a row edited to another judgment's columns
+            or entry.fingerprint != self.fingerprint(request)
+        ):
             return None
         return entry
 
@@ -241,7 +246,12 @@ class Engine:
         inputs: str | None = None
         if self.journal is not None:
             entry = self.journal.get(request.key)
-            if entry is not None and entry.ok and entry.raw is not None:
+            if (
+                entry is not None
+                and entry.ok
+                and isinstance(entry.raw, str)
+                and entry.key == request.key
+            ):
                 fingerprint, inputs = self._key(request)
                 if entry.fingerprint == fingerprint:
                     self.journal_hits += 1
@@ -252,8 +262,13 @@ class Engine:
         if fingerprint is None:
             fingerprint, inputs = self._key(request)
         by_task = self._cache_by_task.setdefault(request.task, Counter())
+        bad_row = ""
         try:
             hit = await self.cache.get(fingerprint)
+        except BadCacheRow as error:  # edited or damaged: asked again, never used
+            hit = None
+            bad_row = f" (its cached row was refused: {error})"
+            self.errors_seen["cache: bad row asked again"] += 1
         except Exception as error:  # noqa: BLE001 - a broken cache must not stop the run
             hit = None
             self.errors_seen[f"cache read: {type(error).__name__}"] += 1
@@ -266,7 +281,8 @@ class Engine:
         if self.cache_mode == "replay":
             failure = Failure(
                 "cache_miss",
-                f"replay mode: no cached reply for key {fingerprint} (task {request.task})",
+                f"replay mode: no cached reply for key {fingerprint} (task {request.task})"
+                f"{bad_row}",
                 attempts=0,
             )
             return failure, fingerprint, inputs

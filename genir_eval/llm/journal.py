@@ -27,6 +27,7 @@ import json
 import sqlite3
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -35,7 +36,7 @@ from genir_eval.hashes import HashSet
 from genir_eval.llm._sqlite import SqliteWorker, storage_error
 from genir_eval.llm.base import ErrorClass, Failure, JudgmentKey
 
-__all__ = ["JOURNAL_VERSION", "Journal", "JournalEntry", "JournalStatus"]
+__all__ = ["JOURNAL_VERSION", "Journal", "JournalEntry", "JournalStatus", "as_stored"]
 
 JOURNAL_VERSION = 1
 #: What to do when the journal file cannot be used (said in the error).
@@ -82,6 +83,12 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"cannot journal a {type(value).__name__}")
 
 
+def as_stored(value: Any) -> Any:
+    """``value`` as the journal gives it back (dataclasses as dicts, sets as sorted lists,
+    tuples as lists): what a stored value is compared with."""
+    return json.loads(json.dumps(value, default=_json_default, ensure_ascii=False))
+
+
 @dataclass(frozen=True)
 class JournalEntry:
     key: JudgmentKey
@@ -100,10 +107,16 @@ class JournalEntry:
 
 
 class Journal:
-    """A run's journal in ``path`` (created if missing)."""
+    """A run's journal in ``path`` (created if missing).
 
-    def __init__(self, path: str | Path) -> None:
+    ``earlier`` are journals the same output folder kept from runs laid out otherwise (a Ray
+    run with another number of workers, a local run resumed on Ray or the other way): a key
+    this journal lacks is looked up there, so a resume pays only for what no journal holds.
+    Only this journal is written."""
+
+    def __init__(self, path: str | Path, *, earlier: Sequence[str | Path] = ()) -> None:
         self.path = Path(path)
+        self._earlier: list[Journal] = []
         self._worker = SqliteWorker(self.path, _SCHEMA, what="journal", remedy=JOURNAL_REMEDY)
         self._recent: OrderedDict[str, JournalEntry] = OrderedDict()
         try:
@@ -116,6 +129,12 @@ class Journal:
         except BaseException:
             self._worker.close()
             raise
+        try:
+            for other in earlier:
+                self._earlier.append(Journal(other))
+        except BaseException:
+            self.close()
+            raise
 
     def _remember(self, text: str, entry: JournalEntry) -> None:
         self._recent[text] = entry
@@ -124,7 +143,17 @@ class Journal:
             self._recent.popitem(last=False)
 
     def get(self, key: JudgmentKey) -> JournalEntry | None:
-        """The recorded outcome for ``key``, ``None`` if it was never recorded."""
+        """The recorded outcome for ``key``, ``None`` if it was never recorded: this journal's
+        row, else an ``ok`` row of an earlier journal (see the class)."""
+        own = self._get(key)
+        if (own is None or not own.ok) and self._earlier:
+            for other in self._earlier:
+                found = other.get(key)
+                if found is not None and found.ok:
+                    return found
+        return own
+
+    def _get(self, key: JudgmentKey) -> JournalEntry | None:
         text = _key_text(key)
         if hash(text) not in self._known:
             return None
@@ -217,10 +246,12 @@ class Journal:
         return entry
 
     def close(self) -> None:
+        for other in self._earlier:
+            other.close()
         self._worker.close()
 
     async def aclose(self) -> None:
-        await asyncio.to_thread(self._worker.close)
+        await asyncio.to_thread(self.close)
 
     def __enter__(self) -> Journal:
         return self

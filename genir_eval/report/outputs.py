@@ -40,7 +40,9 @@ import hashlib
 import json
 import math
 import os
+import re
 import secrets
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -57,6 +59,7 @@ __all__ = [
     "OUTPUT_VERSION",
     "FAILURES_FILE",
     "MAX_LISTED_FAILURES",
+    "RUN_FILES",
     "LinkRow",
     "TurnRow",
     "SessionRow",
@@ -72,6 +75,7 @@ __all__ = [
     "csv_cell",
     "load_run",
     "check_writable_folder",
+    "remove_stale_parts",
     "link_row_to_dict",
     "turn_row_to_dict",
     "session_row_to_dict",
@@ -94,6 +98,15 @@ EVIDENCE_FILE = "evidence.jsonl"
 # the run goes; run.json lists the first MAX_LISTED_FAILURES and the total
 FAILURES_FILE = "failures.jsonl"
 MAX_LISTED_FAILURES = 100
+#: Every file a run writes besides ``run.json``: when one is in the folder, ``run.json`` lists it
+#: with its SHA-256 (a table edited and dropped from the list is refused, not read).
+RUN_FILES = frozenset(
+    [
+        *(LINKS_FILE, TURNS_FILE, SESSIONS_FILE, CITATIONS_FILE),
+        *("links.csv", "turns.csv", "sessions.csv", "citations.csv"),
+        *(META_FILE, REPORT_FILE, EVIDENCE_FILE, FAILURES_FILE),
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -633,6 +646,8 @@ class RunWriter:
         self.directory.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(FileNotFoundError):
             (self.directory / RUN_FILE).unlink()
+        # what a killed run left here (its table parts, half-written files) goes now
+        self.removed_stale = remove_stale_parts(self.directory, {*RUN_FILES, RUN_FILE})
         self.csv = csv
         self._tables = {name: _Table(self.directory, name) for name in TABLES}
         # evidence.jsonl (rows of genir_eval.report.evidence.evidence_rows), when kept
@@ -728,6 +743,9 @@ class RunWriter:
             )
             write_text_atomic(out / REPORT_FILE, report(run), digests)
             written.append(REPORT_FILE)
+        else:  # an earlier run's report must not linger beside this run's tables
+            with contextlib.suppress(FileNotFoundError):
+                (out / REPORT_FILE).unlink()
         files = {name: digests[name] for name in written}
         write_json(out / RUN_FILE, {**info, "files": files})
         return Run(directory=out, meta=meta, info={**info, "files": files})
@@ -866,6 +884,7 @@ def load_run(directory: str | os.PathLike[str]) -> Run:
             raise InputError(f"run directory is missing {name}", path=str(out))
     info = _read_json(out / RUN_FILE)
     _check_files(out, info)
+    _check_status(out, info)
     meta_path = out / META_FILE
     readers: tuple[tuple[str, Callable[[Mapping[str, Any]], Any]], ...] = (
         (LINKS_FILE, _link_row_from_dict),
@@ -888,8 +907,9 @@ def load_run(directory: str | os.PathLike[str]) -> Run:
 
 
 def _check_files(out: Path, info: Mapping[str, Any]) -> None:
-    """``run.json``'s status, when it has one, says whether the run succeeded, and every file
-    it lists is a file of the folder, there with the same SHA-256."""
+    """``run.json``'s status, when it has one, says whether the run succeeded, and it lists
+    exactly the run's files: every file a run writes (:data:`RUN_FILES`) that is in the
+    folder, each there with the same SHA-256, and nothing else."""
     status = info.get("status")
     if status is not None and (
         not isinstance(status, Mapping) or not isinstance(status.get("ok"), bool)
@@ -912,6 +932,12 @@ def _check_files(out: Path, info: Mapping[str, Any]) -> None:
                 f"run.json lists {name!r}, which is not a file of its folder; run again",
                 path=str(out / RUN_FILE),
             )
+        if name not in RUN_FILES:
+            raise InputError(
+                f"run.json lists {name!r}, which is not a file a run writes (run.json edited "
+                "after the run?); run again",
+                path=str(out / RUN_FILE),
+            )
         path = out / name
         if not path.is_file():
             raise InputError(
@@ -924,6 +950,164 @@ def _check_files(out: Path, info: Mapping[str, Any]) -> None:
                 "by another run into the same folder); run again",
                 path=str(out),
             )
+    for name in sorted(RUN_FILES - set(files)):
+        if (out / name).exists():
+            # a table edited and dropped from the list would otherwise be read unchecked
+            raise InputError(
+                f"{name} is in the folder but run.json does not list it (added or changed "
+                "after the run, or left by another run); run again",
+                path=str(out),
+            )
+
+
+def _count_failures(out: Path, info: Mapping[str, Any]) -> Counter[str]:
+    """The run's missing judgments by judge: from ``failures.jsonl`` when the run wrote one,
+    else from ``run.json``'s list."""
+    files = info.get("files")
+    if isinstance(files, Mapping) and FAILURES_FILE in files:
+        rows: Iterable[Any] = _iter_jsonl(out / FAILURES_FILE)
+        where = out / FAILURES_FILE
+    else:
+        rows = info.get("failures") or []
+        where = out / RUN_FILE
+        if not isinstance(rows, list):
+            raise InputError("'failures' is not a list; run again", path=str(where))
+    counts: Counter[str] = Counter()
+    for number, row in enumerate(rows, start=1):
+        judge = row.get("judge") if isinstance(row, Mapping) else None
+        if not isinstance(judge, str):
+            raise InputError(
+                f"failure {number} has no judge; not a run genir-eval wrote; run again",
+                path=str(where),
+            )
+        counts[judge] += 1
+    return counts
+
+
+def _check_status(out: Path, info: Mapping[str, Any]) -> None:
+    """The verdict comes from the run's contents, not from its flag: the status is worked out
+    again from the run's own failures, label counts and engines with the threshold it ran
+    with (:func:`genir_eval.runner.status.run_status`), and a ``run.json`` whose stated
+    status, label counts or failure total disagree with them is refused."""
+    from genir_eval.runner.status import run_status
+
+    where = str(out / RUN_FILE)
+    status = info.get("status")
+    judges = info.get("judges")
+    missing = _count_failures(out, info)
+    if status is None:
+        if missing or info.get("failures_total"):
+            raise InputError(
+                "run.json lists missing judgments but no 'status': not a run genir-eval "
+                "wrote, or edited after the run; run again",
+                path=where,
+            )
+        return  # rows written without a judgment missing (write_run): nothing failed
+    assert isinstance(status, Mapping)  # _check_files checked its shape
+    max_missing = status.get("max_missing")
+    allow_permanent = status.get("allow_permanent")
+    if (
+        isinstance(max_missing, bool)
+        or not isinstance(max_missing, (int, float))
+        or not 0 <= max_missing <= 1
+        or not isinstance(allow_permanent, bool)
+    ):
+        raise InputError(
+            "'status' lacks the threshold the run ran with ('max_missing' in [0, 1], "
+            "'allow_permanent' true or false); run again",
+            path=where,
+        )
+    engines = info.get("engines") or []
+    if (
+        not isinstance(judges, list)
+        or not isinstance(engines, list)
+        or not all(isinstance(e, Mapping) for e in engines)
+    ):
+        raise InputError("'judges' or 'engines' is not a list of objects; run again", path=where)
+    counts: dict[str, dict[str, int]] = {}
+    for judge in judges:
+        name = judge.get("id") if isinstance(judge, Mapping) else None
+        labels = judge.get("labels") if isinstance(judge, Mapping) else None
+        if not isinstance(name, str):
+            raise InputError(f"a judge without an id: {judge!r}; run again", path=where)
+        if isinstance(labels, bool) or not isinstance(labels, int) or labels < missing[name]:
+            raise InputError(
+                f"judge {name!r}: its label count {labels!r} is not a whole number at least "
+                f"its {missing[name]} failures; run.json edited after the run? run again",
+                path=where,
+            )
+        stated = judge.get("missing")
+        if stated != missing[name]:
+            raise InputError(
+                f"judge {name}: run.json says {stated!r} labels missing, the run's failures "
+                f"list {missing[name]}; run.json edited after the run? run again",
+                path=where,
+            )
+        counts[name] = {"labels": labels, "missing": missing[name]}
+    unknown = sorted(set(missing) - set(counts))
+    if unknown:
+        raise InputError(
+            f"failures of judge {unknown[0]!r}, which run.json does not list; run again",
+            path=where,
+        )
+    total = info.get("failures_total")
+    if total is not None and total != sum(missing.values()):
+        raise InputError(
+            f"run.json says {total!r} judgments missing, its failures list "
+            f"{sum(missing.values())}; run again",
+            path=where,
+        )
+    verdict = run_status(
+        counts, (), engines, max_missing=float(max_missing), allow_permanent=allow_permanent
+    )
+    if verdict["ok"] != status["ok"] or verdict["reasons"] != status.get("reasons"):
+        said = "succeeded" if status["ok"] else "failed"
+        if verdict["ok"] == status["ok"]:
+            said += " for other reasons"
+        why = "; ".join(verdict["reasons"]) or "no judge over its threshold, no engine stopped"
+        raise InputError(
+            f"run.json says the run {said}, but its own failures say otherwise ({why}); "
+            "edited after the run? its scores are not a result; run again",
+            path=where,
+        )
+
+
+# a writer's private file beside NAME: ".NAME.<pid>.<random>.part" (RunWriter's tables) or
+# ".NAME.<pid>.<random>.tmp" (an atomic write, a parse's output)
+_PRIVATE = re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]+)\.[0-9A-Za-z_]+\.(?:part|tmp)")
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # someone else's process, or a pid we cannot ask about: leave it
+    return True
+
+
+def remove_stale_parts(folder: Path, names: Iterable[str]) -> list[str]:
+    """Remove the part and temporary files that a killed writer left beside ``names`` in
+    ``folder`` (a killed run's table parts, a killed ``parse``'s output): those whose writer,
+    the process id in their name, is no longer running. Another writer's files in the same
+    folder are left alone while it runs. Returns the names removed."""
+    wanted = set(names)
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _PRIVATE.fullmatch(entry.name)
+        if match is None or match["name"] not in wanted or _running(int(match["pid"])):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(entry.path)
+            removed.append(entry.name)
+    return sorted(removed)
 
 
 def check_writable_folder(folder: Path, what: str) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,7 @@ __all__ = [
     "paired_bootstrap",
     "cohen_dz",
     "higher_is_better",
+    "shown",
 ]
 
 COMPARE_VERSION = 1
@@ -164,15 +166,37 @@ def randomization_test(
 
 def cohen_dz(deltas: Sequence[float]) -> float | None:
     """Cohen's d_z: mean delta / sample standard deviation of the deltas. ``None`` when it
-    is undefined (fewer than two pairs, or all deltas equal and non-zero)."""
+    is undefined: fewer than two pairs, or every delta equal and non-zero (no spread to
+    divide by). Equal deltas computed in floating point (``0.3 - 0.1`` and ``0.5 - 0.3``)
+    differ in their last bits, so a spread within rounding of the mean counts as none:
+    dividing by it gave d_z = -6.7e15 for ten equal drops."""
     if len(deltas) < 2:
         return None
     values = np.asarray(deltas, dtype=float)
     sd = float(values.std(ddof=1))
     mean = float(values.mean())
-    if sd == 0.0:
+    scale = float(np.max(np.abs(values)))
+    if sd <= _EQUAL_SPREAD * scale:
         return 0.0 if mean == 0.0 else None
     return mean / sd
+
+
+#: A standard deviation at most this fraction of the largest |delta| is rounding error, not
+#: spread: scores are read back rounded to float64, whose relative precision is ~2.2e-16, and
+#: a mean of n such values carries up to ~n of those units (1e-9 leaves room for 10^6 pairs).
+_EQUAL_SPREAD = 1e-9
+
+
+#: What a key shows escaped on output: control characters, line and paragraph separators,
+#: and the bidirectional controls (a U+202E in a session id would reverse the rest of the
+#: line on a terminal and in a pull-request comment).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def shown(key: str) -> str:
+    """``key`` (a session id or ``"<session>#<turn>"`` from a run folder) as printed: every
+    control and bidirectional control character written as its escape (``\\u202e``)."""
+    return _UNSAFE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), key)
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -210,9 +234,9 @@ def compare_scores(
         unit = "sessions" if level == "session" else "turns"
         parts = []
         if only_a:
-            parts.append(f"{len(only_a)} only in run A (e.g. {', '.join(only_a[:3])})")
+            parts.append(f"{len(only_a)} only in run A (e.g. {', '.join(map(shown, only_a[:3]))})")
         if only_b:
-            parts.append(f"{len(only_b)} only in run B (e.g. {', '.join(only_b[:3])})")
+            parts.append(f"{len(only_b)} only in run B (e.g. {', '.join(map(shown, only_b[:3]))})")
         raise InputError(
             f"the runs cover different {unit}: {'; '.join(parts)}. Compare runs over the same "
             "input, or pass --common to compare the ones both runs share"
@@ -330,7 +354,7 @@ def describe(comparison: Comparison, *, worst: int = 5) -> str:
         return f"{c.metric} ({c.level} level): no pair has a score in both runs{left_out}"
     assert c.mean_a is not None and c.mean_b is not None and c.mean_delta is not None
     ci = f" [95% CI {c.ci95[0]:+.4f}, {c.ci95[1]:+.4f}]" if c.ci95 else ""
-    dz = "n/a" if c.cohen_dz is None else f"{c.cohen_dz:+.3f}"
+    dz = _dz_text(c)
     p = "n/a" if c.p_value is None else f"{c.p_value:.4g}{' (exact)' if c.p_exact else ''}"
     direction = "" if c.higher_is_better else ", lower is better"
     lines = [
@@ -343,17 +367,26 @@ def describe(comparison: Comparison, *, worst: int = 5) -> str:
         lines.append(f"  {len(c.missing)} left out (score missing in a run)")
     got_worse = c.worse()
     if got_worse:
-        shown = ", ".join(f"{d.key} ({d.delta:+.4f})" for d in got_worse[:worst])
-        lines.append(f"  worse in {len(got_worse)} of {c.n} {unit}: {shown}")
+        listed = ", ".join(f"{shown(d.key)} ({d.delta:+.4f})" for d in got_worse[:worst])
+        lines.append(f"  worse in {len(got_worse)} of {c.n} {unit}: {listed}")
     else:
         lines.append(f"  no {unit[:-1]} got worse")
     return "\n".join(lines)
 
 
+def _dz_text(c: Comparison) -> str:
+    if c.cohen_dz is not None:
+        return f"{c.cohen_dz:+.3f}"
+    if c.n >= 2:
+        return "undefined (every paired difference is equal)"
+    return "n/a"
+
+
 def _md(text: Any) -> str:
-    """Text for a Markdown table cell: no pipes or line breaks, no HTML."""
+    """Text for a Markdown table cell: no pipes or line breaks, no HTML, no control or
+    bidirectional control characters."""
     return (
-        str(text)
+        shown(str(text))
         .replace("|", "\\|")
         .replace("\n", " ")
         .replace("<", "&lt;")
@@ -389,7 +422,11 @@ def markdown_summary(
             continue
         ci = f" [{c.ci95[0]:+.3f}, {c.ci95[1]:+.3f}]" if c.ci95 else ""
         p = "–" if c.p_value is None else f"{c.p_value:.3g}"
-        dz = "–" if c.cohen_dz is None else f"{c.cohen_dz:+.2f}"
+        dz = (
+            f"{c.cohen_dz:+.2f}"
+            if c.cohen_dz is not None
+            else ("undefined (equal differences)" if c.n >= 2 else "–")
+        )
         lines.append(
             f"| `{_md(c.metric)}` | {c.level} | {c.n} | {c.mean_a:.3f} | {c.mean_b:.3f} | "
             f"{c.mean_delta:+.3f}{ci} | {p} | {dz} | {'✅' if r.passed else '❌'} |"

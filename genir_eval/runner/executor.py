@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import glob
 import hashlib
 import re
 from collections.abc import Callable, Coroutine, Iterable, Sequence
@@ -87,6 +88,34 @@ def journal_path(out: Path, group: Group, n_groups: int, tag: str | None = None)
     if group.base_url:
         name += "." + hashlib.sha256(group.base_url.encode()).hexdigest()[:8]
     return out / f"{stem}.{name}.sqlite"
+
+
+_SHARD = re.compile(r"shard-[0-9]+-of-([0-9]+)")
+
+
+def earlier_journals(out: Path, group: Group, n_groups: int, tag: str | None = None) -> list[Path]:
+    """The journals ``out`` holds for ``group`` from runs laid out otherwise: the local
+    run's ``journal.sqlite`` and Ray shards of another worker count (``shard-<k>-of-<m>``,
+    ``m`` not this run's), which a resume reads so that changing ``--ray-workers`` or the
+    executor repeats no judgment they hold. The shards of this run's own layout are left out:
+    each holds other sessions."""
+    own = journal_path(out, group, n_groups, tag)
+    mine = _SHARD.fullmatch(tag or "")
+    plain = journal_path(out, group, n_groups)
+    found = []
+    if plain != own and plain.is_file():
+        found.append(plain)
+    probe = journal_path(out, group, n_groups, "shard-0-of-0")
+    head, tail = probe.name.split("shard-0-of-0", 1)
+    for path in sorted(out.glob(f"{glob.escape(head)}shard-*-of-*{glob.escape(tail)}")):
+        middle = path.name[len(head) : len(path.name) - len(tail)]
+        layout = _SHARD.fullmatch(middle)
+        if layout is None or path == own:
+            continue
+        if mine is not None and layout.group(1) == mine.group(1):
+            continue
+        found.append(path)
+    return found
 
 
 class _TrackedEngine:
@@ -241,7 +270,8 @@ class LocalJudging:
                 group.journal = shared_journal
             elif engine_spec.journal:
                 path = journal_path(self.out, group, len(self.groups), self.journal_tag)
-                group.journal = Journal(path)
+                earlier = earlier_journals(self.out, group, len(self.groups), self.journal_tag)
+                group.journal = Journal(path, earlier=earlier)
                 storage.push_async_callback(group.journal.aclose)
             if group.journal is not None and group.journal.path not in self.journal_paths:
                 self.journal_paths.append(group.journal.path)

@@ -39,8 +39,9 @@ nothing here that the judging needs: the work is I/O-bound calls, not a data pip
 Retried shards resume from their journal only if the output folder is the same folder for
 the retry: on one machine it is; on a cluster, put the output folder on a file system every
 node mounts (NFS), or a retried shard on another node judges its shard again (through the
-cache, if that is shared). Resume a run with the same number of workers, so the shards and
-their journals line up.
+cache, if that is shared). A run resumed with another number of workers (or locally) reads
+the journal shards of the earlier layout as well (``executor.earlier_journals``), so it
+pays only for what none of them holds.
 """
 
 from __future__ import annotations

@@ -327,6 +327,8 @@ async def arun_scenario(
         writer = RunWriter(out, csv=loaded.output.csv, evidence=True, failures=True)
     except OSError as error:  # before any call: nothing is lost
         raise _output_fault(error, out, ()) from None
+    if writer.removed_stale:
+        say(f"removed {len(writer.removed_stale)} part files a stopped run left in {out}")
     n_sessions = 0
     judging: LocalJudging | RayJudging
     if engine_spec.executor == "ray":

@@ -157,3 +157,44 @@ def test_a_session_id_with_a_control_character_is_refused_in_markdown(tmp_path, 
     code, err, _ = run_parse(capsys, path, tmp_path / "out.jsonl")
     assert_located_failure(code, err, path)
     assert "line 1" in err[0] and "holds a control character" in err[0]
+
+
+# the bidirectional controls: an RLO (U+202E) in an id printed on a terminal reverses the rest
+# of the line; each is refused like the other controls, and the error shows it escaped
+BIDI_IDS = [
+    f"order{char}txt.exe"
+    for char in (
+        "\u202a",
+        "\u202b",
+        "\u202c",
+        "\u202d",
+        "\u202e",
+        "\u2066",
+        "\u2067",
+        "\u2068",
+        "\u2069",
+        "\u200e",
+        "\u200f",
+        "\u061c",
+    )
+]
+
+
+@pytest.mark.parametrize("session_id", BIDI_IDS, ids=ascii)
+@pytest.mark.parametrize("fmt", ["jsonl", "markdown"])
+def test_a_session_id_with_a_bidi_control_is_refused(tmp_path, capsys, session_id, fmt):
+    if fmt == "jsonl":
+        path = tmp_path / "log.jsonl"
+        line = {
+            "session_id": session_id,
+            "turns": [{"index": 1, "query": "q", "response_text": "A."}],
+        }
+        path.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    else:
+        path = _markdown(tmp_path, "Alpha [1].", head=f"# Session: {session_id}\n")
+    code, err, written = run_parse(capsys, path, tmp_path / "out.jsonl")
+    assert_located_failure(code, err, path)
+    assert "line 1" in err[0] and "holds a control character" in err[0], err[0]
+    bidi = session_id[len("order")]
+    assert bidi not in err[0] and ascii(bidi)[1:-1] in err[0], err[0]
+    assert written == []

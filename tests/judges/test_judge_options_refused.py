@@ -18,6 +18,7 @@ from genir_eval.cli import main
 from genir_eval.errors import ConfigError
 from genir_eval.judges.base import make_judge
 from genir_eval.runner import parse_scenario
+from genir_eval.testing import FakeLLMServer
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_CSV = ROOT / "fixtures" / "demo_sessions.csv"
@@ -83,19 +84,26 @@ def test_the_scenario_names_the_judge_and_option(judge, option, value):
     ],
 )
 def test_options_within_range_are_taken(judge, options):
-    make_judge(judge, **options)
+    made = make_judge(judge, **options)
+    # taken as given (a whole float such as 3.0 as the integer it is)
+    for name, value in options.items():
+        assert made.options[name] == value and type(made.options[name]) is not str
 
 
-def _meta(capsys, *extra: str) -> tuple[int, str]:
+def _meta(capsys, *extra: str, server: FakeLLMServer | None = None) -> tuple[int, str]:
     capsys.readouterr()
+    where = (
+        ["--provider", "openai", "--base-url", server.openai_base_url]
+        if server is not None
+        else ["--provider", "offline"]
+    )
     code = main(
         [
             "meta",
             str(DEMO_CSV),
             "--judge",
             "link_usefulness.dna",
-            "--provider",
-            "offline",
+            *where,
             "--cache-mode",
             "off",
             "--journal",
@@ -120,10 +128,25 @@ def _meta(capsys, *extra: str) -> tuple[int, str]:
         (["--link-judge", "satisfaction.urs"], "'satisfaction.urs' is not a link judge"),
     ],
 )
-def test_meta_refuses_the_option_before_any_call(capsys, extra, words):
-    code, err = _meta(capsys, *extra)
+def test_meta_refuses_the_option_before_any_call(capsys, monkeypatch, extra, words):
+    """Refused before any call: a provider that counts its requests received none."""
+    with FakeLLMServer(reply=lambda request: '{"M": 2, "T": 3, "O": 2}') as server:
+        monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
+        code, err = _meta(capsys, *extra, server=server)
+        requests = server.stats.total
     assert code == 2
     assert len(err.splitlines()) == 1 and words in err, err
+    assert requests == 0
+
+
+def test_the_counting_server_counts_a_valid_meta_run(capsys, monkeypatch):
+    """The check above can fail: the same command without the bad option calls the server."""
+    with FakeLLMServer(reply=lambda request: '{"M": 2, "T": 3, "O": 2}') as server:
+        monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
+        code, err = _meta(capsys, server=server)
+        requests = server.stats.total
+    assert code == 0, err
+    assert requests > 0
 
 
 # (file content, words): template files that cannot be used
@@ -155,4 +178,10 @@ def test_an_unusable_template_file_is_refused_naming_it(tmp_path, capsys, conten
 def test_a_template_filling_in_the_query_is_taken(tmp_path):
     path = tmp_path / "mine.txt"
     path.write_text("Rate {{query}} from 0 to 3.", encoding="utf-8")
-    make_judge("link_usefulness.dna", template=str(path))
+    judge = make_judge("link_usefulness.dna", template=str(path))
+    # the judge's prompts are this file's text: its version differs from the built-in one's
+    assert judge.template_text("en") == "Rate {{query}} from 0 to 3."
+    builtin = make_judge("link_usefulness.dna")
+    assert judge.prompt_version(judge.template_text("en")) != builtin.prompt_version(
+        builtin.template_text("en")
+    )

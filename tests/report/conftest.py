@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from genir_eval.report.outputs import LinkRow, SessionRow, TurnRow, write_run
+from genir_eval.runner.status import run_status
 
 HOSTILE = (
     "<script>document.title='pwned'</script><img src=x onerror=alert(1)><b id='injected'>x</b>"
@@ -132,7 +133,16 @@ def build_run(directory: Path, *, with_meta: bool = True, failures: int = 1) -> 
         "cost_usd": 0.0,
         "cache": {"hits": 3, "lookups": 10},
         "judges": [
-            {"name": "link_usefulness.dna", "provider": "offline", "model": "offline"},
+            {
+                "id": "link_usefulness.dna",
+                "name": "link_usefulness.dna",
+                "provider": "offline",
+                "model": "offline",
+                "labels": 4,
+                "missing": 0,
+            },
+            # the judge whose one label (at most) is missing, as a run records it
+            {"id": "link_usefulness.true", "labels": 40, "missing": min(failures, 1)},
         ],
         "failures": [
             {
@@ -144,6 +154,10 @@ def build_run(directory: Path, *, with_meta: bool = True, failures: int = 1) -> 
             }
         ][:failures],
     }
+    # the status a run works out from those counts (load_run works it out again)
+    info["status"] = run_status(
+        {j["id"]: j for j in info["judges"]}, (), [], max_missing=0.05, allow_permanent=False
+    )
     return write_run(directory, links=links, turns=turns, sessions=sessions, meta=meta, info=info)
 
 

@@ -217,6 +217,12 @@ def test_missing_reasons_name_the_judges_failure(tmp_path: Path) -> None:
     info = {
         **run.info,
         "failures": [{"judge": "a", "session_id": "s3", "turn": 1, "reason": "permanent: 401"}],
+        # as a run records them: a's one missing label of 40, under the 5% allowed
+        "judges": [
+            {**run.info["judges"][0], "labels": 40, "missing": 1},
+            {**run.info["judges"][1], "labels": 40, "missing": 0},
+        ],
+        "status": {"ok": True, "reasons": [], "max_missing": 0.05, "allow_permanent": False},
     }
     links = [
         LinkRow(

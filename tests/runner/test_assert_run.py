@@ -22,3 +22,47 @@ def test_assert_run_bounds(make_scores_run) -> None:  # type: ignore[no-untyped-
         assert_run(run, metric="ndcg", at_least=0)
     with pytest.raises(ValueError, match="at_least and/or at_most"):
         assert_run(run, metric="sdcg_urge")
+
+
+def _failed_run(tmp_path, name="failed"):  # type: ignore[no-untyped-def]
+    """A small run folder recorded as failed the way a run records it: judge j has 3 of 10
+    labels missing, over the 5% allowed (tests/runner/test_gate_verdict.py has a real one)."""
+    from genir_eval.report.outputs import SessionRow, TurnRow, write_run
+    from genir_eval.runner.status import run_status
+
+    scores = {"s1": 0.2, "s2": 0.4}
+    failures = [{"judge": "j", "session_id": "s1", "turn": 1, "reason": "timeout"}] * 3
+    counts = {"j": {"labels": 10, "missing": 3}}
+    info = {
+        "version": 1,
+        "judges": [{"id": "j", **counts["j"]}],
+        "failures": failures,
+        "failures_total": 3,
+        "status": run_status(counts, failures, [], max_missing=0.05, allow_permanent=False),
+    }
+    return write_run(
+        tmp_path / name,
+        links=[],
+        turns=[TurnRow(s, 1, scores={"sdcg_urge": v}) for s, v in scores.items()],
+        sessions=[SessionRow(s, n_turns=1, scores={"sdcg_urge": v}) for s, v in scores.items()],
+        meta=None,
+        info=info,
+    )
+
+
+def test_assert_run_refuses_a_failed_run_whatever_its_scores(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    run = _failed_run(tmp_path)
+    with pytest.raises(AssertionError, match=r"failed \(judge j: 3 of 10 labels missing"):
+        assert_run(run, metric="sdcg_urge", at_least=0.0)
+
+
+def test_compare_refuses_a_small_failed_run(tmp_path, make_scores_run, capsys) -> None:  # type: ignore[no-untyped-def]
+    from genir_eval.cli import main
+
+    good = make_scores_run("good", {"s1": 0.2, "s2": 0.4})
+    failed = _failed_run(tmp_path)
+    for pair in ((good, failed), (failed, good)):
+        capsys.readouterr()
+        assert main(["compare", str(pair[0]), str(pair[1])]) == 2
+        err = capsys.readouterr().err
+        assert "a failed run (exit code 3 when it ran): judge j: 3 of 10" in err, err

@@ -339,3 +339,28 @@ def test_a_cluster_lost_mid_run_is_one_line_keeping_the_journal(
     assert "\n" not in message and "the Ray cluster failed during the run" in message
     assert str(tmp_path) in message and "same --ray-workers to resume" in message
     assert raised.value.exit_code == 2
+
+
+@pytest.mark.parametrize(("first", "then"), [(2, 1), (1, 2), (None, 2)], ids=str)
+def test_a_resume_with_another_worker_count_pays_nothing_again(
+    cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first: int | None, then: int
+) -> None:
+    """The red team re-ran a Ray run with another --ray-workers and 138 of 199 calls were
+    asked again: the new shard files were empty. The earlier layout's journals (Ray shards,
+    or a local run's journal.sqlite when ``first`` is None) now answer the resume."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with FakeLLMServer(reply=_link_reply) as server:
+        scenario = _llm_scenario(server)
+        out = tmp_path / "run"
+        executor_first = "local" if first is None else "ray"
+        run_scenario(
+            scenario, out_dir=out, overrides=Overrides(executor=executor_first, ray_workers=first)
+        )
+        paid = server.stats.total
+        assert paid > 0
+        resumed = run_scenario(
+            scenario, out_dir=out, overrides=Overrides(executor="ray", ray_workers=then)
+        )
+        assert server.stats.total == paid  # not one call again
+    assert resumed.info["provider_calls"] == 0
+    assert resumed.info["cache"]["resumed"] > 0 and resumed.info["status"]["ok"]

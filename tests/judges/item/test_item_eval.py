@@ -231,3 +231,45 @@ def test_figures_gathered_window_by_window_equal_those_of_the_whole_run(
                 ids = {s.session_id for s in window}
                 figures.add(window, [lb for lb in labels if lb.key.session_id in ids])
             assert figures.result() == whole, (figures_class.__name__, size)
+
+
+def _two_turn_session() -> Session:
+    """Turn 1: links 1-4, gold useful {1, 2, 3} (3 = very useful), link 4 useless (0).
+    Turn 2: links 5-6, gold useful {5}, link 6 useless (1)."""
+    first = Turn(
+        1,
+        "q1",
+        "r1",
+        statements=(Statement("s", (1, 2, 3, 4)),),
+        links=tuple(Link(i, f"u{i}", f"t{i}") for i in (1, 2, 3, 4)),
+    )
+    second = Turn(
+        2,
+        "q2",
+        "r2",
+        statements=(Statement("s", (5, 6)),),
+        links=tuple(Link(i, f"u{i}", f"t{i}") for i in (5, 6)),
+    )
+    gold = Gold(
+        link_usefulness=({1: 3, 2: 3, 3: 3, 4: 0}, {5: 3, 6: 1}), query_satisfaction=(4.0, 2.0)
+    )
+    return Session("m", (first, second), gold=gold)
+
+
+def test_evaluate_item_pools_counts_over_turns_by_hand() -> None:
+    """Micro figures pool the counts of every turn; macro ones average the turns' figures.
+    Turn 1 selects {1, 4}: tp 1 of 2 selected, 1 of 3 useful (P 1/2, R 1/3, F1 2/5).
+    Turn 2 selects {5}: tp 1 of 1 selected, 1 of 1 useful (P 1, R 1, F1 1).
+    Pooled: tp 2, selected 3, useful 4: P 2/3, R 1/2, F1 2 (2/3)(1/2) / (7/6) = 4/7.
+    Macro: P (1/2 + 1)/2 = 3/4, R (1/3 + 1)/2 = 2/3, F1 (2/5 + 1)/2 = 7/10."""
+    labels = [
+        Label(JudgmentKey("m", 1, "item", "item-ar", "v"), [1, 4], extra={}),
+        Label(JudgmentKey("m", 2, "item", "item-ar", "v"), [5], extra={}),
+    ]
+    final = evaluate_item([_two_turn_session()], labels)["final"]
+    assert final["precision"] == pytest.approx(2 / 3, abs=1e-12)
+    assert final["recall"] == pytest.approx(1 / 2, abs=1e-12)
+    assert final["f1"] == pytest.approx(4 / 7, abs=1e-12)
+    assert final["macro_precision"] == pytest.approx(3 / 4, abs=1e-12)
+    assert final["macro_recall"] == pytest.approx(2 / 3, abs=1e-12)
+    assert final["macro_f1"] == pytest.approx(7 / 10, abs=1e-12)
