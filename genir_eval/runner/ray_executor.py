@@ -404,8 +404,8 @@ class RayJudging:
         what = f"{type(error).__name__}: {lines[-1] if lines else 'no detail'}"
         return (
             f"the Ray cluster failed during the run ({what[:300]}); the judgments finished so "
-            f"far are kept in the journal shards in {self.out}: run again with the same "
-            "--ray-workers to resume, no finished call is repeated"
+            f"far are kept in the journal shards in {self.out}: run again to resume (with any "
+            "--ray-workers, or locally), no finished call is repeated"
         )
 
     async def aclose(self) -> None:

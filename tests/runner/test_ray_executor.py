@@ -337,7 +337,7 @@ def test_a_cluster_lost_mid_run_is_one_line_keeping_the_journal(
         asyncio.run(go())
     message = str(raised.value)
     assert "\n" not in message and "the Ray cluster failed during the run" in message
-    assert str(tmp_path) in message and "same --ray-workers to resume" in message
+    assert str(tmp_path) in message and "run again to resume" in message
     assert raised.value.exit_code == 2
 
 
