@@ -158,7 +158,7 @@ def engine_from_args(args: argparse.Namespace) -> Engine:
         model=args.model,
         base_url=args.base_url,
         timeout=args.timeout,
-        pool_shards=max(1, args.concurrency // 16),
+        concurrency=args.concurrency,
     )
     cache: Cache | None = None
     journal: Journal | None = None

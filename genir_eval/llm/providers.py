@@ -62,6 +62,11 @@ def resolve_provider(
     return "offline", OFFLINE_NOTICE
 
 
+#: Calls in flight per HTTP connection pool: past this many, one pool's bookkeeping becomes
+#: the bottleneck, so a higher concurrency gets more pools.
+CALLS_PER_POOL = 16
+
+
 def make_provider(
     name: str,
     *,
@@ -70,10 +75,15 @@ def make_provider(
     api_key: str | None = None,
     http_client: Any = None,
     timeout: float = 60.0,
-    pool_shards: int = 1,
+    concurrency: int | None = None,
+    pool_shards: int | None = None,
 ) -> Provider:
-    """A provider by name (``auto`` resolved by :func:`resolve_provider`); ``pool_shards``
-    spreads calls over several HTTP connection pools (see ``OpenAIProvider``)."""
+    """A provider by name (``auto`` resolved by :func:`resolve_provider`). Its calls are
+    spread over several HTTP connection pools (see ``OpenAIProvider``): ``pool_shards`` of
+    them, else one per :data:`CALLS_PER_POOL` calls in flight at ``concurrency``. Every
+    engine builder (the run's and the other commands') goes through here, so they agree."""
+    if pool_shards is None:
+        pool_shards = max(1, (concurrency or 1) // CALLS_PER_POOL)
     resolved, _notice = resolve_provider(name, base_url=base_url, api_key=api_key)
     model = model or DEFAULT_MODELS[resolved]
     if resolved == "offline":

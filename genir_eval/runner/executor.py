@@ -265,6 +265,7 @@ class LocalJudging:
                 model=group.model,
                 base_url=group.base_url,
                 timeout=engine_spec.timeout,
+                concurrency=engine_spec.concurrency,
             )
             if shared_journal is not None:
                 group.journal = shared_journal
