@@ -38,10 +38,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from genir_eval.cli.engine_options import add_engine_arguments, engine_from_args
 from genir_eval.cli.meta import parse_option
 from genir_eval.ingest import load_sessions
 from genir_eval.judges import judge_sessions, make_judge
-from genir_eval.llm.options import add_engine_arguments, engine_from_args
 from genir_eval.meta.evaluate import link_pairs
 from genir_eval.meta.resample import session_bootstrap
 from genir_eval.meta.stats import binarize, cohen_kappa, correlations, pairwise_auc

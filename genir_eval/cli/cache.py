@@ -17,7 +17,7 @@ from typing import Any
 from genir_eval.cli import COMMANDS
 from genir_eval.errors import InputError
 from genir_eval.llm.cache import Cache
-from genir_eval.llm.options import DEFAULT_CACHE_PATH
+from genir_eval.llm.config import DEFAULT_CACHE_PATH
 from genir_eval.paths import why_missing
 
 __all__ = ["add_parser"]

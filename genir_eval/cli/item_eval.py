@@ -25,8 +25,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m genir_eval.cli.item_eval SESSIONS``: ITEM variants next to one-shot
     judging on a log with gold link usefulness (offline unless engine options say
     otherwise)."""
+    from genir_eval.cli.engine_options import add_engine_arguments, engine_from_args
     from genir_eval.ingest import load_sessions
-    from genir_eval.llm.options import add_engine_arguments, engine_from_args
 
     parser = argparse.ArgumentParser(prog="python -m genir_eval.cli.item_eval")
     parser.add_argument("sessions", help="a session log (URGE CSV, canonical JSONL, ...)")

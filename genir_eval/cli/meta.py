@@ -9,12 +9,16 @@ import sys
 from typing import Any
 
 from genir_eval.cli import COMMANDS
+from genir_eval.cli.engine_options import (
+    add_engine_arguments,
+    config_from_args,
+    engine_from_args,
+)
 from genir_eval.errors import ConfigError
 from genir_eval.ingest import FORMATS, load_sessions
 from genir_eval.judges import judge_names, make_judge
 from genir_eval.judges.base import Label
 from genir_eval.judges.prompting import check_template_file
-from genir_eval.llm.options import add_engine_arguments, engine_from_args
 from genir_eval.llm.progress import Heartbeat
 from genir_eval.meta.prompt_selection import select_prompts
 from genir_eval.paths import real_path, why_missing
@@ -182,6 +186,7 @@ async def _run(
         where = f"{engine.provider.name}/{engine.model}"
         url = public_url(engine.provider.base_url)
         missing = [label for label in judge.labels if label.value is None]
+        config = config_from_args(args)
         result["status"] = run_status(
             {args.judge: {"labels": len(judge.labels), "missing": len(missing)}},
             [
@@ -190,8 +195,8 @@ async def _run(
             ],
             [engine.stats()],
             endpoints={args.judge: f"{where} at {url}" if url else where},
-            max_missing=args.max_missing,
-            allow_permanent=bool(args.allow_permanent),
+            max_missing=config.max_missing,
+            allow_permanent=config.allow_permanent,
         )
     return result
 

@@ -11,30 +11,12 @@ import sys
 from typing import TYPE_CHECKING
 
 from genir_eval.cli import COMMANDS
-from genir_eval.llm.options import add_engine_arguments
-from genir_eval.settings import setting_type
+from genir_eval.cli.engine_options import add_engine_arguments, engine_overrides
 
 if TYPE_CHECKING:
     from genir_eval.runner.run import Overrides
 
 __all__ = ["add_parser", "run"]
-
-# Engine options whose command-line defaults must not hide the scenario's own settings:
-# left unset, the scenario decides.
-_SCENARIO_DECIDES = (
-    "provider",
-    "concurrency",
-    "cache",
-    "cache_mode",
-    "max_attempts",
-    "timeout",
-    "deadline",
-    "max_missing",
-    "allow_permanent",
-    "stop_after",
-    "give_up_after",
-)
-
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = subparsers.add_parser(
@@ -55,52 +37,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.add_argument(
         "--out", metavar="DIR", help="output directory (default: the scenario's output.dir)"
     )
-    add_engine_arguments(parser)
-    parser.add_argument(
-        "--executor",
-        choices=("local", "ray"),
-        help="where the judging runs: this process (local, the default) or a Ray cluster "
-        '(ray; needs pip install "genir-eval[ray]")',
-    )
-    parser.add_argument(
-        "--ray-address",
-        metavar="ADDR",
-        help='the Ray cluster to join ("auto": the one `ray start` runs here; '
-        "ray://host:10001 for a remote one); default: a new local cluster",
-    )
-    parser.add_argument(
-        "--ray-workers",
-        metavar="N",
-        type=setting_type("ray_workers"),
-        help="shards of sessions, one Ray task each (default: the cluster's CPUs)",
-    )
-    parser.set_defaults(func=run, **{name: None for name in _SCENARIO_DECIDES})
+    add_engine_arguments(parser, "run")
+    parser.set_defaults(func=run)
 
 
 def overrides_from_args(args: argparse.Namespace) -> Overrides:
+    """What the command line says, over the scenario: the provider options and every engine
+    setting given (the rest is the scenario's)."""
     from genir_eval.runner.run import Overrides
 
     return Overrides(
         provider=args.provider,
         model=args.model,
         base_url=args.base_url,
-        concurrency=args.concurrency,
-        rpm=args.rpm,
-        tpm=args.tpm,
-        max_attempts=args.max_attempts,
-        timeout=args.timeout,
-        deadline=args.deadline,
-        cache=args.cache,
-        cache_mode=args.cache_mode,
-        journal=args.journal,
-        prices=args.prices,
-        max_missing=args.max_missing,
-        allow_permanent=args.allow_permanent,
-        stop_after=args.stop_after,
-        give_up_after=args.give_up_after,
-        executor=args.executor,
-        ray_address=args.ray_address,
-        ray_workers=args.ray_workers,
+        engine=engine_overrides(args, "run"),
     )
 
 

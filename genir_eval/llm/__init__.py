@@ -20,10 +20,10 @@ from genir_eval.llm.base import (
     Usage,
 )
 from genir_eval.llm.cache import CACHE_MODES, Cache, CacheMode, cache_key
+from genir_eval.llm.config import DEFAULT_CACHE_PATH, EngineConfig, open_engine
 from genir_eval.llm.engine import Engine
 from genir_eval.llm.journal import Journal, JournalEntry
 from genir_eval.llm.offline import OfflineProvider, offline_handler, register_offline
-from genir_eval.llm.options import DEFAULT_CACHE_PATH, add_engine_arguments, engine_from_args
 from genir_eval.llm.prices import Price, PriceTable, load_prices
 from genir_eval.llm.providers import make_provider, resolve_provider
 from genir_eval.llm.sync import run_sync
@@ -35,6 +35,7 @@ __all__ = [
     "Completion",
     "DEFAULT_CACHE_PATH",
     "Engine",
+    "EngineConfig",
     "ErrorClass",
     "Failure",
     "GenerateConfig",
@@ -50,12 +51,11 @@ __all__ = [
     "Request",
     "TokenLogprob",
     "Usage",
-    "add_engine_arguments",
     "cache_key",
-    "engine_from_args",
     "load_prices",
     "make_provider",
     "offline_handler",
+    "open_engine",
     "register_offline",
     "resolve_provider",
     "run_sync",

@@ -23,6 +23,7 @@ from typing import Any, TextIO
 from genir_eval.judges.base import Judge, Label, judge_sessions, make_judge
 from genir_eval.llm.base import Completion, Failure, Request
 from genir_eval.llm.cache import Cache
+from genir_eval.llm.config import open_engine
 from genir_eval.llm.engine import Engine
 from genir_eval.llm.journal import Journal
 from genir_eval.llm.prices import load_prices
@@ -276,22 +277,15 @@ class LocalJudging:
                 storage.push_async_callback(group.journal.aclose)
             if group.journal is not None and group.journal.path not in self.journal_paths:
                 self.journal_paths.append(group.journal.path)
-            group.engine = Engine(
+            group.engine = open_engine(
+                engine_spec,
                 provider,
-                concurrency=engine_spec.concurrency,
-                rpm=engine_spec.rpm,
-                tpm=engine_spec.tpm,
-                max_attempts=engine_spec.max_attempts,
-                attempt_timeout=engine_spec.timeout,
-                deadline=engine_spec.deadline,
                 cache=cache,
                 journal=group.journal,
                 prices=prices,
                 progress=False,
                 quiet=True,
                 owns_storage=False,
-                stop_after=engine_spec.stop_after,
-                give_up_after=engine_spec.give_up_after,
                 rate_gate=self.rate_gate,
             )
         if self.progress and self.log is not None and not _is_tty(self.log):

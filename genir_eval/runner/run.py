@@ -21,7 +21,7 @@ import platform
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 from genir_eval.errors import ConfigError, StorageError
 from genir_eval.ingest import Format, iter_sessions
 from genir_eval.judges.base import Judge, Label, make_judge
+from genir_eval.llm.config import engine_fields, setting_value
 from genir_eval.llm.sync import run_sync
 from genir_eval.paths import real_path
 from genir_eval.records import Session
@@ -38,7 +39,6 @@ from genir_eval.report.outputs import OUTPUT_VERSION, Run, RunWriter, check_writ
 from genir_eval.runner.assemble import Assembly, JudgeInfo, link_judge_ids
 from genir_eval.runner.executor import LocalJudging, groups_of, where
 from genir_eval.runner.scenario import (
-    EngineSpec,
     JudgeSpec,
     LlmSpec,
     Scenario,
@@ -55,34 +55,31 @@ if TYPE_CHECKING:
 __all__ = ["Overrides", "run_scenario", "arun_scenario", "apply_overrides"]
 
 
-@dataclass(frozen=True)
 class Overrides:
-    """Settings that replace the scenario's, as the command line's engine options do.
+    """Settings that replace the scenario's, as the command line's options do.
 
-    ``provider``/``model``/``base_url`` apply to every judge. ``journal="none"`` keeps no
-    journal; ``cache="none"`` no cache.
-    """
+    ``provider``/``model``/``base_url`` apply to every judge; ``engine`` (or the same as
+    keywords) names fields of the engine's configuration
+    (:class:`~genir_eval.llm.config.EngineConfig`), given as the command line gives them
+    (``cache="none"``, ``journal="none"`` or a path). ``None`` leaves the scenario's."""
 
-    provider: str | None = None
-    model: str | None = None
-    base_url: str | None = None
-    concurrency: int | None = None
-    rpm: float | None = None
-    tpm: int | None = None
-    max_attempts: int | None = None
-    timeout: float | None = None
-    deadline: float | None = None
-    cache: str | None = None
-    cache_mode: str | None = None
-    journal: str | None = None
-    prices: str | None = None
-    max_missing: float | None = None
-    allow_permanent: bool | None = None
-    stop_after: int | None = None
-    give_up_after: float | None = None
-    executor: str | None = None
-    ray_address: str | None = None
-    ray_workers: int | None = None
+    def __init__(
+        self,
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+        base_url: str | None = None,
+        engine: Mapping[str, Any] | None = None,
+        **settings: Any,
+    ) -> None:
+        given = {**dict(engine or {}), **settings}
+        unknown = sorted(set(given) - {f.name for f in engine_fields()})
+        if unknown:
+            raise TypeError(f"Overrides: no engine setting named {', '.join(unknown)}")
+        self.provider, self.model, self.base_url = provider, model, base_url
+        self.engine = {
+            name: setting_value(name, value) for name, value in given.items() if value is not None
+        }
 
 
 def apply_overrides(scenario: Scenario, overrides: Overrides | None) -> Scenario:
@@ -90,52 +87,22 @@ def apply_overrides(scenario: Scenario, overrides: Overrides | None) -> Scenario
     if overrides is None:
         return scenario
     o = overrides
-    engine: EngineSpec = scenario.engine
-    changes: dict[str, Any] = {
-        name: getattr(o, name)
-        for name in (
-            "concurrency",
-            "rpm",
-            "tpm",
-            "max_attempts",
-            "timeout",
-            "deadline",
-            "cache_mode",
-            "max_missing",
-            "allow_permanent",
-            "stop_after",
-            "give_up_after",
-            "executor",
-            "ray_address",
-            "ray_workers",
-        )
-        if getattr(o, name) is not None
-    }
-    if o.cache is not None:
-        changes["cache"] = None if o.cache == "none" else real_path(o.cache)
-    if o.journal is not None:
-        changes["journal"] = False if o.journal == "none" else real_path(o.journal)
-    if o.prices is not None:
-        changes["prices"] = real_path(o.prices)
-    engine = replace(engine, **changes)
+    engine = replace(scenario.engine, **o.engine)
     judges = scenario.judges
     provider = o.provider
     if provider is None and o.base_url is not None:
         # a base URL alone means an OpenAI-compatible server, as the command line's help says
         provider = "openai"
-    o = replace(o, provider=provider)
-    if o.provider is not None or o.model is not None or o.base_url is not None:
+    if provider is not None or o.model is not None or o.base_url is not None:
         judges = tuple(
             replace(
                 spec,
                 llm=LlmSpec(
-                    provider=o.provider or spec.llm.provider,
+                    provider=provider or spec.llm.provider,
                     # a new provider without a model means that provider's default model
                     model=o.model
                     if o.model is not None
-                    else (
-                        None if o.provider and o.provider != spec.llm.provider else spec.llm.model
-                    ),
+                    else (None if provider and provider != spec.llm.provider else spec.llm.model),
                     base_url=o.base_url if o.base_url is not None else spec.llm.base_url,
                 ),
             )

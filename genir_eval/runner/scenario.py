@@ -85,8 +85,7 @@ from pathlib import Path
 from typing import Any
 
 from genir_eval.errors import ConfigError
-from genir_eval.llm.cache import CACHE_MODES
-from genir_eval.llm.options import DEFAULT_GIVE_UP_AFTER, DEFAULT_MAX_MISSING, DEFAULT_STOP_AFTER
+from genir_eval.llm.config import DEFAULT_CACHE_PATH, EngineConfig, engine_fields
 from genir_eval.llm.providers import PROVIDER_NAMES
 from genir_eval.paths import real_path, why_missing
 from genir_eval.settings import check_base_url, check_setting
@@ -154,31 +153,9 @@ class LlmSpec:
     base_url: str | None = None
 
 
-@dataclass(frozen=True)
-class EngineSpec:
-    """Engine settings, named as the command line's options (``genir_eval.llm.options``)."""
-
-    concurrency: int = 16
-    rpm: float | None = None
-    tpm: int | None = None
-    max_attempts: int = 6
-    timeout: float = 60.0
-    deadline: float = 300.0
-    cache: Path | None = None
-    cache_mode: str = "read-write"
-    #: True: ``journal.sqlite`` in the output folder; a path: that file; False: none
-    journal: bool | Path = True
-    prices: Path | None = None
-    #: the run fails (exit code 3) when a judge has more than this fraction of labels missing
-    max_missing: float = DEFAULT_MAX_MISSING
-    #: permanent provider errors fail the run unless allowed (and under ``max_missing``)
-    allow_permanent: bool = False
-    stop_after: int = DEFAULT_STOP_AFTER
-    give_up_after: float = DEFAULT_GIVE_UP_AFTER
-    #: where the judging runs: "local" (this process) or "ray" (runner/ray_executor.py)
-    executor: str = "local"
-    ray_address: str | None = None
-    ray_workers: int | None = None
+#: A scenario's ``[engine]`` section: the engine's one configuration (``genir_eval.llm.config``),
+#: read field by field from its declaration.
+EngineSpec = EngineConfig
 
 
 @dataclass(frozen=True)
@@ -401,56 +378,45 @@ def _llm(t: _Table, default: LlmSpec) -> LlmSpec:
     )
 
 
-#: Where a run's judging step runs.
-EXECUTORS = ("local", "ray")
-
-
-def _engine(t: _Table, base: Path) -> EngineSpec:
-    cache_value = t.get("cache")
-    cache: Path | None
-    if cache_value is None:
-        cache = _resolve(base, "../.genir-cache/cache.sqlite")
-    elif cache_value is False:
-        cache = None
-    elif isinstance(cache_value, str) and cache_value.strip():
-        cache = _resolve(base, cache_value)
-    else:
-        raise ConfigError(
-            f"{t.key('cache')}: expected a file path or false, got {_show(cache_value)}"
-        )
-    prices = t.string("prices", None)
-    spec = EngineSpec(
-        concurrency=t.setting("concurrency", 16),
-        rpm=t.setting("rpm", None),
-        tpm=t.setting("tpm", None),
-        max_attempts=t.setting("max_attempts", 6),
-        timeout=t.setting("timeout", 60.0),
-        deadline=t.setting("deadline", 300.0),
-        max_missing=t.setting("max_missing", DEFAULT_MAX_MISSING),
-        allow_permanent=t.boolean("allow_permanent", False),
-        stop_after=t.setting("stop_after", DEFAULT_STOP_AFTER),
-        give_up_after=t.setting("give_up_after", DEFAULT_GIVE_UP_AFTER),
-        executor=t.string("executor", "local", choices=EXECUTORS),
-        ray_address=t.string("ray_address", None),
-        ray_workers=t.setting("ray_workers", None),
-        cache=cache,
-        cache_mode=t.string("cache_mode", "read-write", choices=CACHE_MODES),
-        journal=_journal(t, base),
-        prices=None if prices is None else _resolve(base, prices),
-    )
+def _engine(t: _Table, base: Path) -> EngineConfig:
+    """The ``[engine]`` section, each key read as its field of :class:`EngineConfig`
+    declares (a key left out keeps the declared default; the cache's default place is
+    ``../.genir-cache/cache.sqlite`` beside the scenario's folder)."""
+    values: dict[str, Any] = {}
+    for f in engine_fields():
+        if f.metadata["kind"] == "cache" and not t.has(f.name):
+            t.get(f.name)
+            values[f.name] = _resolve(base, f"../{DEFAULT_CACHE_PATH}")
+        elif t.has(f.name):
+            values[f.name] = _engine_value(t, base, f.name, f.metadata)
+        else:
+            t.get(f.name)
+    spec = EngineConfig(**values)
     t.finish()
     return spec
 
 
-def _journal(t: _Table, base: Path) -> bool | Path:
-    value = t.get("journal")
-    if value is None or isinstance(value, bool):
-        return True if value is None else value
+def _engine_value(t: _Table, base: Path, name: str, meta: Mapping[str, Any]) -> Any:
+    kind = meta["kind"]
+    if kind == "setting":
+        return t.setting(name, None)
+    if kind == "choice":
+        return t.string(name, None, choices=meta["choices"])
+    if kind == "switch":
+        return t.boolean(name, False)
+    if kind == "text":
+        return t.string(name, None)
+    if kind == "path":
+        return _resolve(base, t.string(name))
+    value = t.get(name)
+    if value is False:
+        return None if kind == "cache" else False
+    if kind == "journal" and value is True:
+        return True
     if isinstance(value, str) and value.strip():
         return _resolve(base, value)
-    raise ConfigError(
-        f"{t.key('journal')}: expected true, false or a file path, got {_show(value)}"
-    )
+    expected = "a file path or false" if kind == "cache" else "true, false or a file path"
+    raise ConfigError(f"{t.key(name)}: expected {expected}, got {_show(value)}")
 
 
 def _template(value: Any, base: Path, key: str) -> str:

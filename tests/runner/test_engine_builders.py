@@ -1,7 +1,7 @@
 """The run's engines and the other commands' engine are built alike.
 
 ``genir-eval run`` builds one engine per provider group (runner/executor.py); ``meta`` and the
-benches build theirs from the command line (llm/options.py). Both go through
+benches build theirs from the command line (cli/engine_options.py). Both go through
 ``make_provider``, so a setting derived from another (the HTTP connection pools from the
 concurrency) cannot drift between them: before they shared it, ``run`` kept one pool at any
 concurrency.
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from genir_eval.llm.options import add_engine_arguments, engine_from_args
+from genir_eval.cli.engine_options import add_engine_arguments, engine_from_args
 from genir_eval.llm.providers import CALLS_PER_POOL, make_provider
 from genir_eval.records import Link, Session, Statement, Turn
 from genir_eval.runner.executor import LocalJudging

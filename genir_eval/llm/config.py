@@ -1,0 +1,196 @@
+"""The engine's settings, declared once: name, default, bound, help.
+
+:class:`EngineConfig` is the one declaration. Everything else is generated from its fields:
+the scenario's ``[engine]`` reader (``runner/scenario.py``), the command line's engine flags
+and the overrides they make (``cli/engine_options.py``), the help texts and the README's
+table; :func:`open_engine` turns a configuration into an :class:`~genir_eval.llm.engine.Engine`
+for every path that judges (``run``, Ray workers, ``meta``, the benches). A numeric field's
+bound is its entry in :data:`genir_eval.settings.SETTINGS` (same name), checked wherever a
+value is read.
+
+A field's ``metadata`` holds its ``help``, its ``kind`` (how it is read: ``setting`` a number
+with a bound, ``choice`` one of ``choices``, ``switch`` true/false, ``cache`` a file or none,
+``journal`` the default place, a file or none, ``path`` a file, ``text`` a string) and
+``commands``: ``all`` for every command that judges, ``run`` for ``genir-eval run`` alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from genir_eval.llm.cache import CACHE_MODES
+
+__all__ = [
+    "DEFAULT_CACHE_PATH",
+    "DEFAULT_MAX_MISSING",
+    "DEFAULT_STOP_AFTER",
+    "DEFAULT_GIVE_UP_AFTER",
+    "CACHE_MODES",
+    "EXECUTORS",
+    "EngineConfig",
+    "engine_fields",
+    "setting_value",
+    "open_engine",
+]
+
+#: Where the cache lives when nothing says otherwise: relative to the working directory for
+#: the commands, to the scenario's folder (``../.genir-cache/cache.sqlite``) for a scenario.
+DEFAULT_CACHE_PATH = ".genir-cache/cache.sqlite"
+#: A judge with more than this fraction of its labels missing fails the run (exit code 3).
+DEFAULT_MAX_MISSING = 0.05
+#: Consecutive permanent errors of one endpoint (401, 403, exhausted quota, unknown model)
+#: after which the engine stops sending.
+DEFAULT_STOP_AFTER = 5
+#: Seconds with no reply at all (connection failures, attempts timed out) after which an
+#: endpoint is given up.
+DEFAULT_GIVE_UP_AFTER = 45.0
+#: Where a run's judging step runs.
+EXECUTORS = ("local", "ray")
+
+
+def _setting(
+    default: Any, help: str, *, kind: str = "setting", commands: str = "all", **more: Any
+) -> Any:
+    return field(default=default, metadata={"help": help, "kind": kind, "commands": commands, **more})
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """How calls are made: concurrency, rates, retries, storage, failure policy, executor."""
+
+    concurrency: int = _setting(16, "requests in flight (per provider/model)")
+    rpm: float | None = _setting(None, "requests per minute (default: no cap)")
+    tpm: int | None = _setting(None, "tokens per minute (default: no cap)")
+    max_attempts: int = _setting(6, "attempts per call")
+    timeout: float = _setting(60.0, "seconds per attempt")
+    deadline: float = _setting(300.0, "seconds per judgment, retries included")
+    cache: Path | None = _setting(
+        None,
+        f"cache file, or none (default {DEFAULT_CACHE_PATH}; in a scenario "
+        "../.genir-cache/cache.sqlite, false: none)",
+        kind="cache",
+        metavar="PATH",
+    )
+    cache_mode: str = _setting(
+        "read-write", "read-write, replay or off", kind="choice", choices=CACHE_MODES
+    )
+    #: True: the default place (a run's output folder; the cache file for other commands);
+    #: a path: that file; False: no journal
+    journal: bool | Path = _setting(
+        True,
+        "journal for resuming: a file, or none (default: journal.sqlite in a run's output "
+        "folder; the cache file for the other commands)",
+        kind="journal",
+        metavar="PATH",
+    )
+    prices: Path | None = _setting(
+        None,
+        "a price table overriding the packaged one (default: the packaged table)",
+        kind="path",
+        metavar="FILE",
+    )
+    max_missing: float = _setting(
+        DEFAULT_MAX_MISSING,
+        "the run fails (exit 3) when a judge has more than this fraction of its labels missing",
+        metavar="FRACTION",
+    )
+    allow_permanent: bool = _setting(
+        False,
+        "do not fail the run for permanent provider errors (401/403, quota, unknown model, "
+        "bad request) while the missing labels stay under --max-missing "
+        "(--no-allow-permanent: fail even when the scenario allows them)",
+        kind="switch",
+    )
+    stop_after: int = _setting(
+        DEFAULT_STOP_AFTER,
+        "stop sending after N consecutive permanent errors of one endpoint (401, 403, quota, "
+        "unknown model; 0: never)",
+        metavar="N",
+    )
+    give_up_after: float = _setting(
+        DEFAULT_GIVE_UP_AFTER,
+        "give an endpoint up after this long with no reply at all (connection failures, "
+        "attempts timed out; 0: never)",
+        metavar="SECONDS",
+    )
+    executor: str = _setting(
+        "local",
+        "where the judging runs: this process (local) or a Ray cluster (ray; needs "
+        'pip install "genir-eval[ray]")',
+        kind="choice",
+        choices=EXECUTORS,
+        commands="run",
+    )
+    ray_address: str | None = _setting(
+        None,
+        'the Ray cluster to join ("auto": the one `ray start` runs here; ray://host:10001 for '
+        "a remote one; default: a new local cluster)",
+        kind="text",
+        commands="run",
+        metavar="ADDR",
+    )
+    ray_workers: int | None = _setting(
+        None,
+        "shards of sessions, one Ray task each (default: the cluster's CPUs)",
+        commands="run",
+        metavar="N",
+    )
+
+
+_FIELDS = {f.name: f for f in dataclasses.fields(EngineConfig)}
+
+
+def engine_fields(command: str = "run") -> Iterator[dataclasses.Field[Any]]:
+    """The fields of :class:`EngineConfig` that ``command`` takes (``run`` takes them all)."""
+    for f in dataclasses.fields(EngineConfig):
+        if command == "run" or f.metadata["commands"] == "all":
+            yield f
+
+
+def setting_value(name: str, given: Any) -> Any:
+    """A setting given as the command line gives it (``--cache none``, ``--journal PATH``) as
+    the configuration holds it: ``none`` is no cache or journal, a file name its real path."""
+    kind = _FIELDS[name].metadata["kind"]
+    if kind in ("cache", "journal") and given == "none":
+        return None if kind == "cache" else False
+    if kind in ("cache", "journal", "path") and isinstance(given, (str, Path)):
+        from genir_eval.paths import real_path
+
+        return real_path(given)
+    return given
+
+
+def open_engine(
+    config: EngineConfig,
+    provider: Any,
+    *,
+    cache: Any = None,
+    journal: Any = None,
+    prices: Any = None,
+    **runtime: Any,
+) -> Any:
+    """An :class:`~genir_eval.llm.engine.Engine` for ``provider`` with ``config``'s limits,
+    retries and failure policy, the given storage and price table; ``runtime`` holds what is
+    not configuration (progress and quiet, a notice, a shared rate gate, ``owns_storage``).
+    Every engine of genir-eval is opened here, so a setting means the same on every path."""
+    from genir_eval.llm.engine import Engine
+
+    return Engine(
+        provider,
+        concurrency=config.concurrency,
+        rpm=config.rpm,
+        tpm=config.tpm,
+        max_attempts=config.max_attempts,
+        attempt_timeout=config.timeout,
+        deadline=config.deadline,
+        stop_after=config.stop_after,
+        give_up_after=config.give_up_after,
+        cache=cache,
+        journal=journal,
+        prices=prices,
+        **runtime,
+    )
