@@ -22,11 +22,13 @@ quotes nothing.
 
 Restatement (with the ``semantic`` extra, :mod:`genir_eval.judges.offline.semantic`): word
 overlap calls a statement that says a passage's content in other words unsupported, and so
-rewards answers that copy. With the semantic model installed the verdict from a source text
-is the better of the lexical one and a semantic one: the cosine similarity of the statement
-with its closest passage (one or two adjacent sentences) at least :data:`SEMANTIC_FULL` is
-``full``, at least :data:`SEMANTIC_PARTIAL` ``partial``; a number the source lacks or a
-negation mismatch still makes it ``none``. The two thresholds are where the similarity of
+rewards answers that copy. With the semantic model installed, a statement whose words the
+source misses (coverage below 0.4, where the lexical verdict is ``none``) is judged by
+meaning instead: the cosine similarity of the statement with its closest passage (one or two
+adjacent sentences) at least :data:`SEMANTIC_FULL` is ``full`` (``partial`` when a name is
+missing), at least :data:`SEMANTIC_PARTIAL` ``partial``. Where the words are found, the
+lexical checks stand (they see what is missing: a name, a part of the claim), and a number
+the source lacks or a negation mismatch is ``none`` either way. The two thresholds are where the similarity of
 statements with the passages they cite parts from their similarity with same-topic passages
 they do not cite (medians 0.63 and 0.46 on the CrowdRAG development topics; partial at the
 uncited passages' upper quartile, full at their 90th percentile, 0.56 and 0.64 rounded), not
@@ -146,16 +148,16 @@ def support_verdict(statement: str, source: str) -> tuple[str, str, dict[str, An
     }
     if missing_numbers or negation_mismatch:
         return "none", "", features
-    lexical = "none"
     if coverage >= COVERAGE_NONE:
-        lexical = "full" if best_coverage >= COVERAGE_FULL and not missing_names else "partial"
+        if best_coverage >= COVERAGE_FULL and not missing_names:
+            return "full", best, features
+        return "partial", best, features
     semantic = _semantic_verdict(statement, source, features)
-    if semantic is not None and _RANK[semantic[0]] > _RANK[lexical]:
-        return semantic
-    return lexical, best if lexical != "none" else "", features
-
-
-_RANK = {"none": 0, "partial": 1, "full": 2}
+    if semantic is None:
+        return "none", "", features
+    if semantic[0] == "full" and missing_names:
+        return "partial", semantic[1], features
+    return semantic
 
 
 def _semantic_verdict(

@@ -68,7 +68,11 @@ def test_support_sees_a_restatement_the_words_miss(lexical, monkeypatch):
     assert support_verdict(UNRELATED, SOURCE)[0] == "none"
     copy = SOURCE.split(". ")[0] + "."
     assert support_verdict(copy, SOURCE)[0] == "full"
-    assert support_verdict(copy, SOURCE)[2]["semantic_similarity"] >= SEMANTIC_FULL
+    # where the words are found the lexical checks stand: a missing name caps it at partial
+    named = "Great Place to Work and Gallup assess several key components of fairness."
+    assert support_verdict(named, SOURCE)[0] == "partial"
+    assert "semantic_similarity" not in support_verdict(named, SOURCE)[2]
+    assert SEMANTIC_FULL > 0.5
 
 
 def test_a_number_the_source_lacks_is_still_unsupported():
