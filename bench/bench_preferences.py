@@ -11,6 +11,7 @@ run's wall and CPU time and which evidence the offline twins read.
 
     python bench/bench_preferences.py ../shared/crowdrag                    # offline, all topics
     GENIR_EVAL_OFFLINE_EVIDENCE=lexical python bench/bench_preferences.py ../shared/crowdrag
+    python bench/bench_preferences.py ../shared/crowdrag --thresholds       # the twin's cut-offs
     python bench/bench_preferences.py ../shared/crowdrag --topics 1 \\
         --base-url http://127.0.0.1:8091/v1 --model local        # the local LLM, first topic
 """
@@ -118,6 +119,39 @@ def _study_judge(folder: Path, preferences: list[Preference]) -> dict[str, list[
     return out
 
 
+def _thresholds(answers: Path) -> None:
+    """Where the semantic support thresholds come from: the upper quartile and 90th
+    percentile of statements' similarity with a same-answer passage they do not cite (one
+    drawn per citation, seeded), over all topics and left out one topic at a time."""
+    import random
+
+    import numpy as np
+
+    from genir_eval.judges.offline.semantic import best_match, embedder
+
+    model = embedder()
+    if model is None:
+        raise SystemExit("the semantic extra is not installed (pip install 'genir-eval[semantic]')")
+    rng = random.Random(0)
+    values, topics = [], []
+    for session in load_sessions(answers).sessions:
+        turn = session.turns[0]
+        for statement in turn.statements:
+            for _ in statement.citations:
+                others = [lk for lk in turn.links if lk.id not in statement.citations and lk.text]
+                if others:
+                    values.append(best_match(model, statement.text, str(rng.choice(others).text)))
+                    topics.append(session.session_id.split("/", 1)[0])
+    sample, where = np.array(values), np.array(topics)
+    overall = np.percentile(sample, [75, 90])
+    left_out = np.array([np.percentile(sample[where != t], [75, 90]) for t in sorted(set(topics))])
+    print(
+        f"uncited same-topic passages ({len(sample)}): 75th {overall[0]:.3f}, 90th {overall[1]:.3f}; "
+        f"one topic left out: 75th {left_out[:, 0].min():.3f}-{left_out[:, 0].max():.3f}, "
+        f"90th {left_out[:, 1].min():.3f}-{left_out[:, 1].max():.3f}"
+    )
+
+
 def _row(name: str, entry: dict[str, Any]) -> str:
     value = entry.get("agreement")
     ci = entry.get("ci95")
@@ -137,6 +171,11 @@ def main() -> int:
     parser.add_argument("--base-url", default=None, help="an OpenAI-compatible server")
     parser.add_argument("--model", default="local", help="the server's model (default: local)")
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument(
+        "--thresholds",
+        action="store_true",
+        help="print where the semantic support thresholds come from, and stop",
+    )
     args = parser.parse_args()
     if args.base_url:
         os.environ.setdefault("OPENAI_API_KEY", "local")
@@ -144,6 +183,9 @@ def main() -> int:
         out = Path(tmp)
         convert_crowdrag(args.folder, out / "converted")
         answers, preferences, topics = _subset(out / "converted", args.topics)
+        if args.thresholds:
+            _thresholds(answers)
+            return 0
         scenario = _scenario(answers, preferences, out / "run", args)
         wall, cpu = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
         run = run_scenario(scenario, out_dir=out / "run")

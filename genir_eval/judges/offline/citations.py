@@ -31,8 +31,9 @@ lexical checks stand (they see what is missing: a name, a part of the claim), an
 the source lacks or a negation mismatch is ``none`` either way. The two thresholds are where the similarity of
 statements with the passages they cite parts from their similarity with same-topic passages
 they do not cite (medians 0.63 and 0.46 on the CrowdRAG development topics; partial at the
-uncited passages' upper quartile, full at their 90th percentile, 0.56 and 0.64 rounded), not
-fitted to any preference.
+uncited passages' upper quartile, full at their 90th percentile, 0.56 and 0.64 rounded; one
+topic left out at a time, 0.553-0.573 and 0.634-0.644: ``bench/bench_preferences.py
+--thresholds``), not fitted to any preference.
 """
 
 from __future__ import annotations
