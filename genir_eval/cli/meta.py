@@ -15,11 +15,12 @@ from genir_eval.cli.engine_options import (
     engine_from_args,
 )
 from genir_eval.errors import ConfigError
-from genir_eval.ingest import FORMATS, load_sessions
+from genir_eval.ingest import FORMATS, load_sessions, read_preferences
 from genir_eval.judges import judge_names, make_judge
 from genir_eval.judges.base import Label
 from genir_eval.judges.prompting import check_template_file
 from genir_eval.llm.progress import Heartbeat
+from genir_eval.meta.preferences import agreement_table, label_scores
 from genir_eval.meta.prompt_selection import select_prompts
 from genir_eval.paths import real_path, why_missing
 from genir_eval.report.judge_quality import quality_lines
@@ -61,6 +62,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=None,
         help="JSONL or CSV file of source texts keyed by url (url, text), attached to the links "
         "(default: none, the texts in the log)",
+    )
+    parser.add_argument(
+        "--preferences",
+        metavar="FILE",
+        default=None,
+        help="people's preferences between two sessions (the README's preferences format): the "
+        "judge's labels as scores against them, pair agreement per criterion (default: none)",
     )
     parser.add_argument(
         "--link-judge",
@@ -250,6 +258,7 @@ def run(args: argparse.Namespace) -> int:
         judge = _Recorded(make_judge(args.judge, **options))
     except (ConfigError, TypeError, ValueError) as error:
         raise ConfigError(f"--option: {error}") from None
+    preferences = read_preferences(args.preferences) if args.preferences else None
     sessions = list(load_sessions(args.input, format=args.format, sources=args.sources).sessions)
     try:
         result = asyncio.run(_run(args, sessions, judge, options))
@@ -257,6 +266,11 @@ def run(args: argparse.Namespace) -> int:
         if args.ppi_labelled is not None and "PPI" in str(error):
             raise ConfigError(f"--ppi-labelled: {error}") from None
         raise
+    if preferences is not None:
+        by_session, by_turn = label_scores(judge.labels, args.judge)
+        result["preferences"] = agreement_table(
+            preferences, by_session, by_turn, n_boot=args.bootstrap, seed=args.seed
+        )
     if args.json:
         json.dump(result, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
@@ -337,6 +351,16 @@ def format_result(result: dict[str, Any]) -> str:
         lines.append(
             f"hardest queries: rbo {_num(orderings['rbo'])} kendall {_num(orderings['kendall_tau'])}"
         )
+    for criterion, table in (result.get("preferences") or {}).items():
+        for level in ("session", "turn"):
+            for name, b in (table.get(level) or {}).items():
+                ci = b.get("ci95") or (None, None)
+                lines.append(
+                    f"preferences {criterion} ({level}) {name}: agreement "
+                    f"{_num(b['agreement'])} [{_num(ci[0])}, {_num(ci[1])}] over {b['decided']} "
+                    f"decided pairs, score ties {b['score_ties']}, kappa {_num(b['kappa'])}, "
+                    f"missing {b['missing']}"
+                )
     lines += quality_lines(result)
     replies = result.get("replies")
     if replies:

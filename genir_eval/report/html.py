@@ -37,6 +37,7 @@ from genir_eval.report.judge_quality import SECTION_TITLE as QUALITY_TITLE
 from genir_eval.report.judge_quality import quality_section
 from genir_eval.report.outputs import FAILURES_FILE, REPORT_FILE, Run, load_run
 from genir_eval.report.plots import histogram_svg, scatter_svg, task_bars_svg
+from genir_eval.report.preferences import preferences_section
 from genir_eval.report.scores import BOOTSTRAP_MAX_N, SMALL_N, summarize
 from genir_eval.report.tables import LevelTable, optional
 from genir_eval.report.turns import TURN_VIEWS, TurnDetail, choose_sessions, session_details
@@ -159,6 +160,7 @@ def _header(ctx: ReportContext) -> str:
         ("resumed from the journal", cache.get("resumed", 0)),
         ("provider calls", info.get("provider_calls", "–")),
         ("genir-eval", (info.get("versions") or {}).get("genir_eval", "–")),
+        ("offline twins' evidence", info.get("offline_evidence", "–")),
     ]
     rows = "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in facts)
     judge_rows = "".join(
@@ -898,6 +900,11 @@ SECTIONS: list[Section] = [
     Section("glossary", "What the scores mean", _glossary),
     Section("judge-agreement", "Agreement between judges", _between_judges),
     Section("feedback", "Scores vs the users' thumbs", _feedback),
+    Section(
+        "preferences",
+        "Scores vs people's preferences",
+        lambda ctx: preferences_section(ctx.run, ctx.marked),
+    ),
     Section(
         "headline",
         "Scores vs the users' satisfaction",

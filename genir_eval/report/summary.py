@@ -18,10 +18,17 @@ from typing import Any
 from genir_eval.report.html import headline_score
 from genir_eval.report.judge_quality import quality_lines
 from genir_eval.report.outputs import META_FILE, REPORT_FILE, Run
+from genir_eval.report.preferences import preference_criteria
 from genir_eval.report.scores import SMALL_N, ScoreSummary, score_summaries
 from genir_eval.report.tables import count_rows
 
-__all__ = ["format_summary", "format_paths", "score_table", "feedback_table"]
+__all__ = [
+    "format_summary",
+    "format_paths",
+    "score_table",
+    "feedback_table",
+    "preference_table",
+]
 
 CORRELATIONS = ("pearson", "spearman", "kendall")
 LEVELS = (("turn", "query level"), ("session", "session level"))
@@ -204,6 +211,65 @@ def feedback_table(run: Run, baselines: set[str] | None = None) -> list[str]:
         "Turn scores vs the users' thumbs up/down (AUC 0.5 = chance)",
         *_align(rows),
     ]
+
+
+def _agreement_text(entry: Mapping[str, Any]) -> str:
+    value = entry.get("agreement")
+    if value is None:
+        return "-"
+    interval = entry.get("ci95")
+    if not interval:
+        return f"{value:.1%}"
+    return f"{value:.1%} [{interval[0]:.1%}, {interval[1]:.1%}]"
+
+
+def preference_rows(block: Mapping[str, Any], label: Any = str) -> list[list[str]]:
+    """A level's scores (``{score: pair_agreement(...)}``) as table rows, header first."""
+    rows = [["", "decided", "agreement [95% CI]", "score ties", "people's ties", "kappa a/tie/b"]]
+    for name, entry in block.items():
+        direction = " (lower better)" if entry.get("lower_is_better") else ""
+        rows.append(
+            [
+                label(name) + direction,
+                _num(entry.get("decided")),
+                _agreement_text(entry),
+                _num(entry.get("score_ties")),
+                _num(entry.get("gold_ties")),
+                _num(entry.get("kappa")),
+            ]
+        )
+    return rows
+
+
+def preference_table(run: Run, baselines: set[str] | None = None) -> list[str]:
+    """Every score against people's preferences on the first criterion (overall quality
+    when given): share of people's decided pairs the score ranks the same way."""
+    meta = run.meta or {}
+    criteria = preference_criteria(meta)
+    if not criteria:
+        return []
+    baselines = _baselines(run) if baselines is None else baselines
+    first_link = _first_link_judge(run)
+
+    def label(name: str) -> str:
+        return f"{name}{BASELINE_MARK}" if _score_baseline(name, baselines, first_link) else name
+
+    criterion = criteria[0]
+    table = meta["preferences"][criterion]
+    lines = [
+        f"Scores vs people's preferences ({criterion}: {table.get('rows', 0)} pairs; "
+        "agreement over pairs both decided, bootstrap over queries)"
+    ]
+    if table.get("unknown"):
+        lines.append(f"  {table['unknown']} pairs name a session this run does not have")
+    for level, title in (("session", "session scores"), ("turn", "turn scores")):
+        block = table.get(level) or {}
+        if block:
+            lines.append(f"  {title}")
+            lines.extend(_align(preference_rows(block, label), indent="    "))
+    if len(criteria) > 1:
+        lines.append(f"  other criteria in meta.json and the report: {', '.join(criteria[1:])}")
+    return lines
 
 
 def _correlations(run: Run, baselines: set[str]) -> list[str]:
@@ -403,6 +469,9 @@ def format_summary(run: Run) -> str:
         "",
         *_correlations(run, baselines),
     ]
+    preferences = preference_table(run, baselines)
+    if preferences:
+        lines += ["", *preferences]
     agreement = _judges(run, baselines)
     if agreement:
         lines += ["", *agreement]

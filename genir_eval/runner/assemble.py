@@ -37,9 +37,11 @@ from typing import Any
 
 import numpy as np
 
+from genir_eval.ingest.preferences import Preference
 from genir_eval.judges.base import Label
 from genir_eval.meta.evaluate import FEEDBACK_TARGET, GoldComparison
 from genir_eval.meta.item_eval import ItemFigures, RubricFigures
+from genir_eval.meta.preferences import agreement_table, label_scores
 from genir_eval.meta.stats import binary_agreement, correlations
 from genir_eval.metrics import (
     CitationMeasure,
@@ -611,8 +613,14 @@ class Assembly:
         aggregate_spec: AggregateSpec,
         meta_spec: MetaSpec,
         link_judges: Sequence[str],
+        preferences: Sequence[Preference] = (),
     ) -> None:
         self.judges = list(judges)
+        # people's preferences, and the scores of the sessions they name (only those are kept)
+        self.preferences = [p for p in preferences if p.in_run]
+        self._named = {s for p in self.preferences for s in (p.session_a, p.session_b)}
+        self.preference_sessions: dict[str, dict[str, float | None]] = {}
+        self.preference_turns: dict[tuple[str, int], dict[str, float | None]] = {}
         self.aggregate_spec = aggregate_spec
         self.meta_spec = meta_spec
         self.turns, self.sessions = ScoreColumns(), ScoreColumns()
@@ -631,6 +639,8 @@ class Assembly:
         tables = build_tables(sessions, labels, self.judges, self.aggregate_spec, combine=False)
         self.turns.add(tables.turns)
         self.sessions.add(tables.sessions)
+        if self._named:
+            self._keep_preference_scores(tables, labels)
         self.links += len(tables.links)
         self.failures.extend(tables.failures[: MAX_LISTED_FAILURES - len(self.failures)])
         self.failures_total += len(tables.failures)
@@ -645,6 +655,26 @@ class Assembly:
             self.gold.add(sessions, labels)
         return tables
 
+    def _keep_preference_scores(
+        self, tables: Tables, labels: Mapping[str, Sequence[Label]]
+    ) -> None:
+        """The scores, and each judge's labels as scores, of the sessions people compared."""
+        for session_row in tables.sessions:
+            if session_row.session_id in self._named:
+                kept = self.preference_sessions.setdefault(session_row.session_id, {})
+                kept.update(session_row.scores)
+        for turn_row in tables.turns:
+            if turn_row.session_id in self._named:
+                kept = self.preference_turns.setdefault((turn_row.session_id, turn_row.turn), {})
+                kept.update(turn_row.scores)
+        for judge_id, judged in labels.items():
+            named = [lb for lb in judged if lb.key.session_id in self._named]
+            by_session, by_turn = label_scores(named, judge_id)
+            for session_id, values in by_session.items():
+                self.preference_sessions.setdefault(session_id, {}).update(values)
+            for turn_key, values in by_turn.items():
+                self.preference_turns.setdefault(turn_key, {}).update(values)
+
     def failure_counts(self) -> list[dict[str, Any]]:
         """The missing judgments by judge and reason, for :func:`run_status`."""
         return [
@@ -657,19 +687,45 @@ class Assembly:
         combine_columns(self.turns, self.sessions, self.aggregate_spec)
         return {"turns": self.turns.extra, "sessions": self.sessions.extra}
 
-    def meta(self, headline: str | None) -> dict[str, Any] | None:
-        """Scores against the users' satisfaction and thumbs, and judges against gold labels
-        (``None`` when the meta-evaluation is off or no row has gold or thumbs)."""
-        spec = self.meta_spec
-        if not spec.enabled or self.gold is None:
+    def preference_agreement(self) -> dict[str, Any] | None:
+        """Every session and turn score against people's preferences
+        (:func:`genir_eval.meta.preferences.agreement_table`); ``None`` without any."""
+        if not self.preferences:
             return None
+        spec = self.meta_spec
+        return agreement_table(
+            self.preferences,
+            self.preference_sessions,
+            self.preference_turns,
+            n_boot=spec.n_boot,
+            seed=spec.seed,
+        )
+
+    def meta(self, headline: str | None) -> dict[str, Any] | None:
+        """Scores against the users' satisfaction and thumbs, against people's preferences,
+        and judges against gold labels (``None`` when the meta-evaluation is off or no row
+        has gold or thumbs, and no preferences were given)."""
+        spec = self.meta_spec
+        preferences = self.preference_agreement()
+        if not spec.enabled or self.gold is None:
+            if preferences is None:
+                return None
+            return {
+                "version": OUTPUT_VERSION,
+                "headline": headline,
+                "n_boot": spec.n_boot,
+                "seed": spec.seed,
+                "correlations": {},
+                "preferences": preferences,
+            }
         by_level = {
             "turn": self.turns.correlations(spec.n_boot, spec.seed),
             "session": self.sessions.correlations(spec.n_boot, spec.seed),
         }
         has_thumbs = self.turns.has_thumbs()
         if all(block is None for block in by_level.values()) and not has_thumbs:
-            return None
+            if preferences is None:
+                return None
         result: dict[str, Any] = {
             "version": OUTPUT_VERSION,
             "headline": headline,
@@ -679,6 +735,8 @@ class Assembly:
         }
         if has_thumbs:
             result["feedback"] = self.turns.feedback(spec.n_boot, spec.seed)
+        if preferences is not None:
+            result["preferences"] = preferences
         result["judges"] = self.gold.result()
         return result
 

@@ -28,7 +28,9 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from genir_eval.errors import ConfigError, StorageError
 from genir_eval.ingest import Format, iter_sessions
+from genir_eval.ingest.preferences import read_preferences
 from genir_eval.judges.base import Judge, Label, make_judge
+from genir_eval.judges.offline.semantic import evidence_name
 from genir_eval.llm.config import engine_fields, setting_value
 from genir_eval.llm.sync import run_sync
 from genir_eval.paths import real_path
@@ -287,8 +289,15 @@ async def arun_scenario(
     infos = [_judge_info(judges[spec.id], spec) for spec in loaded.judges]
     groups = groups_of(loaded)
     engine_spec = loaded.engine
+    preferences = (
+        read_preferences(loaded.input.preferences) if loaded.input.preferences is not None else ()
+    )
     assembly = Assembly(
-        infos, loaded.aggregate, loaded.meta, link_judge_ids(loaded.aggregate, infos)
+        infos,
+        loaded.aggregate,
+        loaded.meta,
+        link_judge_ids(loaded.aggregate, infos),
+        preferences=preferences,
     )
     try:
         writer = RunWriter(out, csv=loaded.output.csv, evidence=True, failures=True)
@@ -404,12 +413,15 @@ async def arun_scenario(
             "path": str(loaded.input.path),
             "format": loaded.input.format,
             "sources": str(loaded.input.sources) if loaded.input.sources else None,
+            "preferences": str(loaded.input.preferences) if loaded.input.preferences else None,
             "sessions": n_sessions,
             "turns": writer.rows("turns"),
             "links": writer.rows("links"),
         },
         "skipped": skipped,
         "judges": judge_rows,
+        # what the offline twins read: semantic (the model in the installed extra) or lexical
+        "offline_evidence": evidence_name(),
         "engines": engine_stats,
         "usage": {
             "input_tokens": sum(s["input_tokens"] for s in engine_stats),

@@ -16,6 +16,8 @@ kind raises :class:`~genir_eval.errors.ConfigError` naming the key and what was 
     skip_invalid = false              # leave out (and report) sessions that fail to parse
     limit = 100                       # only the first N sessions (optional)
     sources = "sources.jsonl"         # source texts keyed by url (url, text; JSONL or CSV)
+    preferences = "preferences.jsonl" # people's choices between two sessions (README):
+                                      # every score's pair agreement with them in meta.json
 
     [llm]                             # defaults for every judge (optional)
     provider = "offline"              # offline | openai | anthropic | auto
@@ -142,6 +144,7 @@ class InputSpec:
     skip_invalid: bool = False
     limit: int | None = None
     sources: Path | None = None
+    preferences: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -357,10 +360,13 @@ def _input(t: _Table, base: Path) -> InputSpec:
         skip_invalid=t.boolean("skip_invalid", False),
         limit=t.setting("limit", None),
         sources=None if not t.has("sources") else _resolve(base, t.string("sources")),
+        preferences=None if not t.has("preferences") else _resolve(base, t.string("preferences")),
     )
     t.finish()
-    if spec.sources is not None and not spec.sources.is_file():
-        raise ConfigError(f"{t.key('sources')}: {why_missing(spec.sources)}: {spec.sources}")
+    for key in ("sources", "preferences"):
+        path = getattr(spec, key)
+        if path is not None and not path.is_file():
+            raise ConfigError(f"{t.key(key)}: {why_missing(path)}: {path}")
     return spec
 
 

@@ -89,13 +89,20 @@ class LinkEvidence:
     statement_alignment: float  # query+intent n-grams covered by the citing statements
     query_satisfaction: float | None  # (q - 1) / 4 for a 1-5 rating, if known
     span_overlap: float | None  # share of the user's useful marks inside citing statements
+    # semantic similarity of the source's text to query(+intent), when the log has the text
+    # and the semantic extra is installed (genir_eval.judges.offline.semantic)
+    source_alignment: float | None = None
 
     @property
     def relevance(self) -> float:
         """Title alignment: the source's own words (the citing statements are the engine's,
         written to fit the query whatever the source is worth, so they are shown to LLM
-        judges but not counted here)."""
-        return self.title_alignment
+        judges but not counted here); the source text's semantic alignment with the need
+        when it is known and higher (a passage can answer the query in other words than its
+        title, or have no title at all)."""
+        if self.source_alignment is None:
+            return self.title_alignment
+        return max(self.title_alignment, self.source_alignment)
 
     @property
     def behaviour(self) -> float:
@@ -165,7 +172,21 @@ def link_evidence(session: Session, turn: Turn, link_id: int) -> LinkEvidence:
         statement_alignment=coverage(need, citing_text),
         query_satisfaction=query_satisfaction(session, turn),
         span_overlap=span_overlap,
+        source_alignment=source_alignment(need, link.text if link is not None else None),
     )
+
+
+def source_alignment(need: str, text: str | None) -> float | None:
+    """How well a source's text answers ``need``: the cosine similarity, clipped to [0, 1], of
+    the need with the source's best-matching sentence or pair of adjacent sentences under the
+    semantic model; ``None`` without a text or without the model (the lexical fallback then
+    reads the title alone, as before)."""
+    from genir_eval.judges.offline.semantic import best_match, embedder
+
+    model = embedder()
+    if model is None or not text or not text.strip() or not need.strip():
+        return None
+    return max(0.0, min(1.0, best_match(model, need, text)))
 
 
 def segment_alignment(session: Session, turn: Turn) -> list[float]:
