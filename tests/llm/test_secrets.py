@@ -12,13 +12,12 @@ from typing import Literal
 import pytest
 from llm_helpers import make_request
 
+from genir_eval.cli.engine_options import add_engine_arguments, engine_from_args
 from genir_eval.llm import (
     Completion,
     Failure,
     Journal,
     ProviderError,
-    add_engine_arguments,
-    engine_from_args,
 )
 from genir_eval.llm.base import redactor
 from genir_eval.testing import FakeLLMServer
