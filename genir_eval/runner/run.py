@@ -39,7 +39,7 @@ from genir_eval.report.evidence import evidence_rows
 from genir_eval.report.html import render_report
 from genir_eval.report.outputs import OUTPUT_VERSION, Run, RunWriter, check_writable_folder
 from genir_eval.runner.assemble import Assembly, JudgeInfo, link_judge_ids
-from genir_eval.runner.executor import LocalJudging, groups_of, where
+from genir_eval.runner.executor import Group, LocalJudging, groups_of, where
 from genir_eval.runner.scenario import (
     JudgeSpec,
     LlmSpec,
@@ -267,12 +267,7 @@ async def arun_scenario(
         raise ValueError(f"window must be >= 1, got {window}")
     started = time.monotonic()
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    loaded = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
-    loaded = apply_overrides(loaded, overrides)
-    try:
-        check_credentials(loaded)
-    except ConfigError as error:
-        raise ConfigError(f"{loaded.path}: {error}" if loaded.path else str(error)) from None
+    loaded = _loaded(scenario, overrides)
     say: Callable[[str], None] = (
         (lambda m: print(f"genir-eval: {m}", file=log)) if log else (lambda m: None)
     )
@@ -289,40 +284,14 @@ async def arun_scenario(
     infos = [_judge_info(judges[spec.id], spec) for spec in loaded.judges]
     groups = groups_of(loaded)
     engine_spec = loaded.engine
-    preferences = (
-        read_preferences(loaded.input.preferences) if loaded.input.preferences is not None else ()
-    )
-    assembly = Assembly(
-        infos,
-        loaded.aggregate,
-        loaded.meta,
-        link_judge_ids(loaded.aggregate, infos),
-        preferences=preferences,
-    )
+    assembly = _assembly(loaded, infos)
     try:
         writer = RunWriter(out, csv=loaded.output.csv, evidence=True, failures=True)
     except OSError as error:  # before any call: nothing is lost
         raise _output_fault(error, out, ()) from None
     if writer.removed_stale:
         say(f"removed {len(writer.removed_stale)} part files a stopped run left in {out}")
-    n_sessions = 0
-    judging: LocalJudging | RayJudging
-    if engine_spec.executor == "ray":
-        from genir_eval.runner.ray_executor import RayJudging
-
-        # the workers open the engines and make every call; the driver opens none
-        judging = RayJudging(
-            loaded,
-            out,
-            address=engine_spec.ray_address,
-            workers=engine_spec.ray_workers,
-            judges=judges,
-            say=say,
-        )
-    else:
-        judging = LocalJudging(
-            loaded, out, groups=groups, judges=judges, progress=progress, log=log, say=say
-        )
+    judging = _judging(loaded, out, groups, judges, progress=progress, log=log, say=say)
     try:
         async with judging:
             say(
@@ -330,42 +299,7 @@ async def arun_scenario(
                 f"({', '.join(f'{g.provider}/{g.model}' for g in groups)}), "
                 f"{window} sessions at a time"
             )
-            # Two windows in flight: the next one is judged while this one is scored and
-            # written, so the engines (or the cluster) do not drain at each window's end.
-            # Both share the engines (or the cluster's coordinator): one request-rate budget.
-            batch: list[Session] | None = first
-            current: asyncio.Future[dict[str, list[Label]]] = asyncio.ensure_future(
-                judging.judge(first)
-            )
-            following_task: asyncio.Future[dict[str, list[Label]]] | None = None
-            try:
-                while batch is not None:
-                    following = next(windows, None)
-                    if following is not None:
-                        following_task = asyncio.ensure_future(judging.judge(following))
-                    labels = await current
-                    tables = assembly.add(batch, labels)
-                    try:
-                        writer.add(
-                            links=tables.links,
-                            turns=tables.turns,
-                            sessions=tables.sessions,
-                            citations=tables.citations,
-                            evidence=_evidence(batch, labels, infos),
-                            failures=tables.failures,
-                        )
-                    except OSError as error:  # a full disk mid-run: the journal keeps the rest
-                        raise _output_fault(error, out, judging.journal_paths) from None
-                    n_sessions += len(batch)
-                    del labels, tables
-                    batch = following
-                    if following_task is not None:
-                        current, following_task = following_task, None
-            finally:
-                for task in (current, following_task):
-                    if task is not None and not task.done():
-                        task.cancel()
-                        await asyncio.gather(task, return_exceptions=True)
+            n_sessions = await _judge_windows(judging, first, windows, assembly, writer, infos, out)
     except BaseException:
         writer.abort()
         raise
@@ -376,27 +310,166 @@ async def arun_scenario(
     combined = assembly.finish()
     headline = _default_headline(loaded, infos)
     meta = assembly.meta(headline)
-    spec_by_id = {spec.id: spec for spec in loaded.judges}
-    group_of = {spec.id: group for group in groups for spec in group.specs}
-    judge_rows = []
-    for info in infos:
-        spec, group, judge = spec_by_id[info.id], group_of[info.id], judges[info.id]
-        versions = sorted(assembly.prompt_versions.get(info.id, set()))
-        stats: Any = getattr(judge, "stats", None)
-        judge_rows.append(
-            {
-                "id": info.id,
-                "name": spec.name,
-                "kind": info.kind,
-                "provider": group.provider,
-                "model": group.model,
-                "base_url": public_url(group.base_url),
-                "options": dict(spec.options),
-                "prompt_version": ", ".join(versions),
-                **assembly.label_counts.get(info.id, {"labels": 0, "missing": 0}),
-                "reply_stats": stats.rates() if hasattr(stats, "rates") else None,
-            }
+    info_doc = _run_document(
+        loaded,
+        headline=headline,
+        started=(started, started_at),
+        n_sessions=n_sessions,
+        writer=writer,
+        skipped=skipped,
+        judge_rows=_judge_rows(loaded, infos, groups, judges, assembly),
+        engine_stats=engine_stats,
+        resumed=_resumed(judges.values()),
+        assembly=assembly,
+    )
+    info_doc["status"] = run_status(
+        assembly.label_counts,
+        assembly.failure_counts(),
+        engine_stats,
+        endpoints={spec.id: where(group) for group in groups for spec in group.specs},
+        max_missing=engine_spec.max_missing,
+        allow_permanent=engine_spec.allow_permanent,
+    )
+    try:
+        run = writer.finish(
+            meta=meta,
+            info=info_doc,
+            amend=_amend(combined),
+            extra_scores=_names(combined),
+            report=render_report if loaded.output.report else None,
         )
+    except OSError as error:
+        writer.abort()
+        raise _output_fault(error, out, journal_paths) from None
+    say(
+        f"wrote {out} ({n_sessions} sessions, {assembly.failures_total} missing labels, "
+        f"{info_doc['provider_calls']} provider calls, {info_doc['cache']['hits']} cache hits, "
+        f"{info_doc['cache']['resumed']} resumed) in {time.monotonic() - started:.2f}s"
+    )
+    return run
+
+
+def _loaded(scenario: Scenario | str | os.PathLike[str], overrides: Overrides | None) -> Scenario:
+    """The scenario read, with the overrides applied and its credentials checked."""
+    loaded = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+    loaded = apply_overrides(loaded, overrides)
+    try:
+        check_credentials(loaded)
+    except ConfigError as error:
+        raise ConfigError(f"{loaded.path}: {error}" if loaded.path else str(error)) from None
+    return loaded
+
+
+def _assembly(loaded: Scenario, infos: list[JudgeInfo]) -> Assembly:
+    """Tables and meta-evaluation built window by window, with people's preferences when
+    the scenario names a file of them."""
+    preferences = (
+        read_preferences(loaded.input.preferences) if loaded.input.preferences is not None else ()
+    )
+    return Assembly(
+        infos,
+        loaded.aggregate,
+        loaded.meta,
+        link_judge_ids(loaded.aggregate, infos),
+        preferences=preferences,
+    )
+
+
+def _judging(
+    loaded: Scenario,
+    out: Path,
+    groups: list[Group],
+    judges: dict[str, Judge],
+    *,
+    progress: bool,
+    log: TextIO | None,
+    say: Callable[[str], None],
+) -> LocalJudging | RayJudging:
+    """The judging step the scenario's executor asks for (not yet entered)."""
+    engine_spec = loaded.engine
+    if engine_spec.executor == "ray":
+        from genir_eval.runner.ray_executor import RayJudging
+
+        # the workers open the engines and make every call; the driver opens none
+        return RayJudging(
+            loaded,
+            out,
+            address=engine_spec.ray_address,
+            workers=engine_spec.ray_workers,
+            judges=judges,
+            say=say,
+        )
+    return LocalJudging(
+        loaded, out, groups=groups, judges=judges, progress=progress, log=log, say=say
+    )
+
+
+async def _judge_windows(
+    judging: LocalJudging | RayJudging,
+    first: list[Session],
+    windows: Iterator[list[Session]],
+    assembly: Assembly,
+    writer: RunWriter,
+    infos: Sequence[JudgeInfo],
+    out: Path,
+) -> int:
+    """Judge, score and write every window; the number of sessions written.
+
+    Two windows in flight: the next one is judged while this one is scored and written, so
+    the engines (or the cluster) do not drain at each window's end. Both share the engines
+    (or the cluster's coordinator): one request-rate budget."""
+    n_sessions = 0
+    batch: list[Session] | None = first
+    current: asyncio.Future[dict[str, list[Label]]] = asyncio.ensure_future(judging.judge(first))
+    following_task: asyncio.Future[dict[str, list[Label]]] | None = None
+    try:
+        while batch is not None:
+            following = next(windows, None)
+            if following is not None:
+                following_task = asyncio.ensure_future(judging.judge(following))
+            labels = await current
+            tables = assembly.add(batch, labels)
+            try:
+                writer.add(
+                    links=tables.links,
+                    turns=tables.turns,
+                    sessions=tables.sessions,
+                    citations=tables.citations,
+                    evidence=_evidence(batch, labels, infos),
+                    failures=tables.failures,
+                )
+            except OSError as error:  # a full disk mid-run: the journal keeps the rest
+                raise _output_fault(error, out, judging.journal_paths) from None
+            n_sessions += len(batch)
+            del labels, tables
+            batch = following
+            if following_task is not None:
+                current, following_task = following_task, None
+    finally:
+        for task in (current, following_task):
+            if task is not None and not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+    return n_sessions
+
+
+def _run_document(
+    loaded: Scenario,
+    *,
+    headline: str | None,
+    started: tuple[float, str],
+    n_sessions: int,
+    writer: RunWriter,
+    skipped: list[str],
+    judge_rows: list[dict[str, Any]],
+    engine_stats: list[dict[str, Any]],
+    resumed: int,
+    assembly: Assembly,
+) -> dict[str, Any]:
+    """run.json without its status: the scenario, versions, input, judges, engines, usage,
+    cost, cache and the first failures."""
+    engine_spec = loaded.engine
+    started_s, started_at = started
     info_doc: dict[str, Any] = {
         "version": OUTPUT_VERSION,
         "scenario": {
@@ -408,7 +481,7 @@ async def arun_scenario(
         },
         "versions": _versions(),
         "started_at": started_at,
-        "duration_s": round(time.monotonic() - started, 3),
+        "duration_s": round(time.monotonic() - started_s, 3),
         "input": {
             "path": str(loaded.input.path),
             "format": loaded.input.format,
@@ -435,7 +508,7 @@ async def arun_scenario(
             "lookups": sum(s["cache_hits"] + s["cache_misses"] for s in engine_stats),
             # judgments taken from the journal without asking the engine (judge side) or
             # answered from the journal by the engine
-            "resumed": _resumed(judges.values()) + sum(s["journal_hits"] for s in engine_stats),
+            "resumed": resumed + sum(s["journal_hits"] for s in engine_stats),
             "path": str(engine_spec.cache)
             if engine_spec.cache is not None and engine_spec.cache_mode != "off"
             else None,
@@ -444,32 +517,40 @@ async def arun_scenario(
         "failures": assembly.failures,
         "failures_total": assembly.failures_total,
     }
-    status = run_status(
-        assembly.label_counts,
-        assembly.failure_counts(),
-        engine_stats,
-        endpoints={spec.id: where(group) for group in groups for spec in group.specs},
-        max_missing=engine_spec.max_missing,
-        allow_permanent=engine_spec.allow_permanent,
-    )
-    info_doc["status"] = status
-    try:
-        run = writer.finish(
-            meta=meta,
-            info=info_doc,
-            amend=_amend(combined),
-            extra_scores=_names(combined),
-            report=render_report if loaded.output.report else None,
+    return info_doc
+
+
+def _judge_rows(
+    loaded: Scenario,
+    infos: Sequence[JudgeInfo],
+    groups: Sequence[Group],
+    judges: Mapping[str, Judge],
+    assembly: Assembly,
+) -> list[dict[str, Any]]:
+    """run.json's ``judges``: each judge's name, endpoint, options, prompt versions, label
+    counts and reply statistics."""
+    spec_by_id = {spec.id: spec for spec in loaded.judges}
+    group_of = {spec.id: group for group in groups for spec in group.specs}
+    rows = []
+    for info in infos:
+        spec, group, judge = spec_by_id[info.id], group_of[info.id], judges[info.id]
+        versions = sorted(assembly.prompt_versions.get(info.id, set()))
+        stats: Any = getattr(judge, "stats", None)
+        rows.append(
+            {
+                "id": info.id,
+                "name": spec.name,
+                "kind": info.kind,
+                "provider": group.provider,
+                "model": group.model,
+                "base_url": public_url(group.base_url),
+                "options": dict(spec.options),
+                "prompt_version": ", ".join(versions),
+                **assembly.label_counts.get(info.id, {"labels": 0, "missing": 0}),
+                "reply_stats": stats.rates() if hasattr(stats, "rates") else None,
+            }
         )
-    except OSError as error:
-        writer.abort()
-        raise _output_fault(error, out, journal_paths) from None
-    say(
-        f"wrote {out} ({n_sessions} sessions, {assembly.failures_total} missing labels, "
-        f"{info_doc['provider_calls']} provider calls, {info_doc['cache']['hits']} cache hits, "
-        f"{info_doc['cache']['resumed']} resumed) in {time.monotonic() - started:.2f}s"
-    )
-    return run
+    return rows
 
 
 def _output_fault(error: OSError, out: Path, journal_paths: Sequence[Path]) -> StorageError:
