@@ -401,11 +401,20 @@ def format_summary(run: Run) -> str:
         f"{count_rows(run, 'turns')} turns, {count_rows(run, 'links')} links; "
         f"{len(judges)} judges ({', '.join(engines) or '-'})",
         "",
-        *_correlations(run, baselines),
     ]
-    agreement = _judges(run, baselines)
-    if agreement:
-        lines += ["", *agreement]
+    status = info.get("status")
+    if isinstance(status, Mapping) and status.get("ok", True) is False:
+        # a failed run's scores are not a result: none is printed (the reasons follow on
+        # stderr; report.html folds the scores away for diagnosis)
+        lines.append(
+            f"RUN FAILED: no score is shown ({run.failures_total} judgments missing); "
+            "the reasons follow"
+        )
+    else:
+        lines += _correlations(run, baselines)
+        agreement = _judges(run, baselines)
+        if agreement:
+            lines += ["", *agreement]
     lines += ["", *_failures(run), *_engine(run)]
     if baselines:
         lines.append(BASELINE_FOOTNOTE)

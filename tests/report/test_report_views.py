@@ -104,7 +104,9 @@ def test_unlabelled_product_run(product_run: Path, tmp_path: Path, width: int) -
     assert page_width <= width  # the layout holds: nothing wider than the window
     _check_report(soup, 12)
     assert soup.find(id="no-meta") is not None
-    assert soup.find(id="headline") is None  # nothing to correlate with: no empty section
+    # nothing to correlate with: the headline is the scores' own means, no correlation card
+    assert soup.select("#headline #score-cards .card")
+    assert soup.find(id="headline-session-spearman") is None
     # the logged <script> of session acme-008 is text, and the sessions without citations
     # are counted as missing with their reason
     assert "<script>alert('x')</script>" in soup.get_text()  # shown as text
