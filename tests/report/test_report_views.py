@@ -130,3 +130,15 @@ def test_urge_run(urge_run: Path, tmp_path: Path, width: int) -> None:
     # gold and predicted useful spans are highlighted in the responses
     assert soup.select(".response .g-user") and soup.select(".response .pred")
     assert _screenshot(report, width, "urge", tmp_path / "profile")[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_numbers_never_print_as_negative_zero() -> None:
+    # a coefficient of -0.0004 rounds to zero: printed 0.000, while -0.001 keeps its sign
+    from genir_eval.report import judge_quality, summary
+    from genir_eval.report.views import fmt
+
+    for number in (fmt, summary._num, judge_quality._num):
+        assert number(-0.0004) == "0.000" and number(-0.0) == "0.000"
+        assert number(-0.001) == "-0.001"
+    entry = {"n": 20, "spearman": -0.001, "ci95": {"spearman": [-0.004, 0.3]}}
+    assert summary._with_ci(entry, "spearman") == "-0.001 [0.00, 0.30]"
