@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-__all__ = ["GenirError", "InputError", "ConfigError", "StorageError", "RunFailed", "EXIT_CODES"]
+import difflib
+from collections.abc import Iterable
+
+__all__ = [
+    "GenirError",
+    "InputError",
+    "ConfigError",
+    "StorageError",
+    "RunFailed",
+    "EXIT_CODES",
+    "did_you_mean",
+]
 
 #: The exit codes of every command.
 EXIT_CODES = {
@@ -74,3 +85,11 @@ class RunFailed(GenirError):
     permanent provider error: exit code 3, so a script never mistakes it for a success."""
 
     exit_code = 3
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``" (did you mean 'x'?)"`` naming the closest of ``known`` to a mistyped ``name``
+    (case aside), or ``""`` when none is close (difflib's ratio of at least 0.6)."""
+    by_lower = {k.lower(): k for k in known}
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.6)
+    return f" (did you mean {by_lower[close[0]]!r}?)" if close else ""

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from genir_eval.cli import COMMANDS
-from genir_eval.errors import ConfigError
+from genir_eval.errors import ConfigError, did_you_mean
 from genir_eval.ingest import FORMATS, load_sessions
 from genir_eval.judges import judge_names, make_judge
 from genir_eval.judges.base import Label
@@ -203,7 +203,10 @@ def _check_template(options: dict[str, Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.judge not in judge_names():
-        raise ConfigError(f"--judge: unknown judge {args.judge!r}; expected one of {judge_names()}")
+        raise ConfigError(
+            f"--judge: unknown judge {args.judge!r}{did_you_mean(args.judge, judge_names())}; "
+            f"expected one of {', '.join(judge_names())}"
+        )
     for name, value in (("n_boot", args.bootstrap), ("splits", args.splits), ("seed", args.seed)):
         try:
             check_setting(name, value)
