@@ -52,9 +52,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     parser.add_argument("scenario", metavar="SCENARIO", help="the scenario file (TOML)")
     parser.add_argument(
-        "--out", metavar="DIR", help="output directory (default: the scenario's output.dir)"
+        "--out",
+        metavar="DIR",
+        help="output directory (default: the scenario's output.dir, else runs/<name> next to "
+        "the scenario's folder)",
     )
-    add_engine_arguments(parser)
+    add_engine_arguments(
+        parser,
+        cache_help="cache file, 'none' for no cache (default: the scenario's engine.cache, "
+        "else .genir-cache/cache.sqlite beside the scenario's folder)",
+        journal_help="resume journal file, 'none' for no journal (default: the scenario's "
+        "engine.journal, else journal.sqlite in the output folder)",
+    )
     parser.add_argument(
         "--executor",
         choices=("local", "ray"),

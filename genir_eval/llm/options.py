@@ -58,7 +58,15 @@ def _url(text: str) -> str:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+def add_engine_arguments(
+    parser: argparse.ArgumentParser,
+    *,
+    cache_help: str | None = None,
+    journal_help: str | None = None,
+) -> None:
+    """The engine's options; ``cache_help``/``journal_help`` say what happens when
+    ``--cache``/``--journal`` are left out, where a command's defaults differ (``run``: the
+    scenario's)."""
     group = parser.add_argument_group("LLM engine")
     group.add_argument(
         "--provider",
@@ -90,7 +98,7 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
         "--cache",
         default=DEFAULT_CACHE_PATH,
         metavar="PATH",
-        help=f"cache file (default {DEFAULT_CACHE_PATH})",
+        help=cache_help or f"cache file (default {DEFAULT_CACHE_PATH})",
     )
     group.add_argument(
         "--cache-mode",
@@ -101,7 +109,8 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--journal",
         metavar="PATH",
-        help="run journal for resuming (default: the cache file; 'none' to keep no journal)",
+        help=journal_help
+        or "run journal for resuming (default: the cache file; 'none' to keep no journal)",
     )
     group.add_argument(
         "--max-attempts",
