@@ -54,7 +54,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.add_argument(
         "--out",
         metavar="DIR",
-        help="output directory (default: the scenario's output.dir, else runs/<name> next to "
+        help="output directory (default: the scenario's output.dir, else runs/<name> beside "
         "the scenario's folder)",
     )
     add_engine_arguments(
