@@ -431,6 +431,12 @@ def _table(table_id: str, head: Sequence[str], rows: Iterable[Sequence[Any]]) ->
     return f"<div class='scroll'><table id='{table_id}'><tr>{th}</tr>{body}</table></div>"
 
 
+def _with_interval(entry: Mapping[str, Any], key: str) -> str:
+    """``0.459 [0.30, 0.60]``: a coefficient with the 95% interval ``meta.json`` gives it."""
+    interval = fmt_ci((entry.get("ci95") or {}).get(key), 2)
+    return f"{fmt(entry.get(key))} {interval}".strip()
+
+
 SPAN_REFERENCES = {
     "vs_user": "the user's marks",
     "vs_annotators": "the annotators' marks",
@@ -447,8 +453,8 @@ def _agreement(run: Run) -> str:
                 judge,
                 m.get("n"),
                 m.get("missing"),
-                m.get("spearman"),
-                m.get("kendall"),
+                _with_interval(m, "spearman"),
+                _with_interval(m, "kendall"),
                 m.get("cohen_kappa_binary"),
                 m.get("cohen_kappa_weighted"),
                 m.get("mae"),
@@ -466,8 +472,8 @@ def _agreement(run: Run) -> str:
                     "link judge",
                     "n",
                     "missing",
-                    "spearman",
-                    "kendall",
+                    "spearman [95% CI]",
+                    "kendall [95% CI]",
                     "kappa (binary)",
                     "kappa (weighted)",
                     "MAE",
