@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 __all__ = [
     "GenirError",
     "InputError",
@@ -10,6 +13,7 @@ __all__ = [
     "ClusterError",
     "RunFailed",
     "EXIT_CODES",
+    "did_you_mean",
 ]
 
 #: The exit codes of every command.
@@ -87,3 +91,11 @@ class RunFailed(GenirError):
     permanent provider error: exit code 3, so a script never mistakes it for a success."""
 
     exit_code = 3
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``" (did you mean 'x'?)"`` naming the closest of ``known`` to a mistyped ``name``
+    (case aside), or ``""`` when none is close (difflib's ratio of at least 0.6)."""
+    by_lower = {k.lower(): k for k in known}
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.6)
+    return f" (did you mean {by_lower[close[0]]!r}?)" if close else ""

@@ -11,6 +11,7 @@ are GitHub's own and are not run.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -59,10 +60,43 @@ done
 """
 
 
+GH = """\
+#!{python}
+# records its arguments and keeps the pull request's comments in $STUB_COMMENTS (JSON), as
+# GitHub would: `gh pr comment N --body-file F` adds one, `gh api --method PATCH
+# repos/R/issues/comments/ID -F body=@F` edits one, `gh api repos/R/issues/N/comments --jq ...`
+# lists the ids of those whose body starts with the recipe's marker
+import json, os, sys
+from pathlib import Path
+
+args = sys.argv[1:]
+with open(os.environ["STUB_LOG"], "a") as log:
+    log.write("gh " + " ".join(args) + "\\n")
+store = Path(os.environ["STUB_COMMENTS"])
+comments = json.loads(store.read_text()) if store.exists() else []
+if args[:2] == ["pr", "comment"]:
+    body = Path(args[args.index("--body-file") + 1]).read_text()
+    comments.append({{"id": 1000 + len(comments), "body": body}})
+elif args[0] == "api" and "PATCH" in args:
+    target = int(next(a for a in args if "/issues/comments/" in a).rsplit("/", 1)[1])
+    body = Path(next(a for a in args if a.startswith("body=@"))[6:]).read_text()
+    for comment in comments:
+        if comment["id"] == target:
+            comment["body"] = body
+elif args[0] == "api":
+    assert "--jq" in args and args[1].endswith("/issues/42/comments"), args
+    for comment in comments:
+        if comment["body"].startswith("<!-- genir-eval -->"):
+            print(comment["id"])
+store.write_text(json.dumps(comments))
+"""
+
+
 def _tools(folder: Path) -> Path:
     folder.mkdir()
-    for name in ("pip", "gh", "curl"):
+    for name in ("pip", "curl"):
         (folder / name).write_text(RECORDER, encoding="utf-8")
+    (folder / "gh").write_text(GH.format(python=sys.executable), encoding="utf-8")
     (folder / "genir-eval").write_text(
         f'#!/bin/sh\nexec "{sys.executable}" -m genir_eval "$@"\n', encoding="utf-8"
     )
@@ -86,6 +120,8 @@ def _environment(tmp_path: Path) -> dict[str, str]:
         "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}",
         "STUB_LOG": str(tmp_path / "calls.log"),
         "STUB_POSTED": str(tmp_path / "posted.md"),
+        "STUB_COMMENTS": str(tmp_path / "comments.json"),
+        "GITHUB_REPOSITORY": "acme/product",
         "PYTHONPATH": os.pathsep.join(
             p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p
         ),
@@ -127,25 +163,41 @@ GITHUB_EXPRESSIONS = {
     "secrets.OPENAI_API_KEY": "",
     "github.token": "token-for-tests",
     "github.event.pull_request.number": "42",
+    "github.event.pull_request.head.repo.full_name": "acme/product",
     "github.run_id": "1",
 }
 
 
-def _expand(value: Any) -> str:
+def _expand(value: Any, expressions: dict[str, str] | None = None) -> str:
+    expressions = expressions or GITHUB_EXPRESSIONS
+
     def one(match: re.Match[str]) -> str:
         expression = match.group(1).strip()
-        assert expression in GITHUB_EXPRESSIONS, f"unexpected expression {expression}"
-        return GITHUB_EXPRESSIONS[expression]
+        assert expression in expressions, f"unexpected expression {expression}"
+        return expressions[expression]
 
     return re.sub(r"\$\{\{(.*?)\}\}", one, str(value))
 
 
-def _run_github(repo: Path, env: dict[str, str], tmp_path: Path) -> tuple[str | None, str]:
+def _run_github(
+    repo: Path, env: dict[str, str], tmp_path: Path, *, fork: bool = False
+) -> tuple[str | None, str]:
     """Run the workflow's ``run:`` steps as GitHub does (bash -eo pipefail, GITHUB_ENV
-    carried over to later steps); the name of the step that failed, if one did."""
+    carried over to later steps); the name of the step that failed, if one did. ``fork``: the
+    pull request comes from a fork."""
+    expressions = dict(GITHUB_EXPRESSIONS)
+    if fork:
+        expressions["github.event.pull_request.head.repo.full_name"] = "someone/product"
     workflow = yaml.safe_load((EXAMPLES / "github-actions.yml").read_text(encoding="utf-8"))
     job = workflow["jobs"]["evaluate"]
-    env = {**env, **{k: _expand(v) for k, v in workflow["env"].items()}}
+    env = {**env, **{k: _expand(v, expressions) for k, v in workflow["env"].items()}}
+    # the second checkout puts genir-eval's repository, at the pinned ref, in .genir-eval
+    checkout = next(s for s in job["steps"] if s.get("with", {}).get("path") == ".genir-eval")
+    assert checkout["uses"].startswith("actions/checkout@")
+    assert checkout["with"]["repository"] == "${{ env.GENIR_EVAL_REPOSITORY }}"
+    assert checkout["with"]["ref"] == "${{ env.GENIR_EVAL_REF }}"
+    if not (repo / ".genir-eval").exists():
+        (repo / ".genir-eval").symlink_to(ROOT, target_is_directory=True)
     github_env = tmp_path / "github_env"
     summary = tmp_path / "step_summary.md"
     github_env.write_text("")
@@ -155,7 +207,10 @@ def _run_github(repo: Path, env: dict[str, str], tmp_path: Path) -> tuple[str | 
             assert "uses" in step
             continue
         assert "if" not in step, "a shell step with a condition the test does not model"
-        step_env = {**env, **{k: _expand(v) for k, v in (step.get("env") or {}).items()}}
+        step_env = {
+            **env,
+            **{k: _expand(v, expressions) for k, v in (step.get("env") or {}).items()},
+        }
         for line in github_env.read_text().splitlines():
             key, _, value = line.partition("=")
             step_env[key] = value
@@ -194,6 +249,14 @@ def _run_gitlab(repo: Path, env: dict[str, str]) -> int:
     return done.returncode
 
 
+MARKER = "<!-- genir-eval -->\n"
+
+
+def _comments(tmp_path: Path) -> list[dict[str, Any]]:
+    store = tmp_path / "comments.json"
+    return list(json.loads(store.read_text())) if store.exists() else []
+
+
 @pytest.mark.parametrize("regression", [False, True], ids=["unchanged", "regression"])
 def test_github_actions_workflow(accepted_repo: Path, tmp_path: Path, regression: bool) -> None:
     repo = _checkout(accepted_repo, tmp_path)
@@ -202,17 +265,69 @@ def test_github_actions_workflow(accepted_repo: Path, tmp_path: Path, regression
         _regress(repo)
     failed_step, summary = _run_github(repo, env, tmp_path)
     calls = (tmp_path / "calls.log").read_text()
-    posted = (tmp_path / "posted.md").read_text()
-    assert "pip install genir-eval" in calls
-    assert "gh pr comment 42 --body-file genir-eval-summary.md" in calls
-    assert posted == summary  # the comment is the step summary is the compare output
+    # genir-eval is installed from its repository's checked-out tree, not the package index
+    assert "pip install ./.genir-eval" in calls
+    assert "gh pr comment 42 --body-file genir-eval-comment.md" in calls
+    [comment] = _comments(tmp_path)
+    assert comment["body"] == MARKER + summary  # the comment is the compare output
     assert (repo / "runs" / "candidate" / "report.html").is_file()
     if regression:
         assert failed_step == "Fail on a regression"
-        assert posted.startswith("### genir-eval: ❌ regression") and "| `sdcg_urge` |" in posted
+        assert summary.startswith("### genir-eval: ❌ regression") and "| `sdcg_urge` |" in summary
     else:
         assert failed_step is None
-        assert posted.startswith("### genir-eval: ✅ no regression")
+        assert summary.startswith("### genir-eval: ✅ no regression")
+
+
+def test_github_actions_updates_one_comment_per_pull_request(
+    accepted_repo: Path, tmp_path: Path
+) -> None:
+    # a first push without a regression, then one with: still one comment, now red
+    repo = _checkout(accepted_repo, tmp_path)
+    env = _environment(tmp_path)
+    assert _run_github(repo, env, tmp_path)[0] is None
+    _regress(repo)
+    (tmp_path / "step_summary.md").unlink()
+    failed_step, summary = _run_github(repo, env, tmp_path)
+    assert failed_step == "Fail on a regression"
+    [comment] = _comments(tmp_path)
+    assert comment["body"] == MARKER + summary
+    assert summary.startswith("### genir-eval: ❌ regression")
+    calls = (tmp_path / "calls.log").read_text()
+    assert calls.count("gh pr comment") == 1
+    assert "gh api --method PATCH repos/acme/product/issues/comments/1000" in calls
+
+
+def test_github_actions_on_a_fork_fails_without_commenting(
+    accepted_repo: Path, tmp_path: Path
+) -> None:
+    # a fork's token is read-only: no comment is attempted; the job summary has the comparison
+    # and a regression still fails the job
+    repo = _checkout(accepted_repo, tmp_path)
+    env = _environment(tmp_path)
+    _regress(repo)
+    failed_step, summary = _run_github(repo, env, tmp_path, fork=True)
+    assert failed_step == "Fail on a regression"
+    assert summary.startswith("### genir-eval: ❌ regression")
+    assert "gh " not in (tmp_path / "calls.log").read_text()
+    assert _comments(tmp_path) == []
+
+
+def test_github_actions_posts_why_compare_could_not_compare(
+    accepted_repo: Path, tmp_path: Path
+) -> None:
+    # no accepted run to compare with: compare exits 2; its message is posted and the job
+    # fails at its last step with that status
+    repo = _checkout(accepted_repo, tmp_path)
+    env = _environment(tmp_path)
+    shutil.rmtree(repo / "eval" / "accepted")
+    failed_step, summary = _run_github(repo, env, tmp_path)
+    assert failed_step == "Fail on a regression"
+    assert summary.startswith("### genir-eval: ⚠️ could not compare")
+    assert "eval/accepted" in summary and "no such folder" in summary
+    [comment] = _comments(tmp_path)
+    assert comment["body"] == MARKER + summary
+    assert "COMPARE_STATUS=2" in (tmp_path / "github_env").read_text()
 
 
 @pytest.mark.parametrize("regression", [False, True], ids=["unchanged", "regression"])
@@ -224,6 +339,7 @@ def test_gitlab_ci_job(accepted_repo: Path, tmp_path: Path, regression: bool) ->
     status = _run_gitlab(repo, env)
     calls = (tmp_path / "calls.log").read_text()
     posted = (tmp_path / "posted.md").read_text()
+    assert "pip install git+https://github.com/your-org/genir-eval.git@v0.1.0" in calls
     assert "curl --fail" in calls
     assert "https://gitlab.example/api/v4/projects/7/merge_requests/42/notes" in calls
     assert "PRIVATE-TOKEN: token-for-tests" in calls
@@ -231,3 +347,15 @@ def test_gitlab_ci_job(accepted_repo: Path, tmp_path: Path, regression: bool) ->
         assert status == 1 and posted.startswith("### genir-eval: ❌ regression")
     else:
         assert status == 0 and posted.startswith("### genir-eval: ✅ no regression")
+
+
+def test_gitlab_ci_job_posts_why_compare_could_not_compare(
+    accepted_repo: Path, tmp_path: Path
+) -> None:
+    repo = _checkout(accepted_repo, tmp_path)
+    env = _environment(tmp_path)
+    shutil.rmtree(repo / "eval" / "accepted")
+    assert _run_gitlab(repo, env) == 2
+    posted = (tmp_path / "posted.md").read_text()
+    assert posted.startswith("### genir-eval: could not compare")
+    assert "no such folder" in posted

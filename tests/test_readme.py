@@ -82,3 +82,12 @@ def test_readme_scenario_reference_covers_every_key() -> None:
             if prefix == "aggregate." and key == "combine":
                 continue
             assert f"`{prefix}{key}`" in section, f"scenario key {prefix}{key} is not documented"
+
+
+def test_readme_quick_tour_shows_a_committed_screenshot_of_the_report() -> None:
+    start = README.index("## Quick tour")
+    tour = README[start : README.index("\n## ", start + 3)]
+    images = re.findall(r"!\[[^\]]+\]\(([^)]+\.png)\)", tour)
+    assert images == ["docs/report-urge.png"]
+    png = (ROOT / images[0]).read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 50_000  # a page, not a blank

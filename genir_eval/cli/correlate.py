@@ -81,26 +81,30 @@ def _interval(bounds: list[float] | None) -> str:
     return "" if bounds is None else f"[{bounds[0]:+.2f}, {bounds[1]:+.2f}]"
 
 
+METHODS = ("pearson", "spearman", "kendall")
+SECTIONS = (
+    ("query level (turns vs query satisfaction)", "query_level"),
+    ("session level (sessions vs session satisfaction)", "session_level"),
+    (
+        "users' own ratings, a ceiling and not a metric (their query satisfaction averaged "
+        "per session, vs their session satisfaction)",
+        "users_own_ratings",
+    ),
+)
+
+
 def format_table(table: dict[str, Any]) -> str:
-    """The overall query- and session-level rows of :func:`urge_table` as aligned text."""
-    header = ("metric", "n", "Pearson", "95% CI", "Spearman", "Kendall")
-    sections = [
-        ("query level (turns vs query satisfaction)", table["query_level"]),
-        ("session level (sessions vs session satisfaction)", table["session_level"]),
-    ]
+    """The overall rows of :func:`urge_table` as aligned text: query level, session level,
+    and apart the users' own ratings (the ceiling), each coefficient with its interval."""
+    header = ("metric", "n", "Pearson", "95% CI", "Spearman", "95% CI", "Kendall", "95% CI")
+    sections = [(title, table.get(key) or {}) for title, key in SECTIONS]
     rows: list[tuple[str, ...]] = []
     for _, block in sections:
         for name, stats in block.items():
-            rows.append(
-                (
-                    name,
-                    str(stats["n"]),
-                    _number(stats["pearson"]),
-                    _interval(stats["ci95"]["pearson"]),
-                    _number(stats["spearman"]),
-                    _number(stats["kendall"]),
-                )
-            )
+            cells = [name, str(stats["n"])]
+            for method in METHODS:
+                cells += [_number(stats[method]), _interval(stats["ci95"][method])]
+            rows.append(tuple(cells))
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
 
     def line(cells: tuple[str, ...]) -> str:
@@ -111,10 +115,16 @@ def format_table(table: dict[str, Any]) -> str:
     out: list[str] = []
     position = 0
     for title, block in sections:
+        if not block:
+            continue
         out.append(title)
         out.append(line(header))
         out.extend(line(r) for r in rows[position : position + len(block)])
         out.append("")
         position += len(block)
-    out.append("Kendall is tau-b; the CI is a percentile bootstrap; --json adds per task type.")
+    out.append(
+        "Kendall is tau-b; the CIs are percentile bootstraps; the q2s_ rows are the users' own "
+        "ratings (an upper reference for the metrics, not one of them); --json adds per task "
+        "type."
+    )
     return "\n".join(out) + "\n"

@@ -14,7 +14,7 @@ from genir_eval.cli.engine_options import (
     config_from_args,
     engine_from_args,
 )
-from genir_eval.errors import ConfigError
+from genir_eval.errors import ConfigError, did_you_mean
 from genir_eval.ingest import FORMATS, load_sessions, read_preferences
 from genir_eval.judges import judge_names, make_judge
 from genir_eval.judges.base import Label
@@ -26,7 +26,7 @@ from genir_eval.paths import real_path, why_missing
 from genir_eval.report.judge_quality import quality_lines
 from genir_eval.runner.judge_eval import DEFAULT_LINK_BASELINE, evaluate_judge
 from genir_eval.runner.status import failure_lines, raise_if_failed, run_status
-from genir_eval.settings import public_url, setting_type
+from genir_eval.settings import check_setting, public_url, setting_type
 
 __all__ = ["add_parser", "run", "parse_option", "format_result"]
 
@@ -229,7 +229,16 @@ def _check_template(options: dict[str, Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.judge not in judge_names():
-        raise ConfigError(f"--judge: unknown judge {args.judge!r}; expected one of {judge_names()}")
+        raise ConfigError(
+            f"--judge: unknown judge {args.judge!r}{did_you_mean(args.judge, judge_names())}; "
+            f"expected one of {', '.join(judge_names())}"
+        )
+    for name, value in (("n_boot", args.bootstrap), ("splits", args.splits), ("seed", args.seed)):
+        try:
+            check_setting(name, value)
+        except ValueError as error:
+            option = {"n_boot": "--bootstrap"}.get(name, f"--{name}")
+            raise ConfigError(f"{option}: {error}") from None
     options: dict[str, Any] = {}
     for text in args.option:
         key, value = parse_option(text)

@@ -35,7 +35,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     parser.add_argument("scenario", metavar="SCENARIO", help="the scenario file (TOML)")
     parser.add_argument(
-        "--out", metavar="DIR", help="output directory (default: the scenario's output.dir)"
+        "--out",
+        metavar="DIR",
+        help="output directory (default: the scenario's output.dir, else runs/<name> beside "
+        "the scenario's folder)",
     )
     add_engine_arguments(parser, "run")
     parser.set_defaults(func=run)

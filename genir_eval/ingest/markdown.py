@@ -29,8 +29,9 @@ Grammar, line by line (headers must start their line):
   those session fields, each once (the language is otherwise detected); blank lines are
   ignored and anything else is an error.
 * ``## Query: <text>`` starts a turn; the query is the rest of that line.
-* A ``feedback: up`` (or ``down``) line right under the query is the user's thumbs up or
-  down on that turn's answer; text after it (``feedback: down - the prices are outdated``)
+* A ``feedback: up`` (or ``down``; also ``thumbs up``, ``thumbs-down``, 👍/👎, ``+1``/``-1``)
+  line right under the query is the user's thumbs up or down on that turn's answer (a
+  ``feedback: thumbs ...`` that names no thumb is an error, not a comment); text after it (``feedback: down - the prices are outdated``)
   is their free-text feedback, and ``feedback: <text>`` alone gives text without a thumb.
   A turn has one feedback line.
 * The lines up to ``Sources:`` (also ``References:``, ``## Sources``, ``**Sources:**``) or the
@@ -85,7 +86,13 @@ _SOURCES = re.compile(
 )
 _FIELD = re.compile(r"(task_type|intent|language)\s*:(.*)$", re.IGNORECASE)
 _FEEDBACK = re.compile(r"feedback\s*:(.*)$", re.IGNORECASE)
-_THUMBS = {"up": 1, "down": 0, "👍": 1, "👎": 0}
+# a thumb as people write it: up, thumbs up, thumbs-up, thumb down, 👍 (any skin tone), +1
+_THUMB = re.compile(
+    r"(?:thumbs?[\s_-]*)?(?P<word>up|down)\b|(?P<emoji>[👍👎])[\U0001F3FB-\U0001F3FF]?"
+    r"|(?P<sign>[+-]1)\b",
+    re.IGNORECASE,
+)
+_THUMB_VALUE = {"up": 1, "down": 0, "👍": 1, "👎": 0, "+1": 1, "-1": 0}
 _SOURCE_LINE = re.compile(r"(?:[-*+]\s+)?\[([^\]]*)\]:?\s*(.*)$")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _URL = r"[A-Za-z][A-Za-z0-9+.-]*://\S+"
@@ -244,7 +251,7 @@ def _scan_line(draft: _SessionDraft, line: str, number: int, path: str | None) -
                 line=number,
             )
         turn.feedback_line = number
-        _add_feedback(turn, feedback.group(1))
+        _add_feedback(turn, feedback.group(1), path, number)
     else:
         turn.answer.append((number, line))
         if fence := _FENCE.match(line):
@@ -253,13 +260,24 @@ def _scan_line(draft: _SessionDraft, line: str, number: int, path: str | None) -
                 turn.fence = opening
 
 
-def _add_feedback(turn: _TurnDraft, text: str) -> None:
-    """``up``/``down`` (or 👍/👎) and, after it, free text; or free text alone."""
-    words = text.strip().split(maxsplit=1)
-    if words and words[0].lower() in _THUMBS:
-        turn.thumb = _THUMBS[words[0].lower()]
-        text = words[1] if len(words) > 1 else ""
-    comment = text.strip().lstrip("-–—:").strip()
+def _add_feedback(turn: _TurnDraft, text: str, path: str | None, number: int) -> None:
+    """A thumb (``up``/``down``, ``thumbs up``, 👍/👎, ``+1``/``-1``) and, after it, free
+    text; or free text alone. Text that starts like a thumb but is none (``thumbs
+    sideways``) is refused rather than kept as a comment."""
+    text = text.strip()
+    thumb = _THUMB.match(text)
+    if thumb is not None:
+        found = thumb.group("word") or thumb.group("emoji") or thumb.group("sign")
+        turn.thumb = _THUMB_VALUE[found.lower()]
+        text = text[thumb.end() :]
+    elif re.match(r"thumbs?\b", text, re.IGNORECASE):
+        raise InputError(
+            f"feedback: {text[:40]!r} is not a thumb: write up or down (thumbs up, 👍, +1), "
+            "then any comment",
+            path=path,
+            line=number,
+        )
+    comment = text.strip().lstrip("-–—:,").strip()
     turn.feedback = comment or turn.feedback
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from genir_eval.errors import ConfigError
+from genir_eval.errors import ConfigError, did_you_mean
 from genir_eval.judges.parsing import ReplyError
 from genir_eval.judges.prompting import check_template_file
 from genir_eval.llm.base import (
@@ -143,8 +143,9 @@ def make_judge(name: str, **options: Any) -> Judge:
     try:
         factory = _REGISTRY[name]
     except KeyError:
+        hint = did_you_mean(name, judge_names())
         known = ", ".join(judge_names())
-        raise ConfigError(f"unknown judge {name!r}; expected one of: {known}") from None
+        raise ConfigError(f"unknown judge {name!r}{hint}; expected one of: {known}") from None
     try:
         check_judge_options(options)
     except ValueError as error:

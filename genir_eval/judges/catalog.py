@@ -8,6 +8,7 @@ renamed option cannot be left out.
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -152,13 +153,47 @@ JUDGE_OPTIONS: dict[str, tuple[JudgeOption, ...]] = {
 """Each judge's own options, by registry name; every judge also takes :data:`COMMON_OPTIONS`."""
 
 
-def _summary(judge: Any) -> str:
+SUMMARIES: dict[str, str] = {
+    "item-as": "ITEM (Zhang et al. 2024): a pseudo-answer from the selected links, then a "
+    "utility judgment over all links; repeated until the useful set stops changing",
+    "item-ars": "ITEM: a pseudo-answer, the links ranked by relevance to it, then a utility "
+    "judgment over that order; repeated until the useful set stops changing",
+    "item-ar": "ITEM: a pseudo-answer, the links ranked by utility; the top k are the useful "
+    "set; repeated until it stops changing",
+    "item-vanilla": "ITEM baseline: one listwise utility judgment of the links, no answer",
+    "item-joint": "ITEM baseline: the pseudo-answer and the utility judgment in one call",
+    "item-ksample": "ITEM baseline: several listwise judgments over seeded shuffles of the "
+    "links, majority vote",
+    "rubric": "RUBRIC (Farzi & Dietz 2024): a bank of questions per turn, each statement and "
+    "cited link graded 0-5 on how well it answers them",
+    "rubric-thomas": "RUBRIC baseline: each passage graded 0-2 directly (Thomas et al. 2024, "
+    "M/T/O aspects)",
+    "rubric-yesno": "RUBRIC baseline: each passage judged relevant or not directly",
+}
+"""Judges described on their own where one module registers several (the ITEM variants and
+baselines, RUBRIC and its baselines); the others are summarised by their module's docstring."""
+
+#: Options that only one ITEM judge reads: shown for that judge only.
+_ITEM_ONLY = {"k": "item-ar", "samples": "item-ksample", "seed": "item-ksample"}
+
+_ROLE = re.compile(r":\w+:`~?([^`]+)`")
+
+
+def _summary(name: str, judge: Any) -> str:
+    if name in SUMMARIES:
+        return SUMMARIES[name]
     module = sys.modules.get(type(judge).__module__)
     doc = (module.__doc__ if module else None) or type(judge).__doc__ or ""
     first = " ".join(doc.strip().split("\n\n")[0].split())
     if first.startswith("``") and ":" in first:
         first = first.split(":", 1)[1].strip()
-    return first
+    # no reStructuredText roles or literals on a terminal
+    return _ROLE.sub(r"\1", first).replace("``", "")
+
+
+def _applies(name: str, option: JudgeOption) -> bool:
+    only = _ITEM_ONLY.get(option.name)
+    return only is None or not name.startswith("item-") or name == only
 
 
 def judge_catalog() -> list[JudgeEntry]:
@@ -166,8 +201,8 @@ def judge_catalog() -> list[JudgeEntry]:
     entries = []
     for name in judge_names():
         judge = make_judge(name)
-        own = JUDGE_OPTIONS.get(name, ())
+        own = tuple(o for o in JUDGE_OPTIONS.get(name, ()) if _applies(name, o))
         names = {o.name for o in own}
         common = tuple(o for o in COMMON_OPTIONS if o.name not in names)
-        entries.append(JudgeEntry(name, str(judge.kind), _summary(judge), (*own, *common)))
+        entries.append(JudgeEntry(name, str(judge.kind), _summary(name, judge), (*own, *common)))
     return entries

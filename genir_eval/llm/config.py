@@ -70,8 +70,9 @@ class EngineConfig:
     deadline: float = _setting(300.0, "seconds per judgment, retries included")
     cache: Path | None = _setting(
         None,
-        f"cache file, or none (default {DEFAULT_CACHE_PATH}; in a scenario "
-        "../.genir-cache/cache.sqlite, false: none)",
+        "cache file, 'none' for no cache (default: for run, the scenario's engine.cache, else "
+        f"{DEFAULT_CACHE_PATH} beside the scenario's folder; for other commands "
+        f"{DEFAULT_CACHE_PATH} in the working folder)",
         kind="cache",
         metavar="PATH",
     )
@@ -82,8 +83,9 @@ class EngineConfig:
     #: a path: that file; False: no journal
     journal: bool | Path = _setting(
         True,
-        "journal for resuming: a file, or none (default: journal.sqlite in a run's output "
-        "folder; the cache file for the other commands)",
+        "resume journal file, 'none' for no journal (default: for run, the scenario's "
+        "engine.journal, else journal.sqlite in the output folder; for other commands the "
+        "cache file)",
         kind="journal",
         metavar="PATH",
     )

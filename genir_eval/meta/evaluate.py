@@ -648,10 +648,12 @@ class _SessionMeans:
         gold = _optional(np.asarray(self.gold))
         if all(g is None for g in gold) or all(j is None for j in judged):
             return None
+        # the gold's scale: users' ratings 1-5; sDCG of expert labels is at least 0
+        bounds = (0.0, math.inf) if self.kind == "link_usefulness" else SATISFACTION_SCALE
         if labelled is None:
-            block = ppi_block(judged, gold, metric=self.metric)
+            block = ppi_block(judged, gold, metric=self.metric, bounds=bounds)
         else:
-            block = _simulated_ppi(judged, gold, self.metric, labelled, splits, seed)
+            block = _simulated_ppi(judged, gold, self.metric, labelled, splits, seed, bounds)
         if self.kind != "link_usefulness":
             block["judge_scale"] = (
                 "the judge's 1-10 session ratings mapped linearly onto the users' 1-5 "
@@ -667,6 +669,7 @@ def _simulated_ppi(
     labelled: int,
     splits: int,
     seed: int,
+    bounds: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
     both = [
         i
@@ -687,7 +690,7 @@ def _simulated_ppi(
     for _ in range(splits):
         keep = set(rng.choice(both, size=labelled, replace=False).tolist())
         hidden = [g if (i in keep or i not in in_both) else None for i, g in enumerate(gold)]
-        block = ppi_block(judged, hidden, metric=metric)
+        block = ppi_block(judged, hidden, metric=metric, bounds=bounds)
         example = example or block
         for name in hits:
             lo, hi = block[name]["ci"]

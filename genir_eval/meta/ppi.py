@@ -61,15 +61,28 @@ def _z(level: float) -> float:
     return float(norm.ppf(0.5 + level / 2.0))
 
 
-def classical_mean(gold: Sequence[Number], *, level: float = 0.95) -> MeanEstimate:
-    """The gold mean with its normal (CLT) interval: the reference PPI should beat."""
+Bounds = tuple[float, float]
+
+
+def _within(lo: float, hi: float, bounds: Bounds | None) -> tuple[float, float]:
+    """The interval clipped to the scale: a mean of values on 1-5 is never above 5."""
+    if bounds is None:
+        return lo, hi
+    return max(lo, bounds[0]), min(hi, bounds[1])
+
+
+def classical_mean(
+    gold: Sequence[Number], *, level: float = 0.95, bounds: Bounds | None = None
+) -> MeanEstimate:
+    """The gold mean with its normal (CLT) interval (clipped to ``bounds``, the scale's
+    ends, when given): the reference PPI should beat."""
     y = np.asarray(gold, dtype=float)
     if y.size < 2:
         raise ValueError(f"need at least 2 gold values, got {y.size}")
     se = float(y.std(ddof=1) / math.sqrt(y.size))
     mean = float(y.mean())
     half = _z(level) * se
-    return MeanEstimate(mean, (mean - half, mean + half), se, level, int(y.size), 0)
+    return MeanEstimate(mean, _within(mean - half, mean + half, bounds), se, level, int(y.size), 0)
 
 
 def ppi_mean(
@@ -79,13 +92,15 @@ def ppi_mean(
     *,
     level: float = 0.95,
     power_tuned: bool = False,
+    bounds: Bounds | None = None,
 ) -> MeanEstimate:
     """Prediction-powered estimate of the mean of gold over the population.
 
     ``judged_labelled[i]`` and ``gold[i]`` are the judge's score and the gold value of the
     i-th labelled session; ``judged_unlabelled`` the judge's scores on sessions without
     gold, drawn from the same population. Classic PPI unless ``power_tuned`` (PPI++, the
-    weight is reported as ``weight``). Raises ``ValueError`` with fewer than 2 labelled or
+    weight is reported as ``weight``). The interval is clipped to ``bounds`` (the gold
+    scale's ends) when given: the normal interval can run past them, the mean cannot. Raises ``ValueError`` with fewer than 2 labelled or
     2 unlabelled values.
     """
     f_lab = np.asarray(judged_labelled, dtype=float)
@@ -115,7 +130,7 @@ def ppi_mean(
     half = _z(level) * se
     return MeanEstimate(
         estimate,
-        (estimate - half, estimate + half),
+        _within(estimate - half, estimate + half, bounds),
         se,
         level,
         n,
@@ -130,6 +145,7 @@ def ppi_block(
     *,
     metric: str,
     level: float = 0.95,
+    bounds: Bounds | None = None,
 ) -> dict[str, Any]:
     """The PPI report for one metric over sessions: ``judged[i]`` and ``gold[i]`` belong to
     session i (``None`` where missing).
@@ -138,7 +154,8 @@ def ppi_block(
     the unlabelled set; a session with gold but no judged value cannot enter either (it is
     counted as ``dropped``). Reports the judge's naive mean over every judged session, the
     gold mean with its classical interval, and PPI (classic and power-tuned) when there are
-    at least 2 sessions of each kind; otherwise ``ppi`` is ``None`` with the reason.
+    at least 2 sessions of each kind; otherwise ``ppi`` is ``None`` with the reason. Every
+    interval is clipped to ``bounds``, the scale's ends, when given.
     """
     labelled = [
         (float(f), float(y))
@@ -162,7 +179,9 @@ def ppi_block(
         "reason": None,
     }
     if len(labelled) >= 2:
-        out["gold_mean"] = classical_mean([y for _, y in labelled], level=level).as_dict()
+        out["gold_mean"] = classical_mean(
+            [y for _, y in labelled], level=level, bounds=bounds
+        ).as_dict()
     if len(labelled) < 2:
         out["reason"] = "fewer than 2 sessions carry both gold and the judge's score"
     elif len(unlabelled) < 2:
@@ -173,6 +192,8 @@ def ppi_block(
     else:
         f_lab = [f for f, _ in labelled]
         y = [g for _, g in labelled]
-        out["ppi"] = ppi_mean(f_lab, y, unlabelled, level=level).as_dict()
-        out["ppi_tuned"] = ppi_mean(f_lab, y, unlabelled, level=level, power_tuned=True).as_dict()
+        out["ppi"] = ppi_mean(f_lab, y, unlabelled, level=level, bounds=bounds).as_dict()
+        out["ppi_tuned"] = ppi_mean(
+            f_lab, y, unlabelled, level=level, power_tuned=True, bounds=bounds
+        ).as_dict()
     return out

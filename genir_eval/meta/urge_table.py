@@ -26,6 +26,7 @@ __all__ = [
     "SESSION_MEASURES",
     "QUERY_TO_SESSION",
     "SESSION_LEVEL",
+    "USERS_OWN_RATINGS",
     "session_metrics",
     "urge_table",
 ]
@@ -37,7 +38,15 @@ SESSION_MEASURES: tuple[str, ...] = ("sdcg_urge", "srbp_urge", "rsdcg_urge", "rs
 """Session-level rows computed from ``u`` per turn, with URGE's published parameters."""
 
 QUERY_TO_SESSION: tuple[str, ...] = tuple(f"q2s_{how}" for how in AGGREGATIONS)
-"""Session-level rows aggregating the gold query satisfaction over turns."""
+"""Session-level rows aggregating the gold query satisfaction over turns: the users' own
+ratings, not a metric. How well they track the users' session satisfaction is a ceiling for
+any metric (how far per-query judgments, even the users' own, can tell a session); the table
+keeps them apart, under ``users_own_ratings``."""
+
+USERS_OWN_RATINGS = (
+    "the users' own query satisfaction averaged per session (each q2s_ aggregation): a "
+    "ceiling for any metric, not a metric"
+)
 
 SESSION_LEVEL: tuple[str, ...] = SESSION_MEASURES + QUERY_TO_SESSION
 
@@ -84,23 +93,36 @@ def _table(
             satisfaction.extend(_query_satisfaction(session))
         query_level[name] = correlations(scores, satisfaction, n_boot=n_boot, seed=seed)
     targets = [_session_satisfaction(s) for s in sessions]
-    session_level = {
-        name: correlations(
-            [per_session[s.session_id][name] for s in sessions], targets, n_boot=n_boot, seed=seed
-        )
-        for name in SESSION_LEVEL
+
+    def against_users(names: Sequence[str]) -> dict[str, Any]:
+        return {
+            name: correlations(
+                [per_session[s.session_id][name] for s in sessions],
+                targets,
+                n_boot=n_boot,
+                seed=seed,
+            )
+            for name in names
+        }
+
+    return {
+        "query_level": query_level,
+        "session_level": against_users(SESSION_MEASURES),
+        "users_own_ratings": against_users(QUERY_TO_SESSION),
     }
-    return {"query_level": query_level, "session_level": session_level}
 
 
 def urge_table(sessions: Iterable[Session], *, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
     """URGE's link-based correlation table for ``sessions`` with gold labels.
 
-    Returns ``{"query_level": {NAME: stats}, "session_level": {NAME: stats}, "sessions":
-    {SESSION_ID: {METRIC: value}}, "by_task_type": {TYPE: {"query_level", "session_level"}}}``
+    Returns ``{"query_level": {NAME: stats}, "session_level": {NAME: stats},
+    "users_own_ratings": {NAME: stats}, "users_own_ratings_are": text, "sessions":
+    {SESSION_ID: {METRIC: value}}, "by_task_type": {TYPE: {"query_level", "session_level",
+    "users_own_ratings"}}}``
     where ``stats`` is :func:`~genir_eval.meta.stats.correlations`'s dict (``pearson``,
     ``spearman``, ``kendall``, ``n``, ``ci95``). Query-level names are :data:`QUERY_LEVEL`
-    (``n`` counts turns), session-level names :data:`SESSION_LEVEL` (``n`` counts sessions);
+    (``n`` counts turns), session-level names :data:`SESSION_MEASURES` and, apart as the users'
+    own ratings (a ceiling, not metrics), :data:`QUERY_TO_SESSION` (``n`` counts sessions);
     turns or sessions without a value or a satisfaction rating are left out of ``n``.
     ``by_task_type`` has one entry per task type present (sessions without one only count
     overall). Session ids must be unique.
@@ -112,6 +134,7 @@ def urge_table(sessions: Iterable[Session], *, n_boot: int = 1000, seed: int = 0
             raise InputError(f"session id {session.session_id!r} occurs twice")
         per_session[session.session_id] = session_metrics(session)
     out = _table(sessions, per_session, n_boot=n_boot, seed=seed)
+    out["users_own_ratings_are"] = USERS_OWN_RATINGS
     out["sessions"] = per_session
     task_types = sorted({s.task_type for s in sessions if s.task_type is not None})
     out["by_task_type"] = {

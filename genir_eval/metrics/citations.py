@@ -18,7 +18,10 @@ et al. 2024, support assessment: 2 full, 1 partial, 0 none; ``None`` when not ju
 
 Which statements need support (:func:`needs_support`): every cited statement, and an
 uncited one that reads as a claim (it has a digit, or at least six words, or ten CJK
-characters) and does not end with ``:`` or ``?`` (a lead-in or a question back). A turn's
+characters) and does not end with ``:`` or ``?`` (a lead-in or a question back). A reply
+that only asks the user a clarifying question (:func:`asks_back`: no citation, no number, a
+statement ending with ``?``) makes no claim at all, so none of its statements needs support
+("Which model do you have? I can walk you through it then." is not an unsupported claim). A turn's
 value pools its statements; a session's pools all its turns' (a share of the session's
 citations, not a mean of turn shares). Nothing to count gives ``None``, never 0.
 """
@@ -36,6 +39,7 @@ from genir_eval.records import SUPPORT_VALUE, Session, Statement, Turn
 __all__ = [
     "CitedStatement",
     "needs_support",
+    "asks_back",
     "cited_statements",
     "gold_cited_statements",
     "CitationMeasure",
@@ -72,14 +76,27 @@ def needs_support(statement: Statement) -> bool:
     return len(_WORD.findall(text)) >= 6 or len(_CJK.findall(text)) >= 10
 
 
+def asks_back(turn: Turn) -> bool:
+    """Whether the reply only asks the user a clarifying question: it cites nothing, states
+    no number, and one of its statements is a question."""
+    statements = [s for s in turn.statements if s.text.strip()]
+    return (
+        bool(statements)
+        and not any(s.citations for s in statements)
+        and not any(ch.isdigit() for s in statements for ch in s.text)
+        and any(s.text.strip().endswith(("?", "？")) for s in statements)
+    )
+
+
 def cited_statements(
     turn: Turn, support: Mapping[tuple[int, int], int | None]
 ) -> list[CitedStatement]:
     """The turn's statements with the support of each citation from ``support``, keyed by
-    (1-based statement position, citation id)."""
+    (1-based statement position, citation id); a clarifying question needs none."""
+    question = asks_back(turn)
     return [
         CitedStatement(
-            needs_support(statement),
+            needs_support(statement) and not question,
             tuple(support.get((position, cid)) for cid in statement.citations),
         )
         for position, statement in enumerate(turn.statements, start=1)

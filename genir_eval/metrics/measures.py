@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import ClassVar
 
-from genir_eval.errors import ConfigError
+from genir_eval.errors import ConfigError, did_you_mean
 
 __all__ = [
     "Measure",
@@ -452,8 +452,12 @@ def parse_measure(text: str) -> Measure:
     registry = _registry()
     cls = registry.get(name)
     if cls is None:
-        known = ", ".join(sorted({c.NAME for c in registry.values()}))
-        raise ConfigError(f"unknown measure {name!r}; known: {known}")
+        from genir_eval.metrics.citations import CITATION_MEASURES
+
+        # listed by the names scenarios use (sdcg_urge), matched against both spellings
+        short = sorted({**MEASURES, **CITATION_MEASURES})
+        hint = did_you_mean(name, short) or did_you_mean(name, registry)
+        raise ConfigError(f"unknown measure {name!r}{hint}; known: {', '.join(short)}")
     allowed = {f.name for f in fields(cls)}  # type: ignore[arg-type]
     kwargs: dict[str, float] = {}
     if inner is not None and inner.strip():

@@ -93,11 +93,25 @@ def judgment_reason(label: Label) -> str | None:
         parsed = json.loads(text[start : end + 1])
     except ValueError:
         return None
-    found = _reason_in(parsed)
-    if found is None and isinstance(parsed, Mapping):
-        # a session-level reply with one block per turn: the session block's reason
-        found = _reason_in(parsed.get("session"))
-    return found
+    if not isinstance(parsed, Mapping):
+        return None
+    # a reply labelling several items: the item's own reason before the reply's
+    return _item_reason(parsed, label) or _reason_in(parsed) or _reason_in(parsed.get("session"))
+
+
+def _item_reason(reply: Mapping[str, Any], label: Label) -> str | None:
+    """The reason of one item of a reply that labels several: ``reasons[<id>]`` (a listwise
+    reply's, keyed as its labels) or the block of its turn in ``turns`` (a session reply)."""
+    reasons = reply.get("reasons")
+    item = label.key.item.rpartition(":")[2]
+    if isinstance(reasons, Mapping) and isinstance(reasons.get(item), str):
+        return str(reasons[item]).strip() or None
+    turns = reply.get("turns")
+    if isinstance(turns, list) and label.key.turn is not None:
+        for block in turns:
+            if isinstance(block, Mapping) and block.get("turn") == label.key.turn:
+                return _reason_in(block)
+    return None
 
 
 def _plain(value: Any) -> Any:

@@ -19,8 +19,8 @@ of a single turn in :data:`TURN_VIEWS`. Other report parts plug in there.
 
 from __future__ import annotations
 
-import itertools
 import os
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from functools import partial
@@ -43,12 +43,15 @@ from genir_eval.report.tables import LevelTable, optional
 from genir_eval.report.turns import TURN_VIEWS, TurnDetail, choose_sessions, session_details
 from genir_eval.report.turns import session_index as _session_index
 from genir_eval.report.views import (
+    PARTS,
+    PARTS_WITH_SCORES,
     ReportContext,
     ReportLimits,
     Section,
     esc,
     fmt,
     fmt_ci,
+    fold,
     headline_score,
     mean_cell,
     table,
@@ -62,11 +65,16 @@ __all__ = [
     "ReportContext",
     "Section",
     "SECTIONS",
+    "PARTS",
     "TURN_VIEWS",
     "TurnDetail",
 ]
 
-MAX_FAILURES = 200
+#: The failure table and the banner group missing judgments by judge and reason; past this
+#: many groups the rest are counted in one line.
+MAX_FAILURE_GROUPS = 12
+#: A table longer than this many rows is folded (its first rows are not worth a screen).
+FOLD_ROWS = 8
 CORRELATIONS = ("spearman", "pearson", "kendall")
 METHOD_TITLES = {"pearson": "Pearson r", "spearman": "Spearman &rho;", "kendall": "Kendall &tau;-b"}
 LEVEL_TITLES = {"turn": "query level", "session": "session level"}
@@ -77,8 +85,13 @@ body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans","Noto Sans CJK S
  margin:0 auto;max-width:1180px;padding:16px 20px;color:#1d2430;line-height:1.45}
 h1{font-size:1.5em;margin:0 0 4px} h2{margin-top:32px;border-bottom:1px solid #d8dde6;
  padding-bottom:4px;font-size:1.2em} h3{font-size:1.05em;margin:18px 0 6px} h4{margin:4px 0}
-.sub{color:#5b6576;margin:0 0 12px} .toc a{white-space:nowrap}
+.sub{color:#5b6576;margin:0 0 12px} .toc{font-size:.85em} .toc a{white-space:nowrap}
 .banner{background:#fff4d6;border:1px solid #f0b429;border-radius:6px;padding:8px 12px;margin:8px 0}
+.banner.failed{background:#fde2e1;border-color:#c53030} .banner.failed h2{border:0;margin:0 0 4px;
+ color:#8a1c1c;font-size:1.25em} .banner.partial h2{border:0;margin:0 0 4px;font-size:1.1em}
+.banner table{background:#fff} .banner ul{margin:4px 0 4px 18px;padding:0}
+details.fold>summary{cursor:pointer;color:#3566a8;margin:6px 0}
+.toc .part{color:#5b6576;font-weight:600}
 .scroll{max-width:100%;overflow-x:auto}
 table{border-collapse:collapse;margin:8px 0;font-size:.88em}
 th,td{border:1px solid #d8dde6;padding:3px 7px;text-align:left;vertical-align:top}
@@ -256,10 +269,13 @@ def _all_scores(run: Run) -> str:
                 f"<td class='num'>{esc(entry.get('n'))}</td>{cells}</tr>"
             )
         head = "".join(f"<th class='num'>{METHOD_TITLES[m]} [95% CI]</th>" for m in CORRELATIONS)
-        parts.append(
-            f"<h3>All scores, {LEVEL_TITLES[level]}</h3>"
+        tab = (
             f"<div class='scroll'><table class='correlations' id='correlations-{level}'>"
             f"<tr><th>score</th><th class='num'>n</th>{head}</tr>{''.join(rows)}</table></div>"
+        )
+        parts.append(
+            f"<h3>All scores, {LEVEL_TITLES[level]}</h3>"
+            + (fold(f"{len(rows)} scores", tab) if len(rows) > FOLD_ROWS else tab)
         )
     if not parts:
         return "<p class='muted'>No meta-evaluation.</p>"
@@ -417,6 +433,12 @@ def _table(table_id: str, head: Sequence[str], rows: Iterable[Sequence[Any]]) ->
     return f"<div class='scroll'><table id='{table_id}'><tr>{th}</tr>{body}</table></div>"
 
 
+def _with_interval(entry: Mapping[str, Any], key: str) -> str:
+    """``0.459 [0.30, 0.60]``: a coefficient with the 95% interval ``meta.json`` gives it."""
+    interval = fmt_ci((entry.get("ci95") or {}).get(key), 2)
+    return f"{fmt(entry.get(key))} {interval}".strip()
+
+
 SPAN_REFERENCES = {
     "vs_user": "the user's marks",
     "vs_annotators": "the annotators' marks",
@@ -433,8 +455,8 @@ def _agreement(run: Run) -> str:
                 judge,
                 m.get("n"),
                 m.get("missing"),
-                m.get("spearman"),
-                m.get("kendall"),
+                _with_interval(m, "spearman"),
+                _with_interval(m, "kendall"),
                 m.get("cohen_kappa_binary"),
                 m.get("cohen_kappa_weighted"),
                 m.get("mae"),
@@ -452,8 +474,8 @@ def _agreement(run: Run) -> str:
                     "link judge",
                     "n",
                     "missing",
-                    "spearman",
-                    "kendall",
+                    "spearman [95% CI]",
+                    "kendall [95% CI]",
                     "kappa (binary)",
                     "kappa (weighted)",
                     "MAE",
@@ -570,28 +592,136 @@ def _fmt_label(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
 
 
-def _failures(run: Run) -> str:
-    total = run.failures_total
-    failures = list(itertools.islice(run.iter_failures(), MAX_FAILURES))
-    if not failures and not total:
-        return "<p id='no-failures'>None: every judgment got a usable label.</p>"
-    total = max(total, len(failures))
+def run_status(run: Run) -> Mapping[str, Any]:
+    """``run.json``'s ``status`` (``{}`` for a run written before runs had one)."""
+    status = run.info.get("status")
+    return status if isinstance(status, Mapping) else {}
+
+
+def run_failed(run: Run) -> bool:
+    """Whether the run failed: its scores are not a result (``status.ok`` is false)."""
+    return run_status(run).get("ok", True) is False
+
+
+def _endpoints(run: Run) -> dict[str, str]:
+    """Where each judge's calls went, as the terminal names it (``openai/gpt-4o at url``)."""
+    out = {}
+    for judge in run.info.get("judges") or []:
+        if not isinstance(judge, Mapping):
+            continue
+        where = f"{judge.get('provider')}/{judge.get('model')}"
+        if judge.get("base_url"):
+            where += f" at {judge['base_url']}"
+        out[str(judge.get("id"))] = where
+    return out
+
+
+def failure_groups(run: Run) -> tuple[list[tuple[str, str, int, list[str]]], int]:
+    """The missing judgments grouped by judge and reason, most frequent first: ``(judge,
+    reason, count, first sessions)`` for at most :data:`MAX_FAILURE_GROUPS` groups, and the
+    number of groups in all."""
+    counts: Counter[tuple[str, str]] = Counter()
+    examples: dict[tuple[str, str], list[str]] = {}
+    for failure in run.iter_failures():
+        key = (str(failure.get("judge", "")), " ".join(str(failure.get("reason", "")).split()))
+        counts[key] += int(failure.get("count", 1) or 1)
+        shown = examples.setdefault(key, [])
+        session = str(failure.get("session_id", ""))
+        if len(shown) < 3 and session and session not in shown:
+            shown.append(session)
+    groups = [
+        (judge, reason, n, examples[(judge, reason)])
+        for (judge, reason), n in counts.most_common(MAX_FAILURE_GROUPS)
+    ]
+    return groups, len(counts)
+
+
+def _failure_table(
+    run: Run, groups: Sequence[tuple[str, str, int, list[str]]], table_id: str = "failures"
+) -> str:
+    endpoints = _endpoints(run)
     rows = "".join(
-        f"<tr><td>{_e(f.get('judge'))}</td><td>{_e(f.get('session_id'))}</td>"
-        f"<td class='num'>{_e(f.get('turn'))}</td><td>{_e(f.get('item'))}</td>"
-        f"<td>{_e(f.get('reason'))}</td></tr>"
-        for f in failures
-    )
-    where = FAILURES_FILE if FAILURES_FILE in (run.info.get("files") or {}) else "run.json"
-    more = (
-        f"<p class='muted'>… and {total - len(failures)} more (see {where}).</p>"
-        if total > len(failures)
-        else ""
+        f"<tr><td class='num'>{n:,}</td><td>{esc(judge)}</td>"
+        f"<td class='small'>{esc(endpoints.get(judge, '–'))}</td><td>{esc(reason)}</td>"
+        f"<td class='sid small'>{esc(', '.join(sessions))}</td></tr>"
+        for judge, reason, n, sessions in groups
     )
     return (
-        f"<p class='bad'>{total} judgments are missing.</p>"
-        "<div class='scroll'><table id='failures'><tr><th>judge</th><th>session</th><th class='num'>turn</th>"
-        f"<th>item</th><th>reason</th></tr>{rows}</table></div>{more}"
+        f"<div class='scroll'><table id='{table_id}'><tr><th class='num'>count</th><th>judge</th>"
+        "<th>endpoint</th><th>reason</th><th>e.g. sessions</th></tr>"
+        f"{rows}</table></div>"
+    )
+
+
+def _failures(run: Run) -> str:
+    total = run.failures_total
+    groups, n_groups = failure_groups(run)
+    if not groups and not total:
+        return "<p id='no-failures'>None: every judgment got a usable label.</p>"
+    total = max(total, sum(n for *_, n, _ in groups))
+    where = FAILURES_FILE if FAILURES_FILE in (run.info.get("files") or {}) else "run.json"
+    more = (
+        f"<p class='muted'>… and {n_groups - len(groups)} other reasons (see {where}).</p>"
+        if n_groups > len(groups)
+        else f"<p class='muted'>Every missing judgment, one a row, is in {where}.</p>"
+    )
+    return (
+        f"<p class='bad'>{_count(total, 'judgment')} missing, for "
+        f"{_count(n_groups, 'distinct reason')} (grouped by judge and reason, most frequent "
+        "first).</p>"
+        f"{_failure_table(run, groups)}{more}"
+    )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def _label_total(run: Run) -> int:
+    return sum(
+        int(j.get("labels") or 0) for j in run.info.get("judges") or [] if isinstance(j, Mapping)
+    )
+
+
+def _status_banner(ctx: ReportContext) -> str:
+    """A failed run opens with why it failed and the missing judgments grouped by reason,
+    and says that its scores are not a result; a run with some missing judgments (within
+    what the scenario allows) opens with how many and why."""
+    run = ctx.run
+    status = run_status(run)
+    failed = run_failed(run)
+    total = run.failures_total
+    if not failed and not total:
+        return ""
+    groups, n_groups = failure_groups(run)
+    labels = _label_total(run)
+    share = f" of {labels:,} ({total / labels:.0%})" if labels else ""
+    reasons = "".join(f"<li>{esc(r)}</li>" for r in status.get("reasons") or ())
+    top = _failure_table(run, groups[:5], "top-failures") if groups else ""
+    more = (
+        f"<p class='small'>… and {n_groups - 5} other reasons: see "
+        "<a href='#failures-section'>Failures</a>.</p>"
+        if n_groups > 5
+        else ""
+    )
+    if failed:
+        return (
+            "<div class='banner failed' id='run-failed' role='alert'>"
+            "<h2>Run failed: these scores are not a result</h2>"
+            f"<p>{_count(total, 'judgment')}{share} missing. Why the run failed:</p>"
+            f"<ul>{reasons}</ul>{top}{more}"
+            "<p class='small'>Fix the cause and run again (judgments already made are kept "
+            "in the cache and journal, so no call is repeated). The scores computed from the "
+            "labels that did arrive are folded at the end of the page, for diagnosis "
+            "only.</p></div>"
+        )
+    return (
+        "<div class='banner partial' id='run-partial'>"
+        f"<h2>Partial run: {_count(total, 'judgment')}{share} missing</h2>"
+        "<p class='small'>Within what the scenario allows (<code>max_missing</code> "
+        f"{fmt(status.get('max_missing'), 3) if status.get('max_missing') is not None else '–'}"
+        "): the scores leave them out, as missing, never as 0.</p>"
+        f"{top}{more}</div>"
     )
 
 
@@ -601,12 +731,11 @@ def _banner(ctx: ReportContext) -> str:
     if not twins:
         return ""
     return (
-        "<div class='banner' id='offline-banner'><b>Offline twins.</b> "
-        f"{len(twins)} judge{'s' if len(twins) > 1 else ''} of this run "
-        f"({esc(', '.join(twins))}) were answered by genir-eval's offline twins: "
-        "deterministic heuristics computed from the log, baselines rather than LLM "
-        "judgments. Their scores are marked <sup class='twin'>*</sup>. Run with "
-        "<code>--provider openai</code> (or a scenario naming a model) for LLM labels.</div>"
+        "<div class='banner' id='offline-banner'><b>Offline twins</b> answered "
+        f"{len(twins)} judge{'s' if len(twins) > 1 else ''} ({esc(', '.join(twins))}): "
+        "deterministic baselines computed from the log, not LLM judgments; their scores are "
+        "marked <sup class='twin'>*</sup>. <code>--provider openai</code> (or a scenario "
+        "naming a model) gives LLM labels.</div>"
     )
 
 
@@ -622,8 +751,23 @@ def _headline_note(ctx: ReportContext) -> str:
     )
 
 
-def _score_rows(ctx: ReportContext, level: str) -> str:
-    summaries = ctx.summaries(level)
+def _key_scores(ctx: ReportContext) -> set[str]:
+    """The scores shown unfolded: the headline, its variants from other judges' labels and
+    from gold, and each judge's own score."""
+    headline = ctx.headline
+    judges = {str(j.get("id")) for j in ctx.run.info.get("judges") or [] if isinstance(j, Mapping)}
+    names = set(ctx.score_names("session")) | set(ctx.score_names("turn"))
+    key = {n for n in names if n in judges}
+    if headline:
+        key |= {n for n in names if n in (headline, f"gold:{headline}")}
+        key |= {n for n in names if n.startswith(f"{headline}@")}
+    return key
+
+
+def _score_rows(
+    ctx: ReportContext, level: str, summaries: Sequence[Any] | None = None, suffix: str = ""
+) -> str:
+    summaries = ctx.summaries(level) if summaries is None else summaries
     if not summaries:
         return f"<p class='muted'>No {LEVEL_TITLES[level]} score.</p>"
     rows = []
@@ -656,8 +800,8 @@ def _score_rows(ctx: ReportContext, level: str) -> str:
         )
     noun = "sessions" if level == "session" else "turns"
     return (
-        f"<h3>{LEVEL_TITLES[level].capitalize()} ({noun})</h3>"
-        f"<div class='scroll'><table class='scores' id='scores-{level}'>"
+        (f"<h3>{LEVEL_TITLES[level].capitalize()} ({noun})</h3>" if not suffix else "")
+        + f"<div class='scroll'><table class='scores' id='scores-{level}{suffix}'>"
         f"<tr><th>score</th><th class='num'>n</th><th class='num'>missing (why)</th>"
         f"<th class='num'>mean [95% CI]</th><th class='num'>median</th>"
         f"<th>distribution (min – max)</th></tr>{''.join(rows)}</table></div>"
@@ -665,15 +809,37 @@ def _score_rows(ctx: ReportContext, level: str) -> str:
 
 
 def _scores(ctx: ReportContext) -> str:
+    key = _key_scores(ctx)
+    session = ctx.summaries("session")
+    first = [s for s in session if s.name in key] or session[:FOLD_ROWS]
+    shown = {s.name for s in first}
+    rest = [s for s in session if s.name not in shown]
+    folded = (
+        fold(
+            f"{len(rest)} more session scores (other measures, judges' other labels)",
+            _score_rows(ctx, "session", rest, "-more"),
+        )
+        if rest
+        else ""
+    )
+    turn = ctx.summaries("turn")
     return (
-        _headline_note(ctx)
-        + "<p class='muted'>Means with a 95% interval of the mean (percentile bootstrap over "
+        "<p class='muted'>Means with a 95% interval of the mean (percentile bootstrap over "
         f"{ctx.limits.n_boot} resamples, seed {ctx.limits.seed}; normal approximation past "
         f"{BOOTSTRAP_MAX_N:,} values). Fewer than {SMALL_N} values get no interval "
         f"(<span class='flag'>n&lt;{SMALL_N}</span>). A session without a value is counted "
         "as missing, with the reason, never as 0.</p>"
-        + _score_rows(ctx, "session")
-        + _score_rows(ctx, "turn")
+        + _score_rows(ctx, "session", first)
+        + folded
+        + (
+            fold(
+                f"Query-level scores ({len(turn)} scores over the turns)",
+                _score_rows(ctx, "turn"),
+                element_id="turn-scores",
+            )
+            if turn
+            else _score_rows(ctx, "turn")
+        )
     )
 
 
@@ -831,14 +997,19 @@ def _between_judges(ctx: ReportContext) -> str:
             ]
         )
     if rows:
+        agreement = table(
+            "judge-agreement-sessions",
+            ["scores", "sessions", "spearman", "kendall"],
+            rows,
+            raw_columns=[0],
+        )
         parts.append(
             "<h3>Session scores</h3><p class='muted'>Rank agreement between scores from "
             "different judges over the sessions where both have a value.</p>"
-            + table(
-                "judge-agreement-sessions",
-                ["scores", "sessions", "spearman", "kendall"],
-                rows,
-                raw_columns=[0],
+            + (
+                fold(f"{len(rows)} pairs of scores", agreement)
+                if len(rows) > FOLD_ROWS
+                else agreement
             )
         )
     if not parts:
@@ -884,8 +1055,10 @@ def _feedback(ctx: ReportContext) -> str | None:
 def _judges_vs_gold(ctx: ReportContext) -> str | None:
     if not ctx.has_gold_links and not ctx.run.meta:
         return None
-    content = _agreement(ctx.run) + _confusion(ctx)
-    return content
+    n = len(ctx.links.judges)
+    return _agreement(ctx.run) + fold(
+        f"Confusion matrices of the link judges ({n})", _confusion(ctx), element_id="confusions"
+    )
 
 
 def _chosen(ctx: ReportContext) -> Any:
@@ -894,45 +1067,140 @@ def _chosen(ctx: ReportContext) -> Any:
     return ctx.__dict__["_chosen"]
 
 
+def _score_cards(ctx: ReportContext) -> str:
+    """The headline score's mean and the judges' own session scores, each a card with its
+    interval: what a run without gold says on its own."""
+    summaries = {s.name: s for s in ctx.summaries("session")}
+    judges = [str(j.get("id")) for j in ctx.run.info.get("judges") or [] if isinstance(j, Mapping)]
+    names = [ctx.headline] if ctx.headline in summaries else []
+    names += [j for j in judges if j in summaries and j not in names]
+    cards = []
+    for name in names[:4]:
+        s = summaries[str(name)]
+        if s.mean is None:
+            interval = "no value"
+        elif s.small:
+            interval = f"<span class='flag'>n&lt;{SMALL_N}: no interval</span>"
+        elif s.ci is None:
+            interval = "all equal"
+        else:
+            interval = f"95% CI {fmt_ci(s.ci)}"
+        missing = f", {s.missing} missing" if s.missing else ""
+        cards.append(
+            f"<div class='card score-card' data-score='{esc(name)}'>"
+            f"<div class='label'>{ctx.marked(str(name))}"
+            + (" (headline)" if name == ctx.headline else "")
+            + f"</div><div class='value'>{fmt(s.mean)}</div>"
+            f"<div class='ci'>{interval}<br>mean of {s.n} sessions{missing}</div></div>"
+        )
+    if not cards:
+        return ""
+    return (
+        "<div class='cards' id='score-cards'><div class='level'>session means</div>"
+        f"{''.join(cards)}</div>"
+    )
+
+
+SUPPORT_WORDS = {"full": "fully supported", "partial": "partly supported", "none": "not supported"}
+
+
+def _citation_verdicts(ctx: ReportContext) -> str:
+    """How many citations each citation judge found supporting their statement, in words."""
+    counts: dict[str, Counter[str]] = {}
+    for row in ctx.run.iter_rows("citations"):
+        counts.setdefault(str(row.get("judge")), Counter())[
+            str(row.get("support") or "missing")
+        ] += 1
+    parts = []
+    for judge, by_verdict in counts.items():
+        total = sum(by_verdict.values())
+        cards = "".join(
+            f"<div class='card verdict' data-verdict='{verdict}'>"
+            f"<div class='label'>{esc(SUPPORT_WORDS.get(verdict, verdict))}</div>"
+            f"<div class='value'>{by_verdict[verdict]}</div>"
+            f"<div class='ci'>{by_verdict[verdict] / total:.0%} of {total} citations</div></div>"
+            for verdict in (*SUPPORT_WORDS, "missing")
+            if by_verdict[verdict] or verdict != "missing"
+        )
+        parts.append(
+            f"<div class='cards citation-verdicts' data-judge='{esc(judge)}'>"
+            f"<div class='level'>citations<br><span class='muted'>{ctx.marked(judge)}</span>"
+            f"</div>{cards}</div>"
+        )
+    return "".join(parts)
+
+
+def _verdict(ctx: ReportContext) -> str:
+    """What a reader decides on: the correlation with users when there is gold, the
+    headline score's mean, and the citation verdicts."""
+    parts = []
+    parts.append(_citation_verdicts(ctx))
+    if (ctx.run.meta or {}).get("correlations"):
+        parts.append(_headline(ctx.run, ctx.headline))
+    parts.append(_score_cards(ctx))
+    if ctx.headline is not None:
+        parts.append(_headline_note(ctx))
+    return "".join(parts)
+
+
 SECTIONS: list[Section] = [
-    Section("scores", "Scores", _scores),
-    Section("task-types", "Per task type", _task_types),
-    Section("glossary", "What the scores mean", _glossary),
-    Section("judge-agreement", "Agreement between judges", _between_judges),
-    Section("feedback", "Scores vs the users' thumbs", _feedback),
-    Section(
-        "preferences",
-        "Scores vs people's preferences",
-        lambda ctx: preferences_section(ctx.run, ctx.marked),
-    ),
-    Section(
-        "headline",
-        "Scores vs the users' satisfaction",
-        _with_gold(lambda ctx: _headline(ctx.run, ctx.headline)),
-    ),
+    Section("headline", "Headline", _verdict, part="headline"),
     Section(
         "scatter-section",
         "Predicted vs user satisfaction",
         _with_gold(lambda ctx: _scatter(ctx, ctx.headline)),
+        part="headline",
     ),
-    Section("confusion", "Judges vs expert labels", _judges_vs_gold),
+    Section("scores", "Scores", _scores, part="distributions"),
+    Section("task-types", "Per task type", _task_types, part="distributions"),
+    Section("feedback", "Scores vs the users' thumbs", _feedback, part="distributions"),
     Section(
-        "judge-quality",
-        QUALITY_TITLE,
-        lambda ctx: quality_section((ctx.run.meta or {}).get("judges")),
+        "preferences",
+        "Scores vs people's preferences",
+        lambda ctx: preferences_section(ctx.run, ctx.marked),
+        part="distributions",
     ),
     Section(
         "all-scores",
         "All scores vs user satisfaction",
         _with_gold(lambda ctx: _all_scores(ctx.run)),
+        part="distributions",
     ),
-    Section("citations", "Citation support", lambda ctx: citations_section(ctx.run) or None),
-    Section("sessions", "Sessions", lambda ctx: _session_index(ctx, _chosen(ctx))),
-    Section("failures-section", "Failures", lambda ctx: _failures(ctx.run)),
-    Section("run", "Run", _header),
-    Section("details", "Turns", lambda ctx: session_details(ctx, _chosen(ctx))),
+    Section("judge-agreement", "Agreement between judges", _between_judges, part="judges"),
+    Section("confusion", "Judges vs expert labels", _judges_vs_gold, part="judges"),
+    Section(
+        "judge-quality",
+        QUALITY_TITLE,
+        lambda ctx: quality_section((ctx.run.meta or {}).get("judges")),
+        part="judges",
+    ),
+    Section(
+        "citations",
+        "Citation support",
+        lambda ctx: citations_section(ctx.run) or None,
+        part="evidence",
+    ),
+    Section("sessions", "Sessions", lambda ctx: _session_index(ctx, _chosen(ctx)), part="evidence"),
+    Section("details", "Turns", lambda ctx: session_details(ctx, _chosen(ctx)), part="evidence"),
+    Section("failures-section", "Failures", lambda ctx: _failures(ctx.run), part="reference"),
+    Section("glossary", "What the scores mean", _glossary, part="reference"),
+    Section("run", "Run", _header, part="reference"),
 ]
-"""The page's sections in order; a renderer returning ``None`` leaves its section out."""
+"""The page's sections in order (grouped by :data:`PARTS`: verdict, scores, judge quality,
+evidence, reference); a renderer returning ``None`` leaves its section out. A new section
+is inserted where its part's sections are."""
+
+
+def _toc(shown: Sequence[tuple[Section, str]]) -> str:
+    groups: dict[str, list[str]] = {}
+    for section, _ in shown:
+        groups.setdefault(section.part, []).append(
+            f"<a href='#{section.id}'>{esc(section.title)}</a>"
+        )
+    return " &nbsp; ".join(
+        f"<span class='part'>{esc(PARTS.get(part, part))}:</span> {' · '.join(links)}"
+        for part, links in groups.items()
+    )
 
 
 def render_report(run: Run, *, limits: ReportLimits | None = None) -> str:
@@ -942,11 +1210,27 @@ def render_report(run: Run, *, limits: ReportLimits | None = None) -> str:
     name = scenario.get("name") if isinstance(scenario, Mapping) else None
     title = f"genir-eval report: {name}" if name else "genir-eval report"
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    rendered = [(s.id, s.title, s.render(ctx)) for s in SECTIONS]
-    shown = [(sid, t, c) for sid, t, c in rendered if c is not None]
-    toc = " · ".join(f"<a href='#{sid}'>{esc(t)}</a>" for sid, t, _ in shown)
-    body = "".join(f"<section id='{sid}'><h2>{esc(t)}</h2>{c}</section>" for sid, t, c in shown)
-    if (run.meta or {}).get("correlations"):
+    order = {part: i for i, part in enumerate(PARTS)}
+    sections = sorted(SECTIONS, key=lambda s: order.get(s.part, len(order)))
+    shown = [(s, c) for s in sections if (c := s.render(ctx)) is not None]
+    failed = run_failed(run)
+
+    def block(section: Section, content: str) -> str:
+        return f"<section id='{section.id}'><h2>{esc(section.title)}</h2>{content}</section>"
+
+    kept = [(s, c) for s, c in shown if not (failed and s.part in PARTS_WITH_SCORES)]
+    if failed:  # what went wrong comes first
+        kept.sort(key=lambda item: item[0].id != "failures-section")
+    body = "".join(block(s, c) for s, c in kept)
+    if failed:
+        # a failed run's scores are kept for diagnosis, folded and said not to be a result
+        diagnosis = "".join(block(s, c) for s, c in shown if s.part in PARTS_WITH_SCORES)
+        body += fold(
+            "Scores computed from the labels that did arrive (diagnosis only: not a result)",
+            diagnosis,
+            element_id="failed-scores",
+        )
+    if (run.meta or {}).get("correlations") or failed:
         gold_note = ""
     elif ctx.has_gold:
         gold_note = (
@@ -963,10 +1247,10 @@ def render_report(run: Run, *, limits: ReportLimits | None = None) -> str:
         f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{esc(title)}</title><style>{CSS}{CITATIONS_CSS}</style></head><body>"
-        f"<h1>{esc(title)}</h1>{_banner(ctx)}"
+        f"<h1>{esc(title)}</h1>{_status_banner(ctx)}"
         f"<p class='sub'>{ctx.sessions.n:,} sessions, {ctx.turns.n:,} turns, "
         f"{ctx.links.n:,} sources · generated {generated}</p>"
-        f"<p class='sub toc'>{toc}</p>{gold_note}"
+        f"{_banner(ctx)}<p class='sub toc'>{_toc(kept)}</p>{gold_note}"
         f"{body}</body></html>\n"
     )
 

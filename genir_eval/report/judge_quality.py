@@ -24,7 +24,8 @@ def _num(value: Any, digits: int = 3) -> str:
         return str(value)
     if isinstance(value, int):
         return str(value)
-    return f"{value:.{digits}f}"
+    text = f"{value:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text  # never -0.000
 
 
 def _interval(ci: Any) -> str:

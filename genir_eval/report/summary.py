@@ -49,7 +49,8 @@ def _num(value: Any, digits: int = 3) -> str:
         return "-"
     if isinstance(value, bool) or isinstance(value, int):
         return str(value)
-    return f"{value:.{digits}f}"
+    text = f"{value:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text  # never -0.000
 
 
 def _with_ci(entry: Mapping[str, Any], method: str) -> str:
@@ -61,7 +62,7 @@ def _with_ci(entry: Mapping[str, Any], method: str) -> str:
     if not interval or any(v is None for v in interval):
         return _num(value)
     lo, hi = interval
-    return f"{_num(value)} [{lo:.2f}, {hi:.2f}]".replace("-0.00", "0.00")
+    return f"{_num(value)} [{_num(lo, 2)}, {_num(hi, 2)}]"
 
 
 def _align(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
@@ -148,7 +149,7 @@ def _ci_text(summary: ScoreSummary) -> str:
     if summary.ci is None:
         return f"{_num(summary.mean)} (all equal)"
     lo, hi = summary.ci
-    return f"{_num(summary.mean)} [{_num(lo, 2)}, {_num(hi, 2)}]".replace("-0.00,", "0.00,")
+    return f"{_num(summary.mean)} [{_num(lo, 2)}, {_num(hi, 2)}]"
 
 
 def score_table(run: Run, baselines: set[str] | None = None) -> list[str]:
@@ -183,7 +184,7 @@ def _with_interval(entry: Mapping[str, Any], key: str) -> str:
         return f"{_num(value)} (n<{SMALL_N})"
     if not interval:
         return _num(value)
-    return f"{_num(value)} [{interval[0]:.2f}, {interval[1]:.2f}]".replace("-0.00", "0.00")
+    return f"{_num(value)} [{_num(interval[0], 2)}, {_num(interval[1], 2)}]"
 
 
 def feedback_table(run: Run, baselines: set[str] | None = None) -> list[str]:
@@ -467,14 +468,23 @@ def format_summary(run: Run) -> str:
         f"{count_rows(run, 'turns')} turns, {count_rows(run, 'links')} links; "
         f"{len(judges)} judges ({', '.join(engines) or '-'})",
         "",
-        *_correlations(run, baselines),
     ]
-    preferences = preference_table(run, baselines)
-    if preferences:
-        lines += ["", *preferences]
-    agreement = _judges(run, baselines)
-    if agreement:
-        lines += ["", *agreement]
+    status = info.get("status")
+    if isinstance(status, Mapping) and status.get("ok", True) is False:
+        # a failed run's scores are not a result: none is printed (the reasons follow on
+        # stderr; report.html folds the scores away for diagnosis)
+        lines.append(
+            f"RUN FAILED: no score is shown ({run.failures_total} judgments missing); "
+            "the reasons follow"
+        )
+    else:
+        lines += _correlations(run, baselines)
+        preferences = preference_table(run, baselines)
+        if preferences:
+            lines += ["", *preferences]
+        agreement = _judges(run, baselines)
+        if agreement:
+            lines += ["", *agreement]
     lines += ["", *_failures(run), *_engine(run)]
     if baselines:
         lines.append(BASELINE_FOOTNOTE)

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from genir_eval.judges.offline.reasons import LINK_WORDS
 from genir_eval.report.evidence import (
     GOLD_ANNOTATORS,
     GOLD_USER,
@@ -330,6 +331,43 @@ def _raw(judgment: Judgment) -> str:
     )
 
 
+#: A label in words, by judge kind: the word is shown with the number it stands for.
+VERDICT_WORDS: dict[str, Mapping[int, str]] = {
+    "link_usefulness": LINK_WORDS,
+    "citation_support": {2: "full", 1: "partial", 0: "none"},
+}
+
+
+def _kind(ctx: ReportContext, judge: str) -> str | None:
+    kinds = ctx.__dict__.get("_judge_kinds")
+    if kinds is None:
+        kinds = {
+            str(j.get("id")): str(j.get("kind"))
+            for j in ctx.run.info.get("judges") or []
+            if isinstance(j, Mapping)
+        }
+        ctx.__dict__["_judge_kinds"] = kinds
+    return kinds.get(judge)
+
+
+def verdict_html(ctx: ReportContext, judge: str, value: Any) -> str:
+    """A judge's label as the report shows it: in words where its kind has words for it
+    (``partial``, ``useful (2/3)``), else the value."""
+    words = VERDICT_WORDS.get(_kind(ctx, judge) or "")
+    if (
+        words
+        and isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and float(value).is_integer()
+    ):
+        word = words.get(int(value))
+        if word is not None:
+            if _kind(ctx, judge) == "link_usefulness":
+                return f"<b>{esc(word)}</b> ({int(value)}/3)"
+            return f"<b>{esc(word)}</b>"
+    return f"<b>{_value(value)}</b>"
+
+
 def _judgment_cell(ctx: ReportContext, judgment: Judgment) -> str:
     who = ctx.marked(judgment.judge)
     if judgment.value is None:
@@ -343,7 +381,8 @@ def _judgment_cell(ctx: ReportContext, judgment: Judgment) -> str:
         if judgment.reason
         else " <span class='muted'>(no reason given)</span>"
     )
-    return f"<div class='jd'>{who}: <b>{_value(judgment.value)}</b>{reason}{_raw(judgment)}</div>"
+    verdict = verdict_html(ctx, judgment.judge, judgment.value)
+    return f"<div class='jd'>{who}: {verdict}{reason}{_raw(judgment)}</div>"
 
 
 def _sources(detail: TurnDetail) -> str:
@@ -362,7 +401,7 @@ def _sources(detail: TurnDetail) -> str:
             cells = "".join(
                 f"<div class='jd'>{detail.ctx.marked(judge)}: "
                 + (
-                    f"<b>{_value(value)}</b>"
+                    verdict_html(detail.ctx, judge, value)
                     if value is not None
                     else f"<span class='bad'>missing</span> "
                     f"<span class='reason'>{esc(link.missing.get(judge, ''))}</span>"
@@ -387,16 +426,35 @@ def _sources(detail: TurnDetail) -> str:
     )
 
 
-def _other_judgments(ctx: ReportContext, judgments: Sequence[Judgment]) -> str:
-    others = [j for j in judgments if not j.item.startswith("link:")]
-    if not others:
-        return ""
+#: Past this many judgments of single statements, a turn folds them.
+FOLD_STATEMENTS = 3
+
+
+def _judgment_table(ctx: ReportContext, judgments: Sequence[Judgment]) -> str:
     rows = "".join(
-        f"<tr><td>{esc(j.item)}</td><td>{_judgment_cell(ctx, j)}</td></tr>" for j in others
+        f"<tr><td>{esc(j.item)}</td><td>{_judgment_cell(ctx, j)}</td></tr>" for j in judgments
     )
     return (
         "<div class='scroll'><table class='judgments'><tr><th>item</th>"
         f"<th>judge: label, reason</th></tr>{rows}</table></div>"
+    )
+
+
+def _other_judgments(ctx: ReportContext, judgments: Sequence[Judgment]) -> str:
+    """The judgments of the turn itself, then those of its single statements (a rubric's
+    grades), folded when there are more than :data:`FOLD_STATEMENTS`."""
+    others = [j for j in judgments if not j.item.startswith("link:")]
+    if not others:
+        return ""
+    statements = [j for j in others if j.item.startswith("stmt:")]
+    whole = [j for j in others if not j.item.startswith("stmt:")]
+    if len(statements) <= FOLD_STATEMENTS:
+        return _judgment_table(ctx, others)
+    judges = ", ".join(dict.fromkeys(j.judge for j in statements))
+    return (
+        (_judgment_table(ctx, whole) if whole else "")
+        + f"<details class='fold'><summary>{len(statements)} judgments of single statements "
+        f"({esc(judges)})</summary>{_judgment_table(ctx, statements)}</details>"
     )
 
 

@@ -39,7 +39,10 @@ __all__ = [
     "ReportLimits",
     "ReportContext",
     "Section",
+    "PARTS",
+    "PARTS_WITH_SCORES",
     "esc",
+    "fold",
     "fmt",
     "fmt_ci",
     "mean_cell",
@@ -181,11 +184,34 @@ class ReportContext:
 
 @dataclass(frozen=True)
 class Section:
-    """A part of the page: its anchor id, heading, and renderer."""
+    """A part of the page: its anchor id, heading, renderer, and the part of the page it
+    belongs to (:data:`PARTS`, in the order a reader decides on them)."""
 
     id: str
     title: str
     render: Callable[[ReportContext], str | None]
+    part: str = "evidence"
+
+
+PARTS: dict[str, str] = {
+    "headline": "Verdict",
+    "distributions": "Scores",
+    "judges": "Judge quality",
+    "evidence": "Evidence",
+    "reference": "Reference",
+}
+"""The page's parts in order, with the title the contents line gives each: what a reader
+decides on first (the verdict and headline), then the scores' distributions, how far the
+judges can be trusted, and the evidence behind single judgments."""
+
+PARTS_WITH_SCORES = frozenset({"headline", "distributions", "judges"})
+"""Parts that present scores: folded away, marked as no result, when the run failed."""
+
+
+def fold(summary: str, body: str, *, element_id: str | None = None, opened: bool = False) -> str:
+    """``body`` folded under ``summary`` (both HTML built and escaped by the caller)."""
+    attributes = (f" id='{esc(element_id)}'" if element_id else "") + (" open" if opened else "")
+    return f"<details class='fold'{attributes}><summary>{summary}</summary>{body}</details>"
 
 
 def _is_citation_measure(text: str) -> bool:

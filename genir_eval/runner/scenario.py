@@ -86,7 +86,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from genir_eval.errors import ConfigError
+from genir_eval.errors import ConfigError, did_you_mean
 from genir_eval.llm.config import DEFAULT_CACHE_PATH, EngineConfig, engine_fields
 from genir_eval.llm.providers import PROVIDER_NAMES
 from genir_eval.paths import real_path, why_missing
@@ -568,7 +568,8 @@ def _check_judges(judges: Sequence[JudgeSpec]) -> dict[str, str]:
     for i, spec in enumerate(judges):
         if spec.name not in known:
             raise ConfigError(
-                f"judges[{i}].name: unknown judge {spec.name!r}; expected one of: "
+                f"judges[{i}].name: unknown judge {spec.name!r}"
+                f"{did_you_mean(spec.name, known)}; expected one of: "
                 f"{', '.join(known)}"
             )
         try:

@@ -96,3 +96,34 @@ def test_jsonl_bad_feedback_is_a_located_error(tmp_path: Path, gold: dict, field
     with pytest.raises(InputError) as raised:
         load_sessions(path)
     assert raised.value.line == 1 and field in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("line", "thumb", "comment"),
+    [
+        ("feedback: thumbs up", 1, None),
+        ("feedback: Thumbs-down - too long", 0, "too long"),
+        ("feedback: thumb up, great answer", 1, "great answer"),
+        ("feedback: 👍🏽", 1, None),
+        ("feedback: -1 wrong price", 0, "wrong price"),
+        ("feedback: upgrade the docs", None, "upgrade the docs"),  # a word, not a thumb
+    ],
+)
+def test_markdown_feedback_spellings(tmp_path: Path, line: str, thumb: int, comment: str) -> None:
+    path = tmp_path / "logs.md"
+    path.write_text(f"# Session: s1\n## Query: q?\n{line}\nAn answer.\n", encoding="utf-8")
+    (session,) = load_sessions(path).sessions
+    assert session.gold is not None
+    assert session.gold.thumbs == (thumb,)
+    assert session.gold.feedback_text == (comment,)
+
+
+def test_markdown_feedback_that_is_no_thumb_is_a_located_error(tmp_path: Path) -> None:
+    path = tmp_path / "logs.md"
+    path.write_text(
+        "# Session: s1\n## Query: q?\nfeedback: thumbs sideways\nA.\n", encoding="utf-8"
+    )
+    with pytest.raises(InputError) as caught:
+        load_sessions(path)
+    message = str(caught.value)
+    assert "logs.md" in message and "line 3" in message and "is not a thumb" in message

@@ -85,7 +85,9 @@ def test_feedback_run_meta_summary_and_report(tmp_path: Path, capsys) -> None:  
     soup = BeautifulSoup((out / "report.html").read_text(encoding="utf-8"), "html.parser")
     rows = soup.select("#feedback-agreement tr")[1:]
     assert len(rows) == len(run.meta["feedback"]["turn"])
-    assert soup.find(id="headline") is None  # no satisfaction: no correlation section
+    # no satisfaction: the headline shows the scores' own means, no correlation card
+    assert soup.select("#headline #score-cards .card")
+    assert soup.find(id="headline-session-spearman") is None
     assert "still failing, the answer did not help" in soup.get_text()
     assert soup.select(".turn .down") and soup.select(".turn .up")
     assert json.loads((out / "turns.jsonl").read_text().splitlines()[0])["thumbs"] == 1

@@ -106,3 +106,17 @@ def test_ppi_block_without_unlabelled_sessions_says_why() -> None:
     assert block["ppi"] is None
     assert "every judged session carries gold" in block["reason"]
     assert block["gold_mean"]["estimate"] == pytest.approx(5 / 3, abs=TOL)
+
+
+def test_intervals_never_run_past_the_scale() -> None:
+    # four 5s and a 1 on a 1-5 scale: the normal interval's upper end passes 5, the mean
+    # cannot; clipped to the scale's ends (computed by hand: mean 4.2, se 0.8)
+    gold = [5, 5, 5, 5, 1]
+    free = classical_mean(gold)
+    assert free.ci[1] > 5
+    clipped = classical_mean(gold, bounds=(1, 5))
+    assert clipped.ci == (pytest.approx(free.ci[0]), 5)
+    block = ppi_block([5, 5, 5, 4, 1, 5, 5], [5, 5, 5, 5, 1, None, None], metric="m", bounds=(1, 5))
+    for name in ("gold_mean", "ppi", "ppi_tuned"):
+        lo, hi = block[name]["ci"]
+        assert 1 <= lo <= hi <= 5, name

@@ -9,7 +9,14 @@ import pytest
 
 from genir_eval.cli import main
 from genir_eval.ingest import load_sessions, write_jsonl
-from genir_eval.meta.urge_table import QUERY_LEVEL, SESSION_LEVEL, session_metrics, urge_table
+from genir_eval.meta.urge_table import (
+    QUERY_LEVEL,
+    QUERY_TO_SESSION,
+    SESSION_LEVEL,
+    SESSION_MEASURES,
+    session_metrics,
+    urge_table,
+)
 from genir_eval.metrics import gold_statement_usefulness
 from genir_eval.records import Gold, Link, Session, Statement, Turn
 
@@ -59,20 +66,37 @@ SESSIONS = [
 
 def test_table_has_every_row_and_the_documented_shape():
     table = urge_table(SESSIONS, n_boot=50, seed=0)
-    assert set(table) == {"query_level", "session_level", "sessions", "by_task_type"}
+    assert set(table) == {
+        "query_level",
+        "session_level",
+        "users_own_ratings",
+        "users_own_ratings_are",
+        "sessions",
+        "by_task_type",
+    }
     assert list(table["query_level"]) == list(QUERY_LEVEL)
-    assert list(table["session_level"]) == list(SESSION_LEVEL)
-    assert list(SESSION_LEVEL[4:]) == [
-        "q2s_decreasing",
-        "q2s_increasing",
-        "q2s_equal",
-        "q2s_middle_high",
-        "q2s_middle_low",
-        "q2s_max",
-        "q2s_min",
-        "q2s_mode",
-    ]
-    for level in ("query_level", "session_level"):
+    # the users' own ratings are apart from the metrics, said to be a ceiling
+    assert list(table["session_level"]) == list(SESSION_MEASURES)
+    assert list(table["users_own_ratings"]) == list(QUERY_TO_SESSION)
+    assert (
+        "ceiling" in table["users_own_ratings_are"]
+        and "not a metric" in table["users_own_ratings_are"]
+    )
+    assert (
+        list(SESSION_LEVEL[4:])
+        == list(QUERY_TO_SESSION)
+        == [
+            "q2s_decreasing",
+            "q2s_increasing",
+            "q2s_equal",
+            "q2s_middle_high",
+            "q2s_middle_low",
+            "q2s_max",
+            "q2s_min",
+            "q2s_mode",
+        ]
+    )
+    for level in ("query_level", "session_level", "users_own_ratings"):
         for stats in table[level].values():
             assert set(stats) == STATS_KEYS
     # 9 turns of which one has no labelled statement; 5 sessions.
@@ -214,7 +238,26 @@ def test_cli_prints_an_aligned_table(sessions_file, capsys):
     out = capsys.readouterr().out
     lines = out.splitlines()
     header = next(line for line in lines if line.startswith("metric"))
-    assert header.split() == ["metric", "n", "Pearson", "95%", "CI", "Spearman", "Kendall"]
+    assert header.split() == [
+        "metric",
+        "n",
+        "Pearson",
+        "95%",
+        "CI",
+        "Spearman",
+        "95%",
+        "CI",
+        "Kendall",
+        "95%",
+        "CI",
+    ]
+    # the q2s_ rows come last, under a title saying they are the users' own ratings
+    title = next(i for i, line in enumerate(lines) if line.startswith("users' own ratings"))
+    assert "ceiling" in lines[title] and "not a metric" in lines[title]
+    assert all(
+        line.startswith("q2s_") for line in lines[title + 2 : title + 2 + len(QUERY_TO_SESSION)]
+    )
+    assert not any(line.startswith("q2s_") for line in lines[:title])
     rows = [
         line for line in lines if line.split() and line.split()[0] in (*QUERY_LEVEL, *SESSION_LEVEL)
     ]

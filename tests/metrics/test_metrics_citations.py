@@ -123,3 +123,44 @@ def test_gold_from_the_fixture() -> None:
     assert CitationRecall().compute([turn]) == pytest.approx(2.5 / 5, abs=1e-12)
     assert UnsupportedClaims().compute([turn]) == pytest.approx(2 / 5, abs=1e-12)
     assert gold_cited_statements(python.__class__(python.session_id, python.turns)) is None
+
+
+@pytest.mark.parametrize(
+    ("statements", "claims"),
+    [
+        # only a clarifying question (and a promise): no claim, nothing unsupported
+        (
+            (
+                Statement("Which printer model do you have at home right now?"),
+                Statement("I can walk you through the whole setup once I know it."),
+            ),
+            0,
+        ),
+        # a question after a claim with a number: the claim still needs support
+        (
+            (
+                Statement("The X100 has 3 paper trays for different sizes."),
+                Statement("Which one do you want to use for this?"),
+            ),
+            1,
+        ),
+        # a question in a cited reply: the cited statement needs support
+        (
+            (
+                Statement("Printers like this need a driver from the maker.", (1,)),
+                Statement("Which operating system do you use at the moment?"),
+            ),
+            1,
+        ),
+    ],
+)
+def test_a_clarifying_question_makes_no_claim(
+    statements: tuple[Statement, ...], claims: int
+) -> None:
+    turn = Turn(
+        1, "help with my printer", " ".join(s.text for s in statements), statements=statements
+    )
+    found = cited_statements(turn, {})
+    assert sum(s.needs_support for s in found) == claims
+    if claims == 0:  # nothing to count: no value, never a 0 or a 1
+        assert UnsupportedClaims().compute([found]) is None

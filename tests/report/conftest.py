@@ -97,6 +97,7 @@ def build_run(directory: Path, *, with_meta: bool = True, failures: int = 1) -> 
                     "link_usefulness": {
                         "spearman": 0.6104,
                         "kendall": 0.5,
+                        "ci95": {"spearman": [0.31, 0.82], "kendall": [0.2, 0.7]},
                         "cohen_kappa_binary": 0.25,
                         "cohen_kappa_weighted": 0.4,
                         "mae": 0.75,

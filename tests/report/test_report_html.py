@@ -79,9 +79,10 @@ def test_confusion_matrix_counts(run_dir: Path) -> None:
 def test_judges_against_gold_use_the_meta_names(run_dir: Path) -> None:
     soup = _soup(run_dir)
     head = [th.get_text() for th in soup.select("#link-agreement th")]
-    assert head[:4] == ["link judge", "n", "missing", "spearman"] and "AUC" in head
+    assert head[:4] == ["link judge", "n", "missing", "spearman [95% CI]"] and "AUC" in head
     row = [td.get_text() for td in soup.select("#link-agreement tr")[1].find_all("td")]
-    assert row[0] == "link_usefulness.dna" and row[3] == "0.610"  # meta.json 0.6104
+    # meta.json 0.6104 with its interval, as the terminal prints it
+    assert row[0] == "link_usefulness.dna" and row[3] == "0.610 [0.31, 0.82]"
     item = [td.get_text() for td in soup.select("#item-agreement tr")[1].find_all("td")]
     assert item[0] == "item-as" and item[5] == "0.615" and item[-1] == "1.500"
 

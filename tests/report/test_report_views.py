@@ -104,7 +104,9 @@ def test_unlabelled_product_run(product_run: Path, tmp_path: Path, width: int) -
     assert page_width <= width  # the layout holds: nothing wider than the window
     _check_report(soup, 12)
     assert soup.find(id="no-meta") is not None
-    assert soup.find(id="headline") is None  # nothing to correlate with: no empty section
+    # nothing to correlate with: the headline is the scores' own means, no correlation card
+    assert soup.select("#headline #score-cards .card")
+    assert soup.find(id="headline-session-spearman") is None
     # the logged <script> of session acme-008 is text, and the sessions without citations
     # are counted as missing with their reason
     assert "<script>alert('x')</script>" in soup.get_text()  # shown as text
@@ -128,3 +130,15 @@ def test_urge_run(urge_run: Path, tmp_path: Path, width: int) -> None:
     # gold and predicted useful spans are highlighted in the responses
     assert soup.select(".response .g-user") and soup.select(".response .pred")
     assert _screenshot(report, width, "urge", tmp_path / "profile")[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_numbers_never_print_as_negative_zero() -> None:
+    # a coefficient of -0.0004 rounds to zero: printed 0.000, while -0.001 keeps its sign
+    from genir_eval.report import judge_quality, summary
+    from genir_eval.report.views import fmt
+
+    for number in (fmt, summary._num, judge_quality._num):
+        assert number(-0.0004) == "0.000" and number(-0.0) == "0.000"
+        assert number(-0.001) == "-0.001"
+    entry = {"n": 20, "spearman": -0.001, "ci95": {"spearman": [-0.004, 0.3]}}
+    assert summary._with_ci(entry, "spearman") == "-0.001 [0.00, 0.30]"

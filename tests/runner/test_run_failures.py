@@ -253,7 +253,7 @@ def test_every_failure_is_streamed_to_failures_jsonl_and_run_json_lists_the_firs
     from genir_eval.runner import assemble
 
     monkeypatch.setattr(assemble, "MAX_LISTED_FAILURES", 3)
-    monkeypatch.setattr(html, "MAX_FAILURES", 5)  # the report's table of them
+    monkeypatch.setattr(html, "MAX_FAILURE_GROUPS", 1)  # the report's table of reasons
     with FakeLLMServer(reply=lambda request: "no JSON here") as server:
         monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
         scenario = _write(tmp_path / "s.toml", server.openai_base_url)
@@ -270,7 +270,11 @@ def test_every_failure_is_streamed_to_failures_jsonl_and_run_json_lists_the_firs
     assert sum(f["count"] for f in info["status"]["top_failures"]) == n
     assert f"Missing labels: {n} (link_usefulness.dna {n})" in format_summary(written)
     report = (tmp_path / "run" / "report.html").read_text()
-    assert (
-        f"{n} judgments are missing" in report
-        and f"and {n - 5} more (see failures.jsonl)" in report
-    )
+    # grouped by judge and reason, each group counted: the groups' counts add up to n
+    groups, n_groups = html.failure_groups(written)
+    assert len(groups) == 1 and groups[0][0] == "link_usefulness.dna"
+    if n_groups == 1:
+        assert groups[0][2] == n
+    else:
+        assert f"and {n_groups - 1} other reasons (see failures.jsonl)" in report
+    assert f"{n} judgments missing, for " in report

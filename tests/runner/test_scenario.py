@@ -90,7 +90,8 @@ def test_llm_defaults_and_per_judge_override() -> None:
         (_with(judges=[]), r"judges: expected a non-empty list"),
         (
             _with(judges=[{"name": "link_usefulness.dan"}]),
-            r"judges\[0\].name: unknown judge 'link_usefulness.dan'; expected one of: .*link_usefulness.dna",
+            r"judges\[0\].name: unknown judge 'link_usefulness.dan' "
+            r"\(did you mean 'link_usefulness.dna'\?\); expected one of: .*link_usefulness.dna",
         ),
         (
             _with(judges=[{"name": "spans", "modle": "x"}]),
@@ -113,6 +114,10 @@ def test_llm_defaults_and_per_judge_override() -> None:
             r"aggregate.measures: sDCG-URGE: unknown parameter",
         ),
         (_with(aggregate={"measures": ["ndcg"]}), r"aggregate.measures: unknown measure 'ndcg'"),
+        (
+            _with(aggregate={"measures": ["sdcg_urg"]}),
+            r"unknown measure 'sdcg_urg' \(did you mean 'sdcg_urge'\?\); known: .*srbp_urge",
+        ),
         (_with(aggregate={"session": "avg"}), r"aggregate.session: expected one of"),
         (
             _with(aggregate={"link_judges": ["dna"]}),

@@ -365,13 +365,23 @@ class ItemJudge:
         selected = set(final.selected)
         n = len(candidates)
         labels = []
+        rounds = len(result.iterations)
+        after = f"after {rounds} iteration{'s' if rounds != 1 else ''}"
         for c in candidates:
             extra: dict[str, Any] = {"in_set": c.id in selected}
+            ranked = ""
             if final.ranking is not None:
                 rank = final.ranking.index(c.id) + 1
                 extra["rank"] = rank
                 extra["graded"] = (n - rank + 1) / n
+                ranked = f", ranked {rank} of {n}"
+            extra["reason"] = (
+                f"{'in' if c.id in selected else 'left out of'} the useful set {after}{ranked}"
+            )
             labels.append(Label(key(f"link:{c.id}"), 1 if c.id in selected else 0, extra=extra))
+        trace["reason"] = (
+            f"{len(selected)} of {n} cited links judged useful {after} (stopped: {result.stop})"
+        )
         if result.missing_reason:
             trace["missing_after"] = result.missing_reason
         labels.append(Label(key(TURN_ITEM), list(final.selected), extra=trace))

@@ -46,6 +46,7 @@ from typing import Any
 from genir_eval.judges.common import JudgeContext
 from genir_eval.judges.offline.instructions import without_instructions
 from genir_eval.judges.offline.lexical import key_terms, tokenize
+from genir_eval.judges.offline.reasons import support_reason
 from genir_eval.llm.base import Request
 from genir_eval.llm.offline import register_offline
 
@@ -200,10 +201,15 @@ def offline_reply(request: Request) -> str:
     source = extra.get("source")
     if extra.get("basis") != "source_text" or not source:
         verdict = _title_verdict(statement, str(extra.get("title", "")), str(extra.get("url", "")))
-        return json.dumps({"support": verdict, "evidence": ""}, ensure_ascii=False)
+        reason = support_reason(verdict, None, "title_url")
+        return json.dumps(
+            {"support": verdict, "evidence": "", "reason": reason}, ensure_ascii=False
+        )
     verdict, evidence, features = support_verdict(statement, str(source))
+    reason = support_reason(verdict, features, "source_text")
     return json.dumps(
-        {"support": verdict, "evidence": evidence, "features": features}, ensure_ascii=False
+        {"support": verdict, "evidence": evidence, "features": features, "reason": reason},
+        ensure_ascii=False,
     )
 
 

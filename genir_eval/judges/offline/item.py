@@ -9,6 +9,7 @@ from typing import Any
 
 from genir_eval.judges.item.candidates import Candidate
 from genir_eval.judges.offline.lexical import BM25, key_terms, tokenize
+from genir_eval.judges.offline.reasons import item_reason
 from genir_eval.llm.offline import register_offline
 
 __all__ = ["OFFLINE_TASKS", "offline_reply"]
@@ -77,9 +78,12 @@ def offline_reply(request: Any) -> str:
     if step == "judge_pointwise":
         return json.dumps({"useful": scores[shown[0].id] >= threshold})
     useful = [c.id for c in shown if scores[c.id] >= threshold]
+    reason = item_reason(len(useful), len(shown), threshold)
     if step == "joint":
-        return json.dumps({"answer": ctx["answer"], "useful": useful}, ensure_ascii=False)
-    return json.dumps({"useful": useful})
+        return json.dumps(
+            {"answer": ctx["answer"], "useful": useful, "reason": reason}, ensure_ascii=False
+        )
+    return json.dumps({"useful": useful, "reason": reason})
 
 
 OFFLINE_TASKS = tuple(

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from genir_eval.judges.offline.lexical import STOPWORDS, key_terms, tokenize
+from genir_eval.judges.offline.reasons import rubric_reason
 from genir_eval.judges.rubric.grading import GRADE_MAX
 from genir_eval.llm.offline import register_offline
 
@@ -95,7 +96,8 @@ def _offline_rubric(request: Any) -> str:
             return json.dumps(
                 {"grade": only["grade"], "answer": only["answer"]}, ensure_ascii=False
             )
-        return json.dumps({"grades": entries}, ensure_ascii=False)
+        reason = rubric_reason(entries, GRADE_MAX)
+        return json.dumps({"grades": entries, "reason": reason}, ensure_ascii=False)
     # Direct baselines: query-term coverage of the passage.
     terms = key_terms(ctx["query"])
     present = set(tokenize(ctx["passage"]))

@@ -60,6 +60,7 @@ from genir_eval.judges.offline.features import (
     segment_alignment,
     turn_evidence,
 )
+from genir_eval.judges.offline.reasons import link_reason, session_reason, spans_reason, turn_reason
 from genir_eval.judges.satisfaction.common import DIMENSION_TEXT, GAH_DIMENSIONS, dimensions_for
 from genir_eval.llm.base import Request
 from genir_eval.llm.offline import register_offline
@@ -141,11 +142,12 @@ def _dna(request: Request) -> str:
             out = {"M": _quarter(evidence.relevance), "T": _quarter(evidence.behaviour), **out}
         return out
 
+    reason = link_reason(evidence, one(0.5)["O"])
     if judges > 1:
         # Simulated raters who weigh relevance and the engine's reliance differently.
         weights = [0.25 + 0.5 * i / (judges - 1) for i in range(judges)]
-        return json.dumps({"judges": [one(w) for w in weights]})
-    return json.dumps(one(0.5))
+        return json.dumps({"judges": [one(w) for w in weights], "reason": reason})
+    return json.dumps({**one(0.5), "reason": reason})
 
 
 def _true(request: Request) -> str:
@@ -154,20 +156,19 @@ def _true(request: Request) -> str:
     groups = tuple(ctx.extra.get("groups") or ("relevance", "behaviour", "satisfaction"))
     evidence = link_evidence(ctx.session, ctx.turn, ctx.link_id)
     label = link_label(evidence, groups)
-    reasoning = (
-        f"offline twin: relevance {evidence.relevance:.2f}, behaviour {evidence.behaviour:.2f}"
-    )
-    return json.dumps({"reasoning": reasoning, "label": label})
+    return json.dumps({"reasoning": link_reason(evidence, label, groups), "label": label})
 
 
 def _listwise(request: Request) -> str:
     ctx = _context(request)
     assert ctx.turn is not None
-    labels = {
-        str(link_id): link_label(link_evidence(ctx.session, ctx.turn, link_id))
+    evidence = {
+        str(link_id): link_evidence(ctx.session, ctx.turn, link_id)
         for link_id in ctx.extra.get("ids", ctx.turn.cited_link_ids)
     }
-    return json.dumps({"labels": labels})
+    labels = {link_id: link_label(e) for link_id, e in evidence.items()}
+    reasons = {link_id: link_reason(e, labels[link_id]) for link_id, e in evidence.items()}
+    return json.dumps({"labels": labels, "reasons": reasons})
 
 
 def _spans(request: Request) -> str:
@@ -176,7 +177,7 @@ def _spans(request: Request) -> str:
     overlaps = segment_alignment(ctx.session, ctx.turn)
     mean = sum(overlaps) / len(overlaps) if overlaps else 0.0
     useful = [i for i, v in enumerate(overlaps) if v > 0 and v >= mean]
-    return json.dumps({"useful_segments": useful})
+    return json.dumps({"useful_segments": useful, "reason": spans_reason(overlaps, useful)})
 
 
 def _mean(values: list[float]) -> float:
@@ -253,19 +254,38 @@ def _geval(request: Request) -> str:
     ctx = _context(request)
     turns = [turn_rating(ctx.session, t) for t in ctx.session.turns]
     session = session_reading(turns) if turns else 1.0
-    return json.dumps({"scores": [_rating(v) for v in [*turns, session]]})
+    evidence = [turn_evidence(ctx.session, t) for t in ctx.session.turns]
+    return json.dumps(
+        {
+            "scores": [_rating(v) for v in [*turns, session]],
+            "reason": session_reason(evidence, _rating(session)),
+            "turns": [
+                {"turn": t.index, "reason": turn_reason(e, _rating(v))}
+                for t, e, v in zip(ctx.session.turns, evidence, turns, strict=True)
+            ],
+        }
+    )
 
 
 def _dimension_block(
-    readings: list[dict[str, float]], dims: tuple[str, ...], design: str
+    readings: list[dict[str, float]],
+    dims: tuple[str, ...],
+    design: str,
+    evidence: list[TurnEvidence],
 ) -> dict[str, Any]:
     """One rated block from the readings of its turns (one turn, or all the session's, in
-    order, aggregated by :func:`session_reading`)."""
+    order, aggregated by :func:`session_reading`), its critique the evidence read."""
     mean = {d: session_reading([r[d] for r in readings]) for d in dims}
+    overall = _rating(1.0 + 9.0 * weighted_overall(mean, dims, design))
+    critique = (
+        turn_reason(evidence[0], overall)
+        if len(evidence) == 1
+        else session_reason(evidence, overall)
+    )
     return {
-        "critique": "offline twin: computed from log evidence",
+        "critique": critique,
         "dimensions": {d: _rating(1.0 + 9.0 * mean[d]) for d in dims},
-        "overall": _rating(1.0 + 9.0 * weighted_overall(mean, dims, design)),
+        "overall": overall,
     }
 
 
@@ -276,13 +296,14 @@ def _dimensional(request: Request) -> str:
     dims = tuple(ctx.extra.get("dimensions") or ())
     if not dims:
         dims = GAH_DIMENSIONS if design == "gah" else dimensions_for(session.task_type)[0]
-    readings = [dimension_readings(turn_evidence(session, t), dims) for t in session.turns]
+    evidence = [turn_evidence(session, t) for t in session.turns]
+    readings = [dimension_readings(e, dims) for e in evidence]
     turns = [
-        {"turn": t.index, **_dimension_block([r], dims, design)}
-        for t, r in zip(session.turns, readings, strict=True)
+        {"turn": t.index, **_dimension_block([r], dims, design, [e])}
+        for t, r, e in zip(session.turns, readings, evidence, strict=True)
     ]
     return json.dumps(
-        {"turns": turns, "session": _dimension_block(readings, dims, design)},
+        {"turns": turns, "session": _dimension_block(readings, dims, design, evidence)},
         ensure_ascii=False,
     )
 

@@ -117,6 +117,20 @@ def passage_label(grades: Sequence[int], rule: str = "max", min_questions: int =
     raise ConfigError(f"label must be 'max' or 'count', got {rule!r}")
 
 
+def _grades_reason(value: int, grades: Mapping[str, int], rule: str) -> str:
+    """A passage's grade in words: which questions it answers, how well."""
+    answered = sorted(((g, q) for q, g in grades.items() if g > 0), reverse=True)
+    how = "its best answer" if rule == "max" else "the grade enough questions reach"
+    if not answered:
+        return f"grade {value}/{GRADE_MAX}: it answers none of the {len(grades)} rubric questions"
+    shown = ", ".join(f"{q} {g}/{GRADE_MAX}" for g, q in answered[:4])
+    more = f" and {len(answered) - 4} more" if len(answered) > 4 else ""
+    return (
+        f"grade {value}/{GRADE_MAX} ({how}): it answers {len(answered)} of the "
+        f"{len(grades)} rubric questions ({shown}{more})"
+    )
+
+
 # --- reply parsing ---------------------------------------------------------------------------
 
 
@@ -404,6 +418,7 @@ class RubricJudge:
                         "relevant": value >= self.threshold,
                         "grades": grades,
                         "answers": answers,
+                        "reason": _grades_reason(value, grades, self.label_rule),
                         **evidence,
                     },
                 )
@@ -423,6 +438,10 @@ class RubricJudge:
             labels.append(Label(key("coverage", version), None, missing_reason=why, extra=trace))
         else:
             answered = sum(1 for q in qids if best.get(q, 0) >= self.threshold)
+            trace["reason"] = (
+                f"the response answers {answered} of the rubric's {len(qids)} questions "
+                f"(a grade of at least {self.threshold}/{GRADE_MAX} in one of its statements)"
+            )
             labels.append(Label(key("coverage", version), answered / len(qids), extra=trace))
         return labels
 
