@@ -196,26 +196,29 @@ def test_one_429_naming_the_limit_sets_the_pace() -> None:
 
 
 def test_a_limit_that_lifts_is_forgotten() -> None:
-    # 1200 rpm = 20/s enforced by the server: 16 in flight at 20 ms send far more, and the
-    # 429s (most of the replies) set a pace. Then the limit is lifted: without a 429 for
+    # 600 rpm = 10/s enforced by the server with a bucket of 2: 16 in flight at 20 ms send
+    # far more (even a starved client: 50/s with the machine at load 20), and the 429s,
+    # most of the replies, set a pace. Then the limit is lifted: without a 429 for
     # forget_s the pace is dropped and the rest go unpaced.
     gates: list[LearnedRate] = []
 
     def gate() -> LearnedRate:
-        gates.append(LearnedRate(forget_s=0.5))
+        gates.append(LearnedRate(forget_s=1.0))
         return gates[-1]
 
-    with FakeLLMServer(latency=0.02, rate_limit_rpm=1200, rate_limit_headers=False) as server:
+    with FakeLLMServer(
+        latency=0.02, rate_limit_rpm=600, rate_limit_burst_s=0.2, rate_limit_headers=False
+    ) as server:
 
         async def run() -> None:
             async with openai_engine(
-                server, concurrency=16, max_attempts=20, backoff_base=0.1, rate_gate=gate
+                server, concurrency=16, max_attempts=30, backoff_base=0.1, rate_gate=gate
             ) as engine:
-                first = [engine.complete(make_request(i)) for i in range(60)]
+                first = [engine.complete(make_request(i)) for i in range(30)]
                 assert all(isinstance(r, Completion) for r in await asyncio.gather(*first))
-                assert gates[-1].decreases >= 1  # the 429s set a pace
+                assert gates[-1].decreases >= 1, server.stats.rate_limited  # a pace was set
                 server.bucket = None  # the limit is lifted: no 429 from now on
-                rest = [engine.complete(make_request(i)) for i in range(60, 160)]
+                rest = [engine.complete(make_request(i)) for i in range(30, 90)]
                 assert all(isinstance(r, Completion) for r in await asyncio.gather(*rest))
 
         asyncio.run(run())
