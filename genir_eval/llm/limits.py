@@ -599,8 +599,8 @@ class LearnedRate:
     ``probe_max`` (CUBIC's convex probing; +3% at 2 s, +11% at 3 s, +25% from 4 s on): a cut
     measured low, under client stalls or faults (a run stuck at 0.83 of the limit climbed
     back only 1% a second), is made up in a few seconds, and a run below its pace (nothing
-    waiting) never probes. When the 429s stop, ``forget_s`` without one taken for the
-    limit's, the learned pace is dropped and sends go unpaced again (a stated limit stays): a limit that was there
+    waiting) never probes. When the 429s stop, sends waiting for the pace ``forget_s``
+    without one taken for the limit's, the learned pace is dropped and sends go unpaced again (a stated limit stays): a limit that was there
     comes back as 429s, and is learned again within a fraction of a second.
 
     Before any evidence sends go unpaced: a limit is then met by the first seconds' burst,
@@ -683,7 +683,7 @@ class LearnedRate:
         if self.learned is None:
             return ceiling
         now = time.monotonic() if now is None else now
-        if now - self._last_refusal >= self.forget_s:
+        if self._stale(now):
             return ceiling  # the 429s stopped: the learned pace is dropped (see _forget)
         since = max(0.0, now - self._learned_at)
         base, target = self.learned, self._target
@@ -831,9 +831,16 @@ class LearnedRate:
         while self._refusals and self._refusals[0] < now - self.window_s:
             self._refusals.popleft()
 
+    def _stale(self, now: float) -> bool:
+        """Whether sends have waited for the learned pace ``forget_s`` without a 429 taken for
+        the limit's: probed up to ``probe_max`` times it, the limit did not show."""
+        if self.learned is None or self._held_since is None:
+            return False
+        return now - max(self._held_since, self._last_refusal) >= self.forget_s
+
     def _forget(self, now: float) -> None:
-        """Drop the learned pace once ``forget_s`` passed without a 429."""
-        if self.learned is not None and now - self._last_refusal >= self.forget_s:
+        """Drop the learned pace once it is stale (:meth:`_stale`)."""
+        if self._stale(now):
             self.learned = None
             self._target = None
             self._held_since = None

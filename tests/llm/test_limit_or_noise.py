@@ -86,11 +86,12 @@ def test_a_pace_is_dropped_when_the_429s_stop(monkeypatch: pytest.MonkeyPatch) -
         clock.now += 0.01
         rate.on_rate_limit(sent_at=clock.now - 0.1)
     assert rate.opened and rate.rate() is not None
-    # 429s of noise (one a second) keep no pace alive: 5 s after the last one that showed
-    # the limit the pace is gone, and the sends go unpaced again.
-    for _ in range(5):
-        clock.now += 1.0
-        rate.on_rate_limit(sent_at=clock.now - 0.1)
+    # With sends waiting for the pace (probing up to 1.25x it) and no 429 for 5 s, the
+    # limit is gone: the pace is dropped, and the sends go unpaced again.
+    rate.on_send(clock.now, waited=True)
+    clock.now += 4.9
+    assert rate.rate() is not None
+    clock.now += 0.1
     assert rate.rate() is None
     asyncio.run(rate.acquire())
     assert rate.forgotten == 1 and not rate.opened
