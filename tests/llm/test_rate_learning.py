@@ -262,10 +262,11 @@ def test_engine_learns_the_rate_and_keeps_429s_few(headers: bool) -> None:
     else:
         assert rate["stated_rpm"] is None
         assert rate["decreases"] >= 1
-        # The pace learned is the server's (1200 rpm) within a half; how many 429s the
-        # first burst meets depends on how busy the machine is, but stays under one per
-        # request: without learning every request would meet several.
-        assert 600 <= rate["rpm"] <= 1800, rate
+        # The pace at the end is not asserted: by then it may have been probed up (1.25x
+        # while sends wait, 1% a second beyond) or dropped (sends waited 5 s without a 429
+        # as the run tailed off). How many 429s the first burst meets depends on how busy
+        # the machine is, but stays under one per request: without learning every request
+        # would meet several.
         # 429s belong to the first burst, before the limit shows (26-28 measured with the
         # slow opening, 50-100 without it; 120-160 before the pace came down to the
         # measured acceptance within the first event): after the first two seconds nearly
