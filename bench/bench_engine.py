@@ -5,14 +5,22 @@ Runs N judgments through the ``openai`` provider (the official SDK over real soc
 counted) with latency L, concurrency C and a rate limit R (rpm), without and with injected
 faults (500, 503 and dropped connections by default), with the cache and the journal on (a
 fresh file per run). In the ``learned*`` cases the engine is not given R and the server
-enforces it (429 + Retry-After, with ``x-ratelimit-*`` headers in ``learned-headers``). Prints achieved throughput, the bound min(R/60, C/L), their
+enforces it (429 + Retry-After, with ``x-ratelimit-*`` headers in ``learned-headers``). In
+``sporadic`` there is no limit at all, given or enforced, and 5% of the calls fail as on the
+peer harness (``../shared/peerbench``): 500s, dropped connections and 429s with Retry-After
+0.25 s in equal parts; the engine must take those 429s for noise. Prints achieved
+throughput, the bound (min(R/60, C/L), or C/L where no limit is enforced or given), their
 ratio (and the provider calls per second against the same bound: retries of faults spend
-the rate too), provider calls, failures, judgments lost and client CPU per judgment;
-``--repeat K`` runs each case K times and prints the range of its ratio.
+the rate too), provider calls, failures, judgments lost, the share of calls refused with a
+429 after the first 10 s, and client CPU per judgment; ``--repeat K`` runs each case K
+times and prints the range of its ratio. ``--cpu-hog`` runs a busy loop in another process
+beside it (the other core busy), killed at the end.
 
     python bench/bench_engine.py                      # N=2000, L=0.2, C=64, R=12000
     python bench/bench_engine.py --concurrency 256
     python bench/bench_engine.py --rpm 1000000 --concurrency 256   # the CPU ceiling
+    python bench/bench_engine.py --cases learned --n 6000          # 30 s at the limit
+    python bench/bench_engine.py --cases configured --repeat 5 --cpu-hog
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -100,7 +109,10 @@ _CASES = {
     "learned": (False, True, False, False),
     "learned-headers": (False, True, True, False),
     "learned-faults": (False, True, False, True),
+    "sporadic": (False, False, False, True),
 }
+# the faults of the sporadic case: the peer harness's (a third of them 429s)
+_SPORADIC_KINDS = ("server_error", "drop", "rate_limit")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -127,35 +139,59 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--repeat", type=int, default=1, help="runs of each case (a summary line per case)"
     )
+    parser.add_argument(
+        "--cpu-hog", action="store_true", help="a busy loop in another process beside the runs"
+    )
     args = parser.parse_args(argv)
 
     bound = min(args.rpm / 60.0, args.concurrency / args.latency)
     print(
         f"N={args.n} L={args.latency}s C={args.concurrency} R={args.rpm:g} rpm "
-        f"-> bound min(R/60, C/L) = {bound:.1f} judgments/s"
+        f"-> bound min(R/60, C/L) = {bound:.1f} judgments/s "
+        f"(C/L = {args.concurrency / args.latency:.1f} without a limit)"
+        + ("; a CPU hog beside it" if args.cpu_hog else "")
     )
-    for case in args.cases.split(","):
-        ratios: list[float] = []
-        most: list[int] = []
-        for _ in range(args.repeat):
-            ratio, arrived = _case(args, case, bound)
-            ratios.append(ratio)
-            most.append(arrived)
-        if args.repeat > 1:
-            print(
-                f"{case}: {args.repeat} runs, ratio min {min(ratios):.3f} median "
-                f"{statistics.median(ratios):.3f} max {max(ratios):.3f}; max requests in any "
-                f"1 s over the runs {max(most)} (R/60 = {args.rpm / 60:g})"
-            )
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.cpu_hog else None
+    try:
+        for case in args.cases.split(","):
+            _cases(args, case)
+    finally:
+        if hog is not None:
+            hog.kill()
+            hog.wait()
     return 0
+
+
+def _cases(args: argparse.Namespace, case: str) -> None:
+    """Run ``case`` ``--repeat`` times; with more than one run, print the range."""
+    knows, enforces = _CASES[case][:2]
+    limited = knows or enforces
+    bound = (
+        min(args.rpm / 60.0, args.concurrency / args.latency)
+        if limited
+        else (args.concurrency / args.latency)
+    )
+    ratios: list[float] = []
+    most: list[int] = []
+    for _ in range(args.repeat):
+        ratio, arrived = _case(args, case, bound)
+        ratios.append(ratio)
+        most.append(arrived)
+    if args.repeat > 1:
+        print(
+            f"{case}: {args.repeat} runs, ratio min {min(ratios):.3f} median "
+            f"{statistics.median(ratios):.3f} max {max(ratios):.3f}; max requests in any "
+            f"1 s over the runs {max(most)} (R/60 = {args.rpm / 60:g})"
+        )
 
 
 def _case(args: argparse.Namespace, case: str, bound: float) -> tuple[float, int]:
     """Run one case once, print its line; return its ratio and its most arrivals in 1 s."""
     knows, enforces, headers, faulty = _CASES[case]
+    kinds = _SPORADIC_KINDS if case == "sporadic" else tuple(args.fault_kinds.split(","))
     plan = FaultPlan(
         rate=args.fault_rate if faulty else 0.0,
-        kinds=tuple(args.fault_kinds.split(",")),
+        kinds=kinds,
         retry_after=args.retry_after,
         seed=1,
     )
@@ -180,8 +216,18 @@ def _case(args: argparse.Namespace, case: str, bound: float) -> tuple[float, int
     rate = stats["request_rate"]
     learned = (
         f"; learned rate {rate['rpm']} rpm (stated {rate['stated_rpm']}, "
-        f"{rate['decreases']} decreases)"
+        f"{rate['decreases']} decreases; {rate['taken_for_noise']} of {rate['rate_limited']} "
+        "429s taken for noise)"
         if rate["source"] == "learned"
+        else ""
+    )
+    start = min(served.arrivals)
+    late = [t for t in served.arrivals if t >= start + 10.0]
+    refused_late = len(late) - sum(1 for t in served.admitted if t >= start + 10.0)
+    late_429 = (
+        f"; refused by the limit after the first 10 s: {refused_late} of {len(late)} calls "
+        f"({refused_late / len(late):.1%})"
+        if late and enforces
         else ""
     )
     print(
@@ -197,7 +243,7 @@ def _case(args: argparse.Namespace, case: str, bound: float) -> tuple[float, int
         f"max in flight at server {served.max_in_flight}; max requests in any 1 s: "
         f"{served.max_in_window(1.0)} arrived, {served.max_in_window(1.0, admitted=True)} "
         f"admitted (R/60 = {args.rpm / 60:g}); lowest AIMD limit "
-        f"{stats['concurrency']['lowest']}{learned}"
+        f"{stats['concurrency']['lowest']}{learned}{late_429}"
     )
     return throughput / bound, served.max_in_window(1.0)
 

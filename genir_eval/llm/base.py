@@ -109,13 +109,16 @@ class TokenLogprob:
 @dataclass(frozen=True)
 class RateLimitInfo:
     """What a reply's headers say of the provider's request-rate limit (OpenAI's
-    ``x-ratelimit-*-requests``, Anthropic's ``anthropic-ratelimit-requests-*``): the requests
-    allowed per minute, those left, and the seconds until the allowance is full again.
-    ``None`` where the header is absent or unreadable."""
+    ``x-ratelimit-*-requests``, Anthropic's ``anthropic-ratelimit-requests-*``), or what a
+    429's body says of it: the requests allowed per minute, those left, and the seconds until
+    the allowance is full again. ``None`` where the header is absent or unreadable."""
 
     limit: float | None = None
     remaining: float | None = None
     reset_s: float | None = None
+    #: a 429's body named a limit other than requests per minute (tokens per minute,
+    #: requests per day): evidence that one is enforced, without a request rate to keep to
+    names_limit: bool = False
 
 
 @dataclass(frozen=True)
@@ -189,12 +192,15 @@ class ProviderError(Exception):
         retry_after: float | None = None,
         status: int | None = None,
         rate_limit: RateLimitInfo | None = None,
+        overload: bool = False,
     ) -> None:
         super().__init__(message)
         self.error_class: ErrorClass = error_class
         self.retry_after = retry_after
         self.status = status
         self.rate_limit = rate_limit
+        #: the provider is overloaded (a timeout, 503, 529): the engine sends fewer at once
+        self.overload = overload
 
 
 def redactor(secrets: Iterable[str]) -> re.Pattern[str] | None:
@@ -231,7 +237,7 @@ class Provider(abc.ABC):
     #: provider is deterministic and free, so caching it would only go stale).
     cacheable: bool = True
     #: Whether the backend may limit requests by rate: without a configured ``rpm`` the
-    #: engine then learns that rate and paces to it, opening slowly. The offline provider
+    #: engine learns that rate once its replies show one, and paces to it. The offline provider
     #: answers in this process and has no rate to find, so its calls are never paced.
     rate_limited: bool = True
     #: Compiled by :meth:`_set_secrets`; the class default redacts nothing.

@@ -1,9 +1,10 @@
 """Sort any exception a provider call raises into the engine's error classes.
 
-``rate_limit``: HTTP 429 (except an exhausted quota) -> retried after ``Retry-After``.
+``rate_limit``: HTTP 429 (except an exhausted quota) -> retried after ``Retry-After``; the
+limit its headers or body name, if any, goes with it (:func:`parse_limit_message`).
 ``transient``: 5xx (and Anthropic's 529), 408/409, timeouts, dropped connections and a
 malformed 200 body (a proxy or a truncated response; the next attempt usually succeeds)
--> retried with backoff.
+-> retried with backoff; timeouts, 503 and 529 are marked as overload.
 ``permanent``: exhausted quota (429 ``insufficient_quota``), 400 (bad request, context too
 long), 401/403, 404, 422, and anything unexpected -> not retried.
 
@@ -23,11 +24,25 @@ from typing import Any
 
 from genir_eval.llm.base import ProviderError, RateLimitInfo
 
-__all__ = ["classify_exception", "parse_rate_limit", "parse_retry_after"]
+__all__ = ["classify_exception", "parse_limit_message", "parse_rate_limit", "parse_retry_after"]
 
 # OpenAI writes durations as Go does: "12ms", "1.5s", "6m0s", "1h2m3s".
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+# The request rate a 429's message names, as OpenAI ("... on requests per min (RPM): Limit 500,
+# Used 500, Requested 1.") and Anthropic ("... would exceed the rate limit for your
+# organization (...) of 50 requests per minute.") write it; and any other limit it names
+# (tokens per minute, requests per day; Azure's "exceeded token rate limit of your tier").
+_REQUESTS_PER_MINUTE = (
+    re.compile(r"requests per min(?:ute)? \(rpm\): limit ([\d,]+)"),
+    re.compile(r"\bof ([\d,]+) requests per minute"),
+)
+_NAMED_LIMIT = re.compile(
+    r"\((?:rpm|tpm|rpd|tpd|ipm)\)|\b(?:requests?|tokens?) per (?:min|minute|hour|day)\b"
+    r"|\b(?:token|call|request) rate limit"
+)
+_STATUS_OVERLOADED = (503, 529)
 
 _QUOTA_MARKERS = ("insufficient_quota", "billing_hard_limit", "quota")
 _CONTEXT_MARKERS = ("context_length", "context length", "prompt is too long", "too many tokens")
@@ -131,6 +146,22 @@ def parse_rate_limit(headers: Mapping[str, str] | Any) -> RateLimitInfo | None:
     return None
 
 
+def parse_limit_message(text: str) -> RateLimitInfo | None:
+    """The limit a 429's message names: its requests per minute when it gives them
+    (``RateLimitInfo(limit=...)``), ``names_limit`` when it names another limit, else
+    ``None`` (a 429 that says nothing of a limit)."""
+    lowered = text.lower()
+    for pattern in _REQUESTS_PER_MINUTE:
+        found = pattern.search(lowered)
+        if found is not None:
+            limit = _number(found.group(1).replace(",", ""))
+            if limit:
+                return RateLimitInfo(limit=limit)
+    if _NAMED_LIMIT.search(lowered):
+        return RateLimitInfo(names_limit=True)
+    return None
+
+
 def _body_text(body: Any) -> str:
     if isinstance(body, Mapping):
         inner = body.get("error", body)
@@ -146,7 +177,7 @@ def classify_exception(error: BaseException) -> ProviderError:
         return error
     name = type(error).__name__
     if isinstance(error, (asyncio.TimeoutError, TimeoutError)):
-        return ProviderError(f"timed out ({name})", error_class="transient")
+        return ProviderError(f"timed out ({name})", error_class="transient", overload=True)
     status = getattr(error, "status_code", None)
     response = getattr(error, "response", None)
     headers = getattr(response, "headers", None)
@@ -166,11 +197,15 @@ def classify_exception(error: BaseException) -> ProviderError:
                 error_class="rate_limit",
                 retry_after=retry_after,
                 status=status,
-                rate_limit=parse_rate_limit(headers),
+                rate_limit=parse_rate_limit(headers) or parse_limit_message(f"{detail} {message}"),
             )
         if status >= 500 or status in (408, 409):
             return ProviderError(
-                message, error_class="transient", retry_after=retry_after, status=status
+                message,
+                error_class="transient",
+                retry_after=retry_after,
+                status=status,
+                overload=status in _STATUS_OVERLOADED,
             )
         if any(marker in detail or marker in message.lower() for marker in _CONTEXT_MARKERS):
             return ProviderError(
@@ -183,5 +218,6 @@ def classify_exception(error: BaseException) -> ProviderError:
         cause = type(error.__cause__ or error.__context__).__name__
         if cause in ("ConnectTimeout", "ConnectError") and cause != name:
             return ProviderError(f"{name} ({cause}): {message}", error_class="transient")
-        return ProviderError(f"{name}: {message}", error_class="transient")
+        timed_out = "Timeout" in name
+        return ProviderError(f"{name}: {message}", error_class="transient", overload=timed_out)
     return ProviderError(f"{name}: {message}", error_class="permanent")

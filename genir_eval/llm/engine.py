@@ -76,8 +76,8 @@ class _Usage:
 class Engine:
     """Limits, retries, cache and journal around one provider and model.
 
-    ``concurrency`` caps requests in flight (AIMD lowers it on rate limits and climbs back by
-    one per ``aimd_increase_every`` successes); ``rpm``/``tpm`` cap requests and tokens per
+    ``concurrency`` caps requests in flight (AIMD lowers it on overload, a timeout, 503 or
+    529, and climbs back by one per ``aimd_increase_every`` successes); ``rpm``/``tpm`` cap requests and tokens per
     minute; ``attempt_timeout`` bounds one attempt and ``deadline`` one judgment, retries and
     waits included. ``cache_mode`` defaults to the cache's own mode.
     """
@@ -404,7 +404,9 @@ class Engine:
                     )
                 except asyncio.TimeoutError:
                     error = ProviderError(
-                        f"attempt timed out after {timeout:g}s", error_class="transient"
+                        f"attempt timed out after {timeout:g}s",
+                        error_class="transient",
+                        overload=True,
                     )
                 except ProviderError as raised:
                     error = raised
@@ -444,10 +446,13 @@ class Engine:
             message = self.provider.redact(str(error))
             self.errors_seen[error.error_class] += 1
             self.health.on_error(error, message, sent_at=sent_at)
-            # Only a rate limit lowers the in-flight limit and the pace: an isolated 5xx or a
-            # dropped connection says nothing about how much the provider accepts.
+            # A 429 is retried after its Retry-After; the pace hears of it and decides whether
+            # it shows a limit (LearnedRate.evident). Only overload (a timeout, 503, 529)
+            # lowers the in-flight limit: a 429 speaks of a rate, a 500 or a dropped
+            # connection of nothing the provider accepts.
+            if error.overload:
+                self._limit.on_overload(sent_at=sent_at)
             if error.error_class == "rate_limit":
-                self._limit.on_rate_limit(sent_at=sent_at)
                 if self._learned is not None:
                     self._learned.on_rate_limit(sent_at=sent_at, info=error.rate_limit)
             elif error.status is not None and self._learned is not None:
@@ -572,6 +577,9 @@ class Engine:
             "rpm": None if rate is None else round(rate * 60.0, 1),
             "stated_rpm": None if learned.stated is None else round(learned.stated * 60.0, 1),
             "decreases": learned.decreases,
+            # 429s, and those taken for noise (retried, the pace untouched)
+            "rate_limited": learned.refused,
+            "taken_for_noise": learned.ignored,
         }
 
     def summary(self) -> str:

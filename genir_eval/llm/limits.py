@@ -1,23 +1,24 @@
 """Limits that keep a run within what a provider accepts.
 
 - :class:`AdaptiveLimit`: requests in flight, additive-increase / multiplicative-decrease
-  (AIMD, as TCP congestion control, Jacobson 1988). A rate-limited reply lowers the limit once
-  per congestion event: a 429 for a request sent before the last decrease, or within
-  ``cooldown_s`` of it, is the same event (TCP's one reduction per window of data, RFC 5681
-  section 3.1), so a burst of 429s counts once. A decrease is bounded: at most a halving and at
-  least one, but never below the concurrency the provider has been serving successfully over
-  the last ``window_s`` (rate of successes times their latency, Little's law; BBR
-  keeps in flight what the bottleneck delivers rather than halving on loss, Cardwell et al.
-  2016, ACM Queue 14(5)). An isolated 429 therefore dips the limit to what the provider
-  allows instead of halving it below that, while a sustained overload, where successes fall,
-  still halves it down to 1. Every ``increase_every`` successes raise it by one, up to the
-  configured maximum.
+  (AIMD, as TCP congestion control, Jacobson 1988). Evidence of overload (an attempt timed
+  out, a 503 or 529; not a 429, which speaks of a rate, and says when to come back) lowers
+  the limit once per congestion event: an overload of a request sent before the last
+  decrease, or within ``cooldown_s`` of it, is the same event (TCP's one reduction per window
+  of data, RFC 5681 section 3.1), so a burst counts once. A decrease is bounded: at most a
+  halving and at least one, but never below the concurrency the provider has been serving
+  successfully over the last ``window_s`` (rate of successes times their latency, Little's
+  law; BBR keeps in flight what the bottleneck delivers rather than halving on loss, Cardwell
+  et al. 2016, ACM Queue 14(5)). An isolated overload therefore dips the limit to what the
+  provider allows instead of halving it below that, while a sustained overload, where
+  successes fall, still halves it down to 1. Every ``increase_every`` successes raise it by
+  one, up to the configured maximum.
 - :class:`RequestRate`: requests per minute, kept as at most ``rpm / 60`` in any 1 s window
   at the provider by a sliding window of sends (:class:`SendWindow`, which says why a window
   rather than even pacing or a token bucket); a retry of a judgment already begun goes before
   new work.
 - :class:`LearnedRate`: without a configured request rate, the rate the provider accepts,
-  learned from its replies and paced to, after a slow opening (see the class).
+  learned from its replies and paced to once they show a limit (see the class).
 - :class:`TokenBudget`: tokens per minute over a sliding 60 s window; a call reserves its
   estimated input plus ``max_tokens`` and is reconciled with the real usage afterwards.
 """
@@ -185,9 +186,9 @@ class AdaptiveLimit:
         while self._served and self._served[0][0] < now - self.window_s:
             self._latency_sum -= self._served.popleft()[1]
 
-    def on_rate_limit(self, *, sent_at: float | None = None) -> None:
-        """A request sent at ``sent_at`` (``time.monotonic()``; ``None``: unknown) was
-        rate-limited."""
+    def on_overload(self, *, sent_at: float | None = None) -> None:
+        """A request sent at ``sent_at`` (``time.monotonic()``; ``None``: unknown) met an
+        overloaded provider (timed out, 503, 529)."""
         now = time.monotonic()
         if sent_at is not None and sent_at < self._last_decrease:
             return  # sent before the last decrease: part of the congestion already acted on
@@ -561,39 +562,61 @@ class LearnedRate:
       (until ``reset``, after which it is full). This keeps to the provider's count when
       something else spends the same allowance (another run with the same key) or the opening
       burst spent it.
-    - **observed**: a 429 means the pace is too fast. Once per congestion event (a 429 for a
-      request sent before the last decrease, or within ``cooldown_s`` of it, is the same
-      event, as in :class:`AdaptiveLimit`) the pace drops to the lower of ``backoff`` times the
-      current pace and the rate of the provider's answers (every reply but a 429) over the
-      last ``window_s``: what the provider actually accepted while it was rejecting the rest.
-      The first 429 of a run sets the first pace the same way, the unpaced sending rate
-      standing for the current pace. After a cut from a pace the provider mostly took (its
-      answers at least 90% of the pace), the pace climbs back to ``recover`` (98%) of that
-      pace (or of the answers, if fewer) within ``recover_s``, fast at first and levelling off (CUBIC's concave growth, Ha,
-      Rhee and Xu 2008; RFC 8312): a cut of 5% then costs ~1% of the throughput instead of
-      2.5% over the five seconds a 1%/s climb takes. Beyond that, and after any other cut,
-      the pace climbs by ``increase`` of itself per second (a probe for more: providers raise
-      limits, and the estimate may be low), so a 429 comes back now and then, as the price of
-      finding the limit without being told it. While sends keep waiting for the pace (it,
-      not the work, holds the run back) and no 429 comes, the pace is further multiplied by
-      ``1 + probe * t**3`` after ``t`` such seconds, at most ``probe_max`` (CUBIC's convex
-      probing; +3% at 2 s, +11% at 3 s, +25% from 4 s on): a cut measured low, under client stalls or faults (a run stuck
-      at 0.83 of the limit climbed back only 1% a second), is made up in a few seconds, and
-      a run below its pace (nothing waiting) never probes.
+    - **named**: a 429 whose body names the limit it enforces (OpenAI's "on requests per min
+      (RPM): Limit 500", Anthropic's "rate limit ... of 50 requests per minute"; see
+      :func:`~genir_eval.llm.classify.parse_limit_message`) states it as the headers do; one
+      that names another limit (tokens per minute, requests per day) is evidence of a limit
+      without its figure.
+    - **observed**: 429s that keep coming at a steady send rate: at least
+      ``evidence_refusals`` of them within ``window_s``, making up more of the provider's
+      replies in it than a provider refusing ``evidence_share`` (5%) of the calls at random
+      would send but once in a thousand windows (a binomial tail: 29 of 320 replies, 7 of
+      37). A provider enforcing a rate ``R`` refuses ``1 - R / S`` of the calls sent at
+      ``S`` (37% at 320 a second against 200), every call past its limit. Until then a 429
+      is noise (an overloaded endpoint, a burst elsewhere on a shared key): the request that
+      met it waits its Retry-After and goes again, and neither the pace nor the in-flight
+      limit is touched. 1.7% of the calls refused at random (36 of 2,107) made the rate
+      learned from every 429 a fraction of what the provider served: a run 5-8x slower than
+      unpaced, and than its peers (``../shared/peerbench``).
 
-    Before any signal the run opens slowly, as TCP's slow start opens its congestion window
-    (RFC 5681 section 3.1): sends are paced at :meth:`opening_rate`, ``opening`` requests a
-    second at first and then ``opening_growth`` times the rate actually sent over the last
+    Once a limit is evident the pace is cut, once per congestion event (a 429 for a request
+    sent before the last decrease, or within ``cooldown_s`` of it, is the same event, as in
+    :class:`AdaptiveLimit`), to the lower of ``backoff`` times the current pace and the rate
+    of the provider's answers (every reply but a 429) over the last ``window_s``: what the
+    provider actually accepted while it was rejecting the rest. The first cut goes by the
+    unpaced sending rate as the current pace. While paced with sends waiting for the pace,
+    every 429 is the limit's (the run sits at the pace, near the limit); paced but below it
+    (nothing waiting), a 429 needs the evidence again. After a cut from a pace the provider mostly took (its answers at
+    least 90% of the pace), the pace climbs back to ``recover`` (98%) of that pace (or of
+    the answers, if fewer) within ``recover_s``, fast at first and levelling off (CUBIC's
+    concave growth, Ha, Rhee and Xu 2008; RFC 8312): a cut of 5% then costs ~1% of the
+    throughput instead of 2.5% over the five seconds a 1%/s climb takes. Beyond that, and
+    after any other cut, the pace climbs by ``increase`` of itself per second (a probe for
+    more: providers raise limits, and the estimate may be low), so a 429 comes back now and
+    then, as the price of finding the limit without being told it. While sends keep waiting
+    for the pace (it, not the work, holds the run back) and no 429 comes, the pace is
+    further multiplied by ``1 + probe * t**3`` after ``t`` such seconds, at most
+    ``probe_max`` (CUBIC's convex probing; +3% at 2 s, +11% at 3 s, +25% from 4 s on): a cut
+    measured low, under client stalls or faults (a run stuck at 0.83 of the limit climbed
+    back only 1% a second), is made up in a few seconds, and a run below its pace (nothing
+    waiting) never probes. When the 429s stop, sends waiting for the pace ``forget_s``
+    without one taken for the limit's, the learned pace is dropped and sends go unpaced again (a stated limit stays): a limit that was there
+    comes back as 429s, and is learned again within a fraction of a second.
+
+    Before any evidence sends go unpaced: a limit is then met by the first seconds' burst,
+    which is what tells it from noise (the share refused). ``opening`` paces them instead
+    from ``opening`` requests a second, as TCP's slow start opens its congestion window (RFC
+    5681 section 3.1): ``opening_growth`` times the rate actually sent over the last
     ``opening_window_s``, which compounds to a doubling about every ``opening_window_s``
-    (0.46 s with the defaults) while the work keeps up with the pace, and stays at
+    (0.46 s with 1.5 and 0.5 s) while the work keeps up with the pace, and stays at
     ``opening_growth`` times the work's own rate when the work is slower (so a slow stretch
-    does not bank a burst for later, as RFC 7661 keeps an idle window from growing). The
-    first 429 or stated limit ends the opening. Unpaced, the opening burst of 64 requests
-    in flight had 137 of 737 calls rejected against a server allowing 30 a second; the cost
-    is the time to reach a provider's rate ``R``: about ``0.66 * ln(R / opening)`` seconds
-    (1.1 s for 30 requests a second, 3.6 s for 2,000). ``opening=None`` sends unpaced until
-    the first signal. Retries of judgments already begun (``first=True``) go before new
-    work, as with :class:`RequestRate`.
+    does not bank a burst for later, as RFC 7661 keeps an idle window from growing); a limit
+    ends it. It is off by default: it rejected fewer calls at the start (19-23 of about 620
+    instead of 137-138 against a server allowing 30 a second), but cost every run its ramp,
+    about ``0.66 * ln(R / opening)`` seconds to reach a rate ``R`` (3.6 s for 2,000 a
+    second; 80 sessions judged in 1.6 s instead of 0.8 s), and a 429 costs no tokens.
+    Retries of judgments already begun (``first=True``) go before new work, as with
+    :class:`RequestRate`.
     """
 
     def __init__(
@@ -608,7 +631,10 @@ class LearnedRate:
         recover_s: float = 2.0,
         probe: float = 0.004,
         probe_max: float = 1.25,
-        opening: float | None = 8.0,
+        evidence_refusals: int = 3,
+        evidence_share: float = 0.05,
+        forget_s: float = 5.0,
+        opening: float | None = None,
         opening_growth: float = 1.5,
         opening_window_s: float = 0.5,
     ) -> None:
@@ -627,6 +653,14 @@ class LearnedRate:
         self._last_decrease = -math.inf
         self._unmeasured = False  # the last cut went by the sending rate alone
         self._answers: deque[float] = deque()  # when the provider's non-429 replies came
+        self._refusals: deque[float] = deque()  # when its 429s came
+        self.evidence_refusals = evidence_refusals
+        self.evidence_share = evidence_share
+        self.forget_s = forget_s
+        self.refused = 0  # 429s
+        self.ignored = 0  # 429s taken for noise: retried, the pace untouched
+        self.forgotten = 0  # learned paces dropped when the 429s stopped
+        self._last_refusal = -math.inf
         self._sends: deque[float] = deque()  # sends before any pace was learned
         self._first_answer: float | None = None
         self.recover = recover
@@ -649,6 +683,8 @@ class LearnedRate:
         if self.learned is None:
             return ceiling
         now = time.monotonic() if now is None else now
+        if self._stale(now):
+            return ceiling  # the 429s stopped: the learned pace is dropped (see _forget)
         since = max(0.0, now - self._learned_at)
         base, target = self.learned, self._target
         if target is not None and target > base:
@@ -722,6 +758,8 @@ class LearnedRate:
     async def acquire(self, *, first: bool = False) -> Send:
         """Wait for this request's turn at the current pace; returns the send, to report its
         departure to."""
+        if self.learned is not None:
+            self._forget(time.monotonic())
         if self.opening is None and not self.opened and self._gate.idle:
             return self.note_send()
         # The pace may change while waiting (a 429): re-read it every 50 ms at most.
@@ -790,6 +828,39 @@ class LearnedRate:
     def _expire(self, now: float) -> None:
         while self._answers and self._answers[0] < now - self.window_s:
             self._answers.popleft()
+        while self._refusals and self._refusals[0] < now - self.window_s:
+            self._refusals.popleft()
+
+    def _stale(self, now: float) -> bool:
+        """Whether sends have waited for the learned pace ``forget_s`` without a 429 taken for
+        the limit's: probed up to ``probe_max`` times it, the limit did not show."""
+        if self.learned is None or self._held_since is None:
+            return False
+        return now - max(self._held_since, self._last_refusal) >= self.forget_s
+
+    def _forget(self, now: float) -> None:
+        """Drop the learned pace once it is stale (:meth:`_stale`)."""
+        if self._stale(now):
+            self.learned = None
+            self._target = None
+            self._held_since = None
+            self._unmeasured = False
+            self.forgotten += 1
+
+    def evident(self, info: RateLimitInfo | None = None, now: float | None = None) -> bool:
+        """Whether the 429s show a limit: ``info`` (a 429's headers or body) names one, or the
+        429s within the last ``window_s`` are at least ``evidence_refusals`` and more of the
+        provider's replies than a provider refusing ``evidence_share`` of them at random would
+        send but once in a thousand (a binomial tail)."""
+        if info is not None and (info.limit or info.names_limit):
+            return True
+        self._expire(time.monotonic() if now is None else now)
+        refusals = len(self._refusals)
+        replies = refusals + len(self._answers)
+        share = self.evidence_share
+        if refusals < self.evidence_refusals or refusals < share * replies:
+            return False
+        return _binomial_tail(refusals, replies, share) < _EVIDENCE_ALPHA
 
     def answered(self, now: float | None = None) -> float | None:
         """The provider's answers per second over the last ``window_s`` (``None``: none)."""
@@ -805,9 +876,23 @@ class LearnedRate:
     def on_rate_limit(
         self, *, sent_at: float | None = None, info: RateLimitInfo | None = None
     ) -> None:
-        """A request sent at ``sent_at`` (``time.monotonic()``) got a 429."""
-        self._read(info, sent_at)
+        """A request sent at ``sent_at`` (``time.monotonic()``) got a 429: the pace is cut
+        when the 429s show a limit (:meth:`evident`) or the run sits at a learned pace;
+        otherwise it is noise, and only the request waits."""
         now = time.monotonic()
+        self.refused += 1
+        self._refusals.append(now)
+        self._forget(now)
+        self._read(info, sent_at)
+        # Paced, with sends waiting for the pace, the run sits at it: a 429 then is the
+        # limit's as the probe finds it (a probe 10% over a limit of 20 a second meets two
+        # in a second, too few to tell from noise, and would be forgotten, then met again
+        # unpaced, at a third of the calls refused).
+        at_pace = self.learned is not None and self._held_since is not None
+        if not at_pace and not self.evident(info, now):
+            self.ignored += 1
+            return
+        self._last_refusal = now
         current = self.rate(now)
         answered = self.answered(now)
         if (sent_at is not None and sent_at < self._last_decrease) or (
@@ -844,6 +929,36 @@ class LearnedRate:
         )
         self._learned_at = now
         self.decreases += 1
+
+
+# How unlikely, for refusals at random, the 429s that count as a limit's must be.
+_EVIDENCE_ALPHA = 1e-3
+
+
+def _binomial_tail(k: int, n: int, p: float) -> float:
+    """P(X >= k) for X ~ Binomial(n, p), for ``k >= n * p`` (the terms then fall from the
+    first), summed in floating point from the first term, taken in logs so a large ``n``
+    does not underflow it."""
+    if k > n:
+        return 0.0
+    if p <= 0.0:
+        return 0.0 if k > 0 else 1.0
+    log_first = (
+        math.lgamma(n + 1)
+        - math.lgamma(k + 1)
+        - math.lgamma(n - k + 1)
+        + k * math.log(p)
+        + (n - k) * math.log1p(-p)
+    )
+    term = math.exp(log_first)
+    total = 0.0
+    odds = p / (1.0 - p)
+    for i in range(k, n + 1):
+        total += term
+        term *= (n - i) / (i + 1) * odds
+        if term <= total * 1e-12:
+            break
+    return min(1.0, total)
 
 
 class Reservation:

@@ -130,7 +130,7 @@ class Coordinator:
 
     ``slot()`` returns the wall-clock time (``time.time()``) at which the caller may send:
     consecutive slots are ``60 / rpm * (1 + guard)`` apart when ``rpm`` is given, ``1 / rate``
-    apart at the learned rate otherwise (its slow opening before the first 429).
+    apart at the learned rate otherwise (unpaced until the replies show a limit).
     """
 
     def __init__(self, rpm: float | None, *, guard: float = SLOT_GUARD) -> None:

@@ -91,11 +91,14 @@ ALL_FAULTS: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class Fault:
-    """One injected fault; ``retry_after`` (seconds) goes into the 429's headers."""
+    """One injected fault; ``retry_after`` (seconds) goes into the 429's headers; ``message``
+    replaces the error body's message (a provider's own wording, such as a 429 naming its
+    limit)."""
 
     kind: str
     retry_after: float | None = 0.05
     retry_after_ms: bool = False
+    message: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in ALL_FAULTS:
@@ -616,6 +619,8 @@ class FakeLLMServer(_Address):
             message = "This model's maximum context length is 8 tokens (fake)"
         else:
             status, err, message = 401, "invalid_api_key", "Incorrect API key provided (fake)"
+        if fault.message is not None:
+            message = fault.message
         self.stats.by_status[status] += 1
         self._send(writer, status, _error_body(protocol, err, message), extra=extra)
         await writer.drain()

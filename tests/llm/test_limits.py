@@ -114,12 +114,12 @@ def test_request_rate_is_never_exceeded(
     assert elapsed >= min_elapsed
 
 
-def test_aimd_halves_on_rate_limits_and_climbs_back() -> None:
+def test_aimd_halves_on_overload_and_climbs_back() -> None:
     limit = AdaptiveLimit(16, increase_every=2, cooldown_s=0.0)
-    limit.on_rate_limit()
+    limit.on_overload()
     assert limit.limit == 8
     for _ in range(5):
-        limit.on_rate_limit()
+        limit.on_overload()
     assert limit.limit == 1  # never below 1
     for _ in range(2 * 15):
         limit.on_success()
@@ -128,10 +128,10 @@ def test_aimd_halves_on_rate_limits_and_climbs_back() -> None:
     assert limit.limit == 16  # never above the maximum
 
 
-def test_aimd_counts_a_burst_of_429s_once() -> None:
+def test_aimd_counts_a_burst_of_overloads_once() -> None:
     limit = AdaptiveLimit(16, cooldown_s=60.0)
     for _ in range(10):
-        limit.on_rate_limit()
+        limit.on_overload()
     assert limit.limit == 8
 
 
@@ -153,18 +153,18 @@ def test_aimd_decrease_stops_at_what_the_provider_served(monkeypatch: pytest.Mon
         limit.on_success(0.2)
     served = limit.served()
     assert served == pytest.approx(40.0, abs=0.5)
-    limit.on_rate_limit()
+    limit.on_overload()
     # Not 32: a halving would fall below what the provider served (rounded up).
     assert limit.limit == math.ceil(served)
-    limit.on_rate_limit()
+    limit.on_overload()
     assert limit.limit == math.ceil(served) - 1  # at least one down per congestion event
     clock.now += 5.0  # no success for longer than the window: nothing is being served
-    limit.on_rate_limit()
+    limit.on_overload()
     assert limit.limit == (math.ceil(served) - 1) // 2  # halves again
     assert limit.decreases == 3
 
 
-def test_aimd_counts_429s_of_requests_sent_before_a_decrease_once(
+def test_aimd_counts_overloads_of_requests_sent_before_a_decrease_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     clock = _Clock()
@@ -172,12 +172,12 @@ def test_aimd_counts_429s_of_requests_sent_before_a_decrease_once(
     limit = AdaptiveLimit(16, cooldown_s=0.0)
     sent = clock.now
     clock.now += 0.1
-    limit.on_rate_limit(sent_at=sent)
+    limit.on_overload(sent_at=sent)
     assert limit.limit == 8
     clock.now += 0.1
-    limit.on_rate_limit(sent_at=sent)  # in flight when the limit was lowered: same event
+    limit.on_overload(sent_at=sent)  # in flight when the limit was lowered: same event
     assert limit.limit == 8
-    limit.on_rate_limit(sent_at=clock.now)  # sent after the decrease: a new event
+    limit.on_overload(sent_at=clock.now)  # sent after the decrease: a new event
     assert limit.limit == 4
 
 
@@ -330,8 +330,17 @@ def test_a_stalling_client_catches_up_and_keeps_the_rate(monkeypatch: pytest.Mon
     assert stats["request_rate"]["departed"] == n  # each send counted from its departure
 
 
-def test_engine_lowers_concurrency_on_rate_limits() -> None:
-    with FakeLLMServer(latency=0.02, script=[Fault("rate_limit", retry_after=0.01)] * 4) as server:
+@pytest.mark.parametrize(
+    ("fault", "lowest"),
+    [
+        # 503s: the provider is overloaded, the in-flight limit halves (once: one event)
+        (Fault("unavailable"), 8),
+        # 429s with Retry-After speak of a rate, not of what is in flight: the limit stays
+        (Fault("rate_limit", retry_after=0.01), 16),
+    ],
+)
+def test_engine_lowers_concurrency_on_overload_only(fault: Fault, lowest: int) -> None:
+    with FakeLLMServer(latency=0.02, script=[fault] * 4) as server:
 
         async def run() -> dict[str, object]:
             async with openai_engine(server, concurrency=16) as engine:
@@ -341,7 +350,7 @@ def test_engine_lowers_concurrency_on_rate_limits() -> None:
         stats = asyncio.run(run())
     concurrency = stats["concurrency"]
     assert isinstance(concurrency, dict)
-    assert concurrency["lowest"] == 8
+    assert concurrency["lowest"] == lowest
     assert stats["failures"] == {}
 
 

@@ -72,23 +72,30 @@ class _Clock:
         return self.now
 
 
+# A 429 whose body names a limit (tokens per minute: no request rate in it): evidence of a
+# limit on its own, so the pace tests below start from one 429.
+NAMED = RateLimitInfo(names_limit=True)
+
+
 def test_learned_rate_from_headers_from_429s_and_climbing(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = _Clock()
     monkeypatch.setattr(limits.time, "monotonic", clock)
-    rate = LearnedRate(window_s=1.0, backoff=0.95, increase=0.01, cooldown_s=1.0, guard=0.02)
+    rate = LearnedRate(
+        window_s=1.0, backoff=0.95, increase=0.01, cooldown_s=1.0, guard=0.02, forget_s=math.inf
+    )
     assert rate.rate() is None  # no signal yet: not paced
-    # 30 answers a second for 1.5 s, then a 429: the pace is what was accepted over the last
-    # second, 30/s (31 answers fall in a closed 1 s window: one count of tolerance).
+    # 30 answers a second for 1.5 s, then a 429 naming a limit: the pace is what was accepted
+    # over the last second, 30/s (31 answers fall in a closed 1 s window: one count of tolerance).
     for _ in range(45):
         clock.now += 1 / 30
         rate.on_answer()
-    rate.on_rate_limit(sent_at=clock.now - 0.1)
+    rate.on_rate_limit(sent_at=clock.now - 0.1, info=NAMED)
     first = rate.rate()
     assert first == pytest.approx(30.0, abs=1.0)
     # Another 429 within the cooldown, or for a request sent before the decrease: same event.
     clock.now += 0.5
-    rate.on_rate_limit(sent_at=clock.now - 0.1)
-    rate.on_rate_limit(sent_at=clock.now - 0.9)
+    rate.on_rate_limit(sent_at=clock.now - 0.1, info=NAMED)
+    rate.on_rate_limit(sent_at=clock.now - 0.9, info=NAMED)
     assert rate.decreases == 1
     # Between 429s the pace climbs by 1% of itself per second (by hand: x 1.10 at +10 s).
     clock.now += 9.5
@@ -99,7 +106,7 @@ def test_learned_rate_from_headers_from_429s_and_climbing(monkeypatch: pytest.Mo
     # The next 429 (after the cooldown): the lower of 0.95 x the pace and what was answered
     # (one answer in the last second: too few to measure, so 0.95 x 19.6).
     clock.now += 2.0
-    rate.on_rate_limit(sent_at=clock.now - 0.1)
+    rate.on_rate_limit(sent_at=clock.now - 0.1, info=NAMED)
     assert rate.rate() == pytest.approx(19.6 * 0.95, rel=1e-6)
 
 
@@ -108,17 +115,19 @@ def test_learned_rate_climbs_back_fast_after_a_cut_from_a_pace_the_provider_took
 ) -> None:
     clock = _Clock()
     monkeypatch.setattr(limits.time, "monotonic", clock)
-    rate = LearnedRate(window_s=1.0, backoff=0.95, increase=0.01, cooldown_s=1.0, recover_s=2.0)
+    rate = LearnedRate(
+        window_s=1.0, backoff=0.95, increase=0.01, cooldown_s=1.0, recover_s=2.0, forget_s=math.inf
+    )
     for _ in range(45):  # 30 answers a second, then the first 429: paced at ~30/s
         clock.now += 1 / 30
         rate.on_answer()
-    rate.on_rate_limit(sent_at=clock.now - 0.1)
+    rate.on_rate_limit(sent_at=clock.now - 0.1, info=NAMED)
     for _ in range(60):  # two more seconds answered at 30/s while the pace climbs 1%/s
         clock.now += 1 / 30
         rate.on_answer()
     pace, answered = rate.rate(), rate.answered()
     assert pace is not None and pace > 30.0 and answered is not None
-    rate.on_rate_limit(sent_at=clock.now - 0.1)
+    rate.on_rate_limit(sent_at=clock.now - 0.1, info=NAMED)
     # The provider took ~30/s of a pace of ~30.6/s (over 90%): cut to 0.95 x the pace, then
     # back toward 0.98 x the lower of the pace and the answers along a cubic that flattens at
     # 2 s (by hand: 1/8 of the gap is left at 1 s), then 1% a second beyond.
@@ -137,11 +146,11 @@ def test_learned_rate_probes_faster_while_sends_wait_for_it(
 ) -> None:
     clock = _Clock()
     monkeypatch.setattr(limits.time, "monotonic", clock)
-    rate = LearnedRate(window_s=1.0, increase=0.01, probe=0.004)
+    rate = LearnedRate(window_s=1.0, increase=0.01, probe=0.004, forget_s=math.inf)
     for _ in range(45):
         clock.now += 1 / 30
         rate.on_answer()
-    rate.on_rate_limit(sent_at=clock.now - 0.1)
+    rate.on_rate_limit(sent_at=clock.now - 0.1, info=NAMED)
     first = rate.rate()
     assert first is not None
     # Sends that went at once (nothing waiting): only the 1%/s climb (by hand: x 1.03 at 3 s).
@@ -224,8 +233,8 @@ def test_fake_server_enforces_a_rate_with_429_retry_after_and_headers() -> None:
 @pytest.mark.parametrize("headers", [False, True])
 def test_engine_learns_the_rate_and_keeps_429s_few(headers: bool) -> None:
     # 1200 rpm = 20/s. Unpaced, 32 in flight at 50 ms would send up to 640/s: without
-    # learning nearly every request after the first second is a 429. The run opens slowly
-    # (8/s, growing 1.5x per half second of sends) until the first 429 or stated limit.
+    # learning nearly every request after the first second is a 429. The run goes unpaced
+    # until the 429s (most of the replies) or a stated limit show the limit.
     n = 160
     with FakeLLMServer(latency=0.05, rate_limit_rpm=1200, rate_limit_headers=headers) as server:
 
@@ -247,22 +256,23 @@ def test_engine_learns_the_rate_and_keeps_429s_few(headers: bool) -> None:
     assert rate["source"] == "learned"
     if headers:
         assert rate["stated_rpm"] == 1200.0
-        # The first reply states the limit while the opening is still below it: no 429
-        # (0 in 3 runs measured; up to 32, the whole opening burst, before the slow opening).
-        assert server.stats.rate_limited <= 5
+        # The first replies state the limit: only the first burst (32 in flight, 20 in the
+        # server's bucket) meets 429s (12 measured; 0 with the slow opening, see LearnedRate).
+        assert server.stats.rate_limited <= 32 - 20 + 4
     else:
         assert rate["stated_rpm"] is None
         assert rate["decreases"] >= 1
-        # The pace learned is the server's (1200 rpm) within a half; how many 429s the
-        # opening burst meets depends on how busy the machine is (120-130 measured with the
-        # other core busy), but stays under one per request: without
-        # learning every request would meet several.
-        assert 600 <= rate["rpm"] <= 1800, rate
-        # 429s belong to the end of the opening, where it overshoots the limit (26-28
-        # measured; 50-100 when the opening was one unpaced burst, 120-160 before the pace
-        # came down to the measured acceptance within the first event): after the first
-        # two seconds nearly every request is let through.
-        assert server.stats.rate_limited < n // 3, (server.stats.rate_limited, rate)
+        # The pace at the end is not asserted: by then it may have been probed up (1.25x
+        # while sends wait, 1% a second beyond) or dropped (sends waited 5 s without a 429
+        # as the run tailed off). How many 429s the first burst meets depends on how busy
+        # the machine is, but stays under one per request: without learning every request
+        # would meet several.
+        # 429s belong to the first burst, before the limit shows (26-28 measured with the
+        # slow opening, 50-100 without it; 120-160 before the pace came down to the
+        # measured acceptance within the first event): after the first two seconds nearly
+        # every request is let through.
+        # (Unpaced, the first burst meets more: 57 of 217 calls with the machine at load 20.)
+        assert server.stats.rate_limited < n // 2, (server.stats.rate_limited, rate)
         start = min(server.stats.arrivals)
         late = [t for t in server.stats.arrivals if t >= start + 2.0]
         late_ok = [t for t in server.stats.admitted if t >= start + 2.0]
@@ -270,8 +280,19 @@ def test_engine_learns_the_rate_and_keeps_429s_few(headers: bool) -> None:
         assert len(late) - len(late_ok) <= len(late) // 10, (len(late), len(late_ok))
 
 
-def test_transient_errors_lower_neither_concurrency_nor_pace() -> None:
-    plan = FaultPlan(rate=0.2, kinds=("server_error", "unavailable", "drop"), seed=3)
+@pytest.mark.parametrize(
+    ("kinds", "overload"),
+    [
+        # 500s and dropped connections say nothing of what the provider accepts
+        (("server_error", "drop"), False),
+        # 503s say it is overloaded: fewer in flight, but still no pace
+        (("unavailable",), True),
+    ],
+)
+def test_transient_errors_never_set_a_pace_and_only_overload_lowers_concurrency(
+    kinds: tuple[str, ...], overload: bool
+) -> None:
+    plan = FaultPlan(rate=0.2, kinds=kinds, seed=3)
     with FakeLLMServer(latency=0.01, faults=plan) as server:
 
         async def run() -> dict[str, Any]:
@@ -284,13 +305,19 @@ def test_transient_errors_lower_neither_concurrency_nor_pace() -> None:
 
         stats = asyncio.run(run())
     assert sum(server.stats.by_fault.values()) >= 10  # faults happened (seeded draw)
-    assert stats["concurrency"]["decreases"] == 0
-    assert stats["concurrency"]["lowest"] == 16
+    if overload:
+        assert stats["concurrency"]["decreases"] >= 1
+        assert stats["concurrency"]["lowest"] < 16
+    else:
+        assert stats["concurrency"]["decreases"] == 0
+        assert stats["concurrency"]["lowest"] == 16
     assert stats["request_rate"] == {
         "source": "learned",
         "rpm": None,
         "stated_rpm": None,
         "decreases": 0,
+        "rate_limited": 0,
+        "taken_for_noise": 0,
     }
 
 
@@ -318,14 +345,15 @@ def test_the_opening_grows_with_the_sends_and_ends_at_the_first_429(
         rate.on_send(clock.now, waited=True)
         if i % 5 != 4:
             rate.on_answer(sent_at=clock.now - 0.1)
-    rate.on_rate_limit(sent_at=clock.now - 0.01)
+    rate.on_rate_limit(sent_at=clock.now - 0.01, info=NAMED)
     assert rate.opened and rate.opening_rate() is None
     assert rate.pace() == rate.rate() == pytest.approx(40.0, abs=1.0)
-    # A stated limit ends the opening too; opening=None sends unpaced until a signal.
+    # A stated limit ends the opening too; opening=None (the default) sends unpaced until a
+    # limit shows.
     stated = LearnedRate(guard=0.0)
     stated.on_answer(RateLimitInfo(limit=600.0))
     assert stated.opened and stated.pace() == pytest.approx(10.0)
-    assert LearnedRate(opening=None).pace() is None
+    assert LearnedRate(opening=None).pace() is None and LearnedRate().opening is None
 
 
 def test_offline_calls_are_never_paced(monkeypatch: pytest.MonkeyPatch) -> None:
