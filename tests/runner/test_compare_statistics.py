@@ -178,3 +178,68 @@ def test_compare_escapes_controls_in_session_ids(make_scores_run, capsys, char) 
     assert main(["compare", str(a), str(c)]) == 2
     err = capsys.readouterr().err
     assert char not in err and len(err.splitlines()) == 1
+
+
+# -- what the mutation run (README, "Mutation testing") found untested -----------------------
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "words"),
+    [
+        ("--max-drop", "inf", "--max-drop: expected a finite number, got inf"),
+        ("--max-drop", "-0.1", "--max-drop: expected a number >= 0, got -0.1"),
+        ("--fail-below", "nan", "--fail-below: expected a finite number, got nan"),
+        ("--alpha", "1.5", "--alpha: expected a number in [0, 1), got 1.5"),
+        ("--alpha", "-0.01", "--alpha: expected a number in [0, 1), got -0.01"),
+        ("--worst", "-1", "--worst: expected an integer >= 0"),
+        ("--resamples", "0", "--resamples: "),
+        ("--seed", "-1", "--seed: "),
+    ],
+)
+def test_compare_refuses_impossible_options(make_scores_run, capsys, option, value, words):
+    a = make_scores_run("a", {"s1": 0.5, "s2": 0.6})
+    capsys.readouterr()
+    assert main(["compare", str(a), str(a), option, value]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and words in err, err
+
+
+def test_compare_runs_passes_level_resamples_and_seed_on(make_scores_run) -> None:
+    from genir_eval.runner.compare import compare_runs
+
+    a = make_scores_run("a", {f"s{i}": 0.1 * i for i in range(6)})
+    b = make_scores_run("b", {f"s{i}": 0.1 * i + (0.05 if i % 3 else -0.2) for i in range(6)})
+    got = compare_runs(a, b, metric="sdcg_urge", level="turn", n_resamples=300, seed=7)
+    assert got.level == "turn" and got.deltas[0].key == "s0#1"
+    from genir_eval.report.outputs import load_run
+
+    maps = [load_run(r).scores("sdcg_urge", "turn") for r in (a, b)]
+    expected = compare_scores(*maps, metric="sdcg_urge", level="turn", n_resamples=300, seed=7)
+    assert got.to_dict() == expected.to_dict()
+    # the defaults: 10,000 resamples, seed 0
+    default = compare_runs(a, b, metric="sdcg_urge")
+    assert (
+        default.to_dict()
+        == compare_scores(
+            *[load_run(r).scores("sdcg_urge") for r in (a, b)], metric="sdcg_urge", seed=0
+        ).to_dict()
+    )
+
+
+def test_compare_runs_names_the_run_without_the_metric(make_scores_run) -> None:
+    from genir_eval.errors import InputError
+    from genir_eval.runner.compare import compare_runs
+
+    a = make_scores_run("a", {"s1": 0.5}, metric="other")
+    b = make_scores_run("b", {"s1": 0.5})
+    with pytest.raises(InputError, match=r"run A \(.*\): no score 'sdcg_urge'"):
+        compare_runs(a, b, metric="sdcg_urge")
+    with pytest.raises(InputError, match=r"run B \(.*\): no score 'other'"):
+        compare_runs(a, b, metric="other")
+
+
+def test_d_z_text_for_two_equal_pairs_and_for_one_pair() -> None:
+    two = compare_scores({"a": 0.1, "b": 0.2}, {"a": 0.3, "b": 0.4}, metric="m")
+    assert "Cohen's d_z undefined (every paired difference is equal)" in describe(two)
+    one = compare_scores({"a": 0.1}, {"a": 0.3}, metric="m")
+    assert "Cohen's d_z n/a;" in describe(one)
