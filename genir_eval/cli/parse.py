@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
             texts += sum(1 for t in session.turns for lk in t.links if lk.has_text)
             yield session
 
-    from genir_eval.report.outputs import remove_stale_parts
+    from genir_eval.stale import remove_stale_parts
 
     # a killed parse's temporary output beside this one goes first
     remove_stale_parts(output.parent if str(output.parent) else Path("."), [output.name])

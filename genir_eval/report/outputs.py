@@ -40,7 +40,6 @@ import hashlib
 import json
 import math
 import os
-import re
 import secrets
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -51,6 +50,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from genir_eval.errors import InputError, StorageError
 from genir_eval.paths import real_path, why_missing
+from genir_eval.stale import remove_stale_parts
 
 if TYPE_CHECKING:
     import numpy as np
@@ -1070,44 +1070,6 @@ def _check_status(out: Path, info: Mapping[str, Any]) -> None:
             "edited after the run? its scores are not a result; run again",
             path=where,
         )
-
-
-# a writer's private file beside NAME: ".NAME.<pid>.<random>.part" (RunWriter's tables) or
-# ".NAME.<pid>.<random>.tmp" (an atomic write, a parse's output)
-_PRIVATE = re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]+)\.[0-9A-Za-z_]+\.(?:part|tmp)")
-
-
-def _running(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, OSError):
-        return True  # someone else's process, or a pid we cannot ask about: leave it
-    return True
-
-
-def remove_stale_parts(folder: Path, names: Iterable[str]) -> list[str]:
-    """Remove the part and temporary files that a killed writer left beside ``names`` in
-    ``folder`` (a killed run's table parts, a killed ``parse``'s output): those whose writer,
-    the process id in their name, is no longer running. Another writer's files in the same
-    folder are left alone while it runs. Returns the names removed."""
-    wanted = set(names)
-    removed: list[str] = []
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return removed
-    for entry in entries:
-        match = _PRIVATE.fullmatch(entry.name)
-        if match is None or match["name"] not in wanted or _running(int(match["pid"])):
-            continue
-        with contextlib.suppress(OSError):
-            os.unlink(entry.path)
-            removed.append(entry.name)
-    return sorted(removed)
 
 
 def check_writable_folder(folder: Path, what: str) -> None:

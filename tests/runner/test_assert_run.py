@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from genir_eval.runner.testing import assert_run
@@ -66,3 +68,53 @@ def test_compare_refuses_a_small_failed_run(tmp_path, make_scores_run, capsys) -
         assert main(["compare", str(pair[0]), str(pair[1])]) == 2
         err = capsys.readouterr().err
         assert "a failed run (exit code 3 when it ran): judge j: 3 of 10" in err, err
+
+
+def test_assert_run_bounds_are_inclusive_and_levels_differ(make_scores_run) -> None:  # type: ignore[no-untyped-def]
+    from genir_eval.report.outputs import load_run
+
+    run = make_scores_run("a", {"s1": 0.25, "s2": 0.75})  # mean 0.5 exactly
+    assert assert_run(run, metric="sdcg_urge", at_least=0.5, at_most=0.5) == 0.5
+    # a Run already read is taken as it is
+    assert assert_run(load_run(run), metric="sdcg_urge", at_least=0.5) == 0.5
+    # the turn level reads the turn rows: here one turn per session has its own score
+    turns = run / "turns.jsonl"
+    rows = [json.loads(line) for line in turns.read_text(encoding="utf-8").splitlines()]
+    assert [r["scores"]["sdcg_urge"] for r in rows] == [0.25, 0.75]
+    with pytest.raises(AssertionError, match=r"\(turn level, 2 of 2 turns scored\) is 0.5"):
+        assert_run(run, metric="sdcg_urge", at_least=0.6, level="turn")
+
+
+def test_assert_run_says_when_no_row_has_a_score(make_scores_run) -> None:  # type: ignore[no-untyped-def]
+    run = make_scores_run("a", {"s1": None, "s2": None})
+    with pytest.raises(
+        AssertionError,
+        match=r"mean sdcg_urge \(session level\) is undefined: no session has a "
+        r"score \(2 rows\)",
+    ):
+        assert_run(run, metric="sdcg_urge", at_least=0.0)
+
+
+def test_assert_run_lists_every_reason_a_run_failed(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from genir_eval.report.outputs import SessionRow, write_run
+    from genir_eval.runner.status import run_status
+
+    counts = {"j": {"labels": 10, "missing": 3}, "k": {"labels": 4, "missing": 2}}
+    failures = [{"judge": "j"}] * 3 + [{"judge": "k"}] * 2
+    info = {
+        "version": 1,
+        "judges": [{"id": name, **c} for name, c in counts.items()],
+        "failures": [{**f, "session_id": "s1", "reason": "x"} for f in failures],
+        "failures_total": 5,
+        "status": run_status(counts, failures, [], max_missing=0.05, allow_permanent=False),
+    }
+    run = write_run(
+        tmp_path / "two",
+        links=[],
+        turns=[],
+        sessions=[SessionRow("s1", n_turns=1, scores={"sdcg_urge": 0.5})],
+        meta=None,
+        info=info,
+    )
+    with pytest.raises(AssertionError, match=r"\(judge j: 3 of 10 [^;]*; judge k: 2 of 4 "):
+        assert_run(run, metric="sdcg_urge", at_least=0.0)

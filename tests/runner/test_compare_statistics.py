@@ -8,6 +8,7 @@ Cohen's d_z, which is undefined when every paired difference is equal (issue 23)
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -178,3 +179,122 @@ def test_compare_escapes_controls_in_session_ids(make_scores_run, capsys, char) 
     assert main(["compare", str(a), str(c)]) == 2
     err = capsys.readouterr().err
     assert char not in err and len(err.splitlines()) == 1
+
+
+# -- what the mutation run (README, "Mutation testing") found untested -----------------------
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "words"),
+    [
+        ("--max-drop", "inf", "--max-drop: expected a finite number, got inf"),
+        ("--max-drop", "-0.1", "--max-drop: expected a number >= 0, got -0.1"),
+        ("--fail-below", "nan", "--fail-below: expected a finite number, got nan"),
+        ("--alpha", "1.5", "--alpha: expected a number in [0, 1), got 1.5"),
+        ("--alpha", "-0.01", "--alpha: expected a number in [0, 1), got -0.01"),
+        ("--worst", "-1", "--worst: expected an integer >= 0"),
+        ("--resamples", "0", "--resamples: "),
+        ("--seed", "-1", "--seed: "),
+    ],
+)
+def test_compare_refuses_impossible_options(make_scores_run, capsys, option, value, words):
+    a = make_scores_run("a", {"s1": 0.5, "s2": 0.6})
+    capsys.readouterr()
+    assert main(["compare", str(a), str(a), option, value]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and words in err, err
+
+
+def test_compare_runs_passes_level_resamples_and_seed_on(make_scores_run) -> None:
+    from genir_eval.runner.compare import compare_runs
+
+    a = make_scores_run("a", {f"s{i}": 0.1 * i for i in range(6)})
+    b = make_scores_run("b", {f"s{i}": 0.1 * i + (0.05 if i % 3 else -0.2) for i in range(6)})
+    got = compare_runs(a, b, metric="sdcg_urge", level="turn", n_resamples=300, seed=7)
+    assert got.level == "turn" and got.deltas[0].key == "s0#1"
+    from genir_eval.report.outputs import load_run
+
+    maps = [load_run(r).scores("sdcg_urge", "turn") for r in (a, b)]
+    expected = compare_scores(*maps, metric="sdcg_urge", level="turn", n_resamples=300, seed=7)
+    assert got.to_dict() == expected.to_dict()
+    # the defaults: 10,000 resamples, seed 0
+    default = compare_runs(a, b, metric="sdcg_urge")
+    assert (
+        default.to_dict()
+        == compare_scores(
+            *[load_run(r).scores("sdcg_urge") for r in (a, b)], metric="sdcg_urge", seed=0
+        ).to_dict()
+    )
+
+
+def test_compare_runs_names_the_run_without_the_metric(make_scores_run) -> None:
+    from genir_eval.errors import InputError
+    from genir_eval.runner.compare import compare_runs
+
+    a = make_scores_run("a", {"s1": 0.5}, metric="other")
+    b = make_scores_run("b", {"s1": 0.5})
+    with pytest.raises(InputError, match=r"run A \(.*\): no score 'sdcg_urge'"):
+        compare_runs(a, b, metric="sdcg_urge")
+    with pytest.raises(InputError, match=r"run B \(.*\): no score 'other'"):
+        compare_runs(a, b, metric="other")
+
+
+def test_d_z_text_for_two_equal_pairs_and_for_one_pair() -> None:
+    two = compare_scores({"a": 0.1, "b": 0.2}, {"a": 0.3, "b": 0.4}, metric="m")
+    assert "Cohen's d_z undefined (every paired difference is equal)" in describe(two)
+    one = compare_scores({"a": 0.1}, {"a": 0.3}, metric="m")
+    assert "Cohen's d_z n/a;" in describe(one)
+
+
+def test_compare_cli_passes_each_bound_on(make_scores_run, capsys) -> None:
+    """Each of --max-drop and --fail-below fails the gate alone (alpha off), and --format
+    json carries the verdict, the reasons and the document's version."""
+    a = make_scores_run("a", {"s1": 0.5, "s2": 0.6, "s3": 0.7})
+    b = make_scores_run("b", {"s1": 0.4, "s2": 0.5, "s3": 0.6})  # every session 0.1 lower
+    for extra, words in (
+        (["--max-drop", "0.05"], "more than --max-drop 0.05"),
+        (["--fail-below", "0.55"], "is below --fail-below 0.55"),
+    ):
+        capsys.readouterr()
+        assert main(["compare", str(a), str(b), "--alpha", "0", *extra]) == 1
+        assert words in capsys.readouterr().err
+    capsys.readouterr()
+    assert main(["compare", str(a), str(b), "--alpha", "0", "--max-drop", "0.2"]) == 0
+    capsys.readouterr()
+    code = main(["compare", str(a), str(b), "--alpha", "0", "--max-drop", "0.05", "--json"])
+    document = json.loads(capsys.readouterr().out)
+    assert code == 1 and document["version"] == 1 and document["passed"] is False
+    [only] = document["comparisons"]
+    assert only["passed"] is False and "more than --max-drop 0.05" in only["reasons"][0]
+    capsys.readouterr()
+    assert main(["compare", str(a), str(b), "--level", "turn", "--alpha", "0"]) == 0
+    assert "(turn level, n=3)" in capsys.readouterr().out
+
+
+def test_gate_edges_by_hand() -> None:
+    from dataclasses import replace
+
+    # no pair with a score in both runs: a failure, said so
+    none = compare_scores({"a": None}, {"a": 0.5}, metric="m")
+    result = gate(none)
+    assert result.passed is False
+    assert result.reasons == ("m (session level): no pair has a score in both runs",)
+    # a lower-is-better measure: a rise is the regression, a fall is not
+    up = compare_scores({"a": 0.1, "b": 0.2}, {"a": 0.4, "b": 0.5}, metric="unsupported_claims")
+    assert gate(up, max_drop=0.1, alpha=None).reasons == (
+        "unsupported_claims (session level): mean rose (lower is better) by 0.3000, more than "
+        "--max-drop 0.1",
+    )
+    down = compare_scores({"a": 0.4, "b": 0.5}, {"a": 0.1, "b": 0.2}, metric="unsupported_claims")
+    assert gate(down, max_drop=0.1, alpha=0.5).passed
+    # the bounds are strict: equal to the bound passes
+    flat = compare_scores({"a": 0.5, "b": 0.5}, {"a": 0.5, "b": 0.5}, metric="m")
+    assert gate(flat, max_drop=0.0, fail_below=0.5).passed
+    drop = compare_scores(
+        {f"s{i}": 0.5 for i in range(20)}, {f"s{i}": 0.4 for i in range(20)}, metric="m"
+    )
+    assert not gate(drop).passed  # the default alpha, 0.05, catches it
+    at_alpha = replace(drop, p_value=0.05)
+    assert gate(at_alpha, alpha=0.05).passed  # p = alpha is not below alpha
+    no_loss = replace(flat, p_value=0.001)
+    assert gate(no_loss, alpha=0.05).passed  # significant, but nothing got worse
