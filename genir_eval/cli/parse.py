@@ -19,7 +19,8 @@ from genir_eval.cli import COMMANDS
 
 __all__ = ["add_parser", "run"]
 
-_FORMATS = ("urge", "jsonl", "markdown")  # genir_eval.ingest.FORMATS, without importing it
+# genir_eval.ingest.FORMATS, without importing it, and CrowdRAG's folder (a converter)
+_FORMATS = ("urge", "jsonl", "markdown", "crowdrag")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -29,7 +30,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         description=(
             "Read search sessions and write them as canonical JSONL, one session a line. "
             "The input format is taken from the extension (.csv URGE, .jsonl, .md Markdown) "
-            "unless --format says otherwise."
+            "unless --format says otherwise. --format crowdrag reads a CrowdRAG folder "
+            "(responses, sources and ratings) and writes a folder: one JSONL file per system, "
+            "answers.jsonl (every answer a session) and preferences.jsonl (people's gold)."
         ),
     )
     parser.add_argument("input", metavar="INPUT", help="file of sessions to read")
@@ -38,7 +41,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--output",
         required=True,
         metavar="SESSIONS.jsonl",
-        help="JSONL file to write (required)",
+        help="JSONL file to write (required; a folder for --format crowdrag)",
     )
     parser.add_argument(
         "--format",
@@ -66,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
     from genir_eval.errors import InputError
     from genir_eval.ingest import iter_sessions, write_jsonl
 
+    if args.format == "crowdrag":
+        return _convert_crowdrag(args)
     output = Path(args.output)
     stream = iter_sessions(
         args.input, format=args.format, skip_invalid=args.skip_invalid, sources=args.sources
@@ -112,4 +117,24 @@ def run(args: argparse.Namespace) -> int:
     )
     if texts or args.sources:
         print(f"{texts} of {links} links have a source text", file=sys.stderr)
+    return 0
+
+
+def _convert_crowdrag(args: argparse.Namespace) -> int:
+    from genir_eval.errors import InputError
+    from genir_eval.ingest.crowdrag import convert_crowdrag
+
+    if args.sources or args.skip_invalid:
+        raise InputError(
+            "--format crowdrag reads its passages from the folder and stops at a bad row; "
+            "--sources and --skip-invalid do not apply"
+        )
+    summary = convert_crowdrag(args.input, args.output)
+    print(
+        f"converted {summary.answers} answers of {summary.systems} systems on {summary.topics} "
+        f"topics; {summary.rated_pairs} rated pairs -> {summary.preferences} preferences "
+        f"({summary.split_dropped} pair-dimensions left out: their two ratings split) "
+        f"-> {args.output}",
+        file=sys.stderr,
+    )
     return 0

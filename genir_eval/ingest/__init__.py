@@ -1,14 +1,17 @@
 """genir-eval ingest stage: logs in, :class:`~genir_eval.records.Session` records out.
 
 Reads the URGE dataset's CSV (Perplexity response HTML with citations and gold labels), the
-canonical JSONL format, and a Markdown format for logs of your own RAG system.
+canonical JSONL format, a Markdown format for logs of your own RAG system, CrowdRAG's folder
+of answers people compared, and the canonical preferences file.
 """
 
+from genir_eval.ingest.crowdrag import CROWDRAG_CRITERIA, convert_crowdrag, read_crowdrag
 from genir_eval.ingest.html import parse_response_html
 from genir_eval.ingest.jsonl import iter_jsonl, read_jsonl, validate_session_dict, write_jsonl
 from genir_eval.ingest.language import detect_language
 from genir_eval.ingest.loader import FORMATS, Format, detect_format, iter_sessions, load_sessions
 from genir_eval.ingest.markdown import iter_markdown, load_markdown, parse_markdown
+from genir_eval.ingest.preferences import Preference, read_preferences, write_preferences
 from genir_eval.ingest.response import ParsedResponse
 from genir_eval.ingest.result import LoadResult
 from genir_eval.ingest.segments import split_segments
@@ -42,4 +45,10 @@ __all__ = [
     "detect_language",
     "read_source_texts",
     "attach_source_texts",
+    "read_crowdrag",
+    "convert_crowdrag",
+    "CROWDRAG_CRITERIA",
+    "Preference",
+    "read_preferences",
+    "write_preferences",
 ]

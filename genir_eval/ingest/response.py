@@ -136,6 +136,7 @@ def _statements(text: str, cites: list[tuple[int, Citation]]) -> tuple[Statement
     if any(ch.isalnum() for ch in tail):
         statements.append(Statement(text=tail))
     elif tail:
+        # with the whitespace before it, so the statement stays a cut of the text
         last = statements[-1]
-        statements[-1] = Statement(text=last.text + tail, citations=last.citations)
+        statements[-1] = Statement(text=last.text + text[start:].rstrip(), citations=last.citations)
     return tuple(statements)
