@@ -212,6 +212,7 @@ class PairwiseJudge:
         # an answer meets every other system's: its evidence is read once (the turn is
         # kept beside it so its id is not reused while the entry lives)
         self._evidence: dict[int, tuple[Turn, AnswerEvidence]] = {}
+        self._templates: dict[str, tuple[str, str]] = {}
 
     def evidence(self, turn: Turn) -> AnswerEvidence:
         """The twin's evidence about ``turn``, read once per answer."""
@@ -241,8 +242,7 @@ class PairwiseJudge:
 
     async def _order(self, pair: Pair, first: str, second: str, engine: Any) -> OrderVerdict:
         language = self.language(pair)
-        text = load_template(str(self.options.get("template") or self.template), language)
-        version = template_version(text, {k: v for k, v in self.options.items() if k != "model"})
+        text, version = self._template(language)
         answers = {pair.a: pair.answer_a, pair.b: pair.answer_b}
         messages = render_messages(
             text, self._values(answers[first], answers[second], pair, language)
@@ -276,6 +276,14 @@ class PairwiseJudge:
             extra=_expected_first,
         )
         return _as_order(label, first, second, pair.a)
+
+    def _template(self, language: str) -> tuple[str, str]:
+        found = self._templates.get(language)
+        if found is None:
+            text = load_template(str(self.options.get("template") or self.template), language)
+            shaping = {k: v for k, v in self.options.items() if k != "model"}
+            found = self._templates[language] = (text, template_version(text, shaping))
+        return found
 
     def _values(self, first: Turn, second: Turn, pair: Pair, language: str) -> dict[str, Any]:
         limit = int(self.options["max_answer_chars"])
