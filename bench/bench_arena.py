@@ -69,6 +69,21 @@ def _people_win_rates(gold: dict[tuple[str, str, str], str]) -> dict[str, float]
     return {name: wins[name] / seen[name] for name in seen}
 
 
+def _distinct_rule(systems: list[Path], gold: dict[tuple[str, str, str], str]) -> float:
+    """The simple rule "the answer citing more distinct passages wins" (ties count half)."""
+    cited: dict[tuple[str, str], int] = {}
+    for path in systems:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            session = json.loads(line)
+            ids = {c for t in session["turns"] for s in t["statements"] for c in s["citations"]}
+            cited[(session["session_id"], path.stem)] = len(ids)
+    score = 0.0
+    for (session, a, b), winner in gold.items():
+        ca, cb = cited[(session, a)], cited[(session, b)]
+        score += 0.5 if ca == cb else float((a if ca > cb else b) == winner)
+    return score / len(gold)
+
+
 def crowdrag(args: argparse.Namespace, work: Path) -> int:
     converted = work / "crowdrag"
     convert_crowdrag(args.data, converted)
@@ -93,7 +108,7 @@ def crowdrag(args: argparse.Namespace, work: Path) -> int:
     if args.base_url:
         topics = list(dict.fromkeys(key[0] for key in gold))[: args.topics]
         pairs = work / "pairs.jsonl"
-        chosen = [key for key in gold if key[0] in topics]
+        chosen = [key for key in gold if key[0] in topics][: args.limit]
         pairs.write_text(
             "".join(
                 json.dumps({"session_id": s, "turn": 1, "a": a, "b": b}) + "\n"
@@ -101,7 +116,10 @@ def crowdrag(args: argparse.Namespace, work: Path) -> int:
             ),
             encoding="utf-8",
         )
-        subset = f"gold pairs of the first {len(topics)} topics ({', '.join(topics)})"
+        subset = (
+            f"the first {len(chosen)} decided gold pairs of the first {len(topics)} topics "
+            f"({', '.join(topics)}), sources cut at {args.source_chars} characters"
+        )
         command += [
             "--pairs",
             str(pairs),
@@ -119,6 +137,8 @@ def crowdrag(args: argparse.Namespace, work: Path) -> int:
             "3600",
             "--max-missing",
             "1",
+            "--option",
+            f"max_source_chars={args.source_chars}",
         ]
         os.environ.setdefault("OPENAI_API_KEY", "local")
     started = time.perf_counter()
@@ -143,6 +163,8 @@ def crowdrag(args: argparse.Namespace, work: Path) -> int:
         f"{agreement['decided_rate'] or 0:.3f}); unjudged gold pairs: {agreement['unjudged']}"
     )
     if not args.base_url:
+        rule = _distinct_rule(systems, gold)
+        print(f"the rule 'more distinct cited passages wins' on the same pairs: {rule:.3f}")
         print(f"Kendall tau (six systems, BT score vs people's win rate): {tau:.3f}")
     consistency = document["consistency"]
     print(
@@ -192,6 +214,8 @@ def scale(args: argparse.Namespace, work: Path) -> int:
                 handle.write(json.dumps(_session(i, system, rng)) + "\n")
         files.append(str(path))
     started = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    cpu_before = before.ru_utime + before.ru_stime
     sys.stdout = open(os.devnull, "w")  # noqa: SIM115
     try:
         code = cli_main(
@@ -201,12 +225,16 @@ def scale(args: argparse.Namespace, work: Path) -> int:
         sys.stdout.close()
         sys.stdout = sys.__stdout__
     elapsed = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = usage.ru_utime + usage.ru_stime - cpu_before
+    peak = usage.ru_maxrss / 1024
     pairs = sum(1 for _ in (work / "arena" / "pairs.jsonl").open())
     print(
         f"{args.scale} queries x 3 systems offline: {pairs} pairs ({2 * pairs} verdicts) in "
-        f"{elapsed:.1f}s ({2 * pairs / elapsed:.0f} verdicts/s), exit code {code}, "
-        f"peak RSS {peak:.0f} MB; budget 60 s -> ratio {elapsed / 60:.2f}"
+        f"{elapsed:.1f}s wall, {cpu:.1f}s CPU ({2 * pairs / cpu:.0f} verdicts per CPU second), "
+        f"exit code {code}, peak RSS {peak:.0f} MB, load average {os.getloadavg()[0]:.1f}; "
+        f"10,000 queries x 3 systems at this CPU rate: {60_000 / (2 * pairs / cpu):.0f}s "
+        "(budget 60 s)"
     )
     return 0
 
@@ -217,6 +245,10 @@ def main() -> int:
     parser.add_argument("--base-url", help="an OpenAI-compatible endpoint (default: offline)")
     parser.add_argument("--model", default="local", help="model name (default local)")
     parser.add_argument("--topics", type=int, default=2, help="topics judged with --base-url")
+    parser.add_argument("--limit", type=int, help="at most this many gold pairs with --base-url")
+    parser.add_argument(
+        "--source-chars", type=int, default=300, help="source text shown per cited passage"
+    )
     parser.add_argument("--scale", type=int, help="queries of the synthetic speed bench")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
