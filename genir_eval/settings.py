@@ -86,6 +86,9 @@ SETTINGS: dict[str, Setting] = {
         Setting("worst", True, 0, 1_000_000),
         # meta --ppi-labelled: a prediction-powered mean needs two labelled sessions at least
         Setting("ppi_labelled", True, 2, 10**12),
+        # arena: a sample of pairs, and the pairwise gate's least acceptable win rate
+        Setting("max_pairs", True, 1, 10**12),
+        Setting("min_win_rate", False, 0, 1),
     )
 }
 

@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "cache": "inspect the LLM response cache",
     "run": "run a scenario: judge the sessions, score them, write the run directory",
     "compare": "compare two runs over the same sessions; exit 1 on a regression",
+    "arena": "rank systems by judging their answers in pairs (Bradley-Terry, style control)",
     "meta": "meta-evaluate a judge against gold labels",
     "judges": "list every judge with its kind, options and their defaults",
     "measures": "list every measure with its parameters, range and direction",

@@ -38,6 +38,7 @@ from genir_eval.judges.offline import item as _item_twin  # noqa: F401
 from genir_eval.judges.offline import rubric as _rubric_twin  # noqa: F401
 from genir_eval.judges.offline import twins  # noqa: F401
 from genir_eval.judges.offline.twins import BASELINE_NOTE
+from genir_eval.judges.pairwise import PairwiseJudge as _pairwise  # noqa: F401
 from genir_eval.judges.parsing import ReplyError, extract_object
 from genir_eval.judges.rubric import grading  # noqa: F401
 from genir_eval.judges.satisfaction import gah, geval, urs  # noqa: F401

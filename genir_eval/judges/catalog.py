@@ -153,6 +153,20 @@ JUDGE_OPTIONS: dict[str, tuple[JudgeOption, ...]] = {
 """Each judge's own options, by registry name; every judge also takes :data:`COMMON_OPTIONS`."""
 
 
+def _declared_on_class() -> dict[str, tuple[JudgeOption, ...]]:
+    """The options of the judge kinds that declare their table on the class (``OPTIONS``,
+    each with default, bound and help: the pairwise kind), read from that one declaration."""
+    found = {}
+    for name in judge_names():
+        table = getattr(make_judge(name), "OPTIONS", None)
+        if table is not None:
+            found[name] = tuple(JudgeOption(o.name, o.default, o.help) for o in table)
+    return found
+
+
+JUDGE_OPTIONS.update(_declared_on_class())
+
+
 SUMMARIES: dict[str, str] = {
     "item-as": "ITEM (Zhang et al. 2024): a pseudo-answer from the selected links, then a "
     "utility judgment over all links; repeated until the useful set stops changing",

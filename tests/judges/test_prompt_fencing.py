@@ -105,7 +105,18 @@ class _Recorder:
 @pytest.mark.parametrize("name", judge_names())
 def test_every_log_field_is_fenced_in_every_prompt(name: str) -> None:
     engine = _Recorder()
-    asyncio.run(make_judge(name)(_hostile_session(), engine))
+    judge = make_judge(name)
+    session = _hostile_session()
+    if hasattr(judge, "compare"):
+        # a pairwise judge compares two answers to one query: the session's turn against
+        # itself (all its fields hostile) stands for two systems' answers
+        from genir_eval.judges.pairwise import Pair
+
+        turn = session.turns[0]
+        pair = Pair(session.session_id, turn.index, turn.query, "a", "b", turn, turn)
+        asyncio.run(judge.compare(pair, engine))
+    else:
+        asyncio.run(judge(session, engine))
     assert engine.requests, f"{name} rendered no prompt"
     for request in engine.requests:
         for message in request.messages:

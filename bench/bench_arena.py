@@ -1,0 +1,260 @@
+"""The pairwise arena against people, and its speed.
+
+Converts CrowdRAG-25 (``../shared/crowdrag``, Gienapp et al. SIGIR 2025) with the
+``crowdrag`` reader, runs ``genir-eval arena`` over its six systems (writer x style) and
+prints the agreement with people's gold winner on the decided pairs (``quality_overall``,
+majority of a pair's labels, ties dropped; the judge's ties count half), how many gold pairs
+went unjudged, Kendall's tau between the arena's six-system ranking (Bradley-Terry scores)
+and people's win rates on the gold pairs, the position-consistency rate and the time.
+
+    python bench/bench_arena.py                          # offline twin, all dev topics
+    python bench/bench_arena.py --base-url http://127.0.0.1:8091/v1 --topics 2
+                                                        # an LLM on the first 2 topics' gold pairs
+    python bench/bench_arena.py --scale 10000            # 10,000 queries x 3 systems, offline
+
+With ``--base-url`` only the gold pairs of the first ``--topics`` topics (in file order) are
+judged (``--pairs``), both orders, through the OpenAI-compatible endpoint (model ``local``
+unless ``--model``), concurrency 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from scipy.stats import kendalltau
+
+from genir_eval.cli import main as cli_main
+from genir_eval.ingest.crowdrag import convert_crowdrag
+from genir_eval.ingest.preferences import read_preferences
+
+ROOT = Path(__file__).resolve().parent.parent
+CROWDRAG = ROOT.parent / "shared" / "crowdrag"
+
+
+def _gold_pairs(preferences: Path, criterion: str) -> dict[tuple[str, str, str], str]:
+    votes: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
+    for p in read_preferences(preferences):
+        if p.criterion != criterion or not p.in_arena:
+            continue
+        a, b = sorted((str(p.system_a), str(p.system_b)))
+        key = (str(p.session), a, b)
+        if p.winner in ("a", "b"):
+            votes[key][str(p.system_a if p.winner == "a" else p.system_b)] += 1
+        else:
+            votes[key]  # noqa: B018 - rated, undecided
+    out = {}
+    for key, counter in votes.items():
+        ranked = counter.most_common()
+        if ranked and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]):
+            out[key] = ranked[0][0]
+    return out
+
+
+def _people_win_rates(gold: dict[tuple[str, str, str], str]) -> dict[str, float]:
+    wins: Counter[str] = Counter()
+    seen: Counter[str] = Counter()
+    for (_, a, b), winner in gold.items():
+        seen[a] += 1
+        seen[b] += 1
+        wins[winner] += 1
+    return {name: wins[name] / seen[name] for name in seen}
+
+
+def _distinct_rule(systems: list[Path], gold: dict[tuple[str, str, str], str]) -> float:
+    """The simple rule "the answer citing more distinct passages wins" (ties count half)."""
+    cited: dict[tuple[str, str], int] = {}
+    for path in systems:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            session = json.loads(line)
+            ids = {c for t in session["turns"] for s in t["statements"] for c in s["citations"]}
+            cited[(session["session_id"], path.stem)] = len(ids)
+    score = 0.0
+    for (session, a, b), winner in gold.items():
+        ca, cb = cited[(session, a)], cited[(session, b)]
+        score += 0.5 if ca == cb else float((a if ca > cb else b) == winner)
+    return score / len(gold)
+
+
+def crowdrag(args: argparse.Namespace, work: Path) -> int:
+    converted = work / "crowdrag"
+    convert_crowdrag(args.data, converted)
+    systems = sorted((converted / "systems").glob("*.jsonl"))
+    preferences = converted / "preferences.jsonl"
+    gold = _gold_pairs(preferences, "quality_overall")
+    out = work / "arena"
+    command = [
+        "arena",
+        *map(str, systems),
+        "--out",
+        str(out),
+        "--gold",
+        str(preferences),
+        "--cache",
+        "none",
+        "--quiet",
+        "--format",
+        "json",
+    ]
+    subset = "all dev topics"
+    if args.base_url:
+        topics = list(dict.fromkeys(key[0] for key in gold))[: args.topics]
+        pairs = work / "pairs.jsonl"
+        chosen = [key for key in gold if key[0] in topics][: args.limit]
+        pairs.write_text(
+            "".join(
+                json.dumps({"session_id": s, "turn": 1, "a": a, "b": b}) + "\n"
+                for s, a, b in chosen
+            ),
+            encoding="utf-8",
+        )
+        subset = (
+            f"the first {len(chosen)} decided gold pairs of the first {len(topics)} topics "
+            f"({', '.join(topics)}), sources cut at {args.source_chars} characters"
+        )
+        command += [
+            "--pairs",
+            str(pairs),
+            "--provider",
+            "openai",
+            "--base-url",
+            args.base_url,
+            "--model",
+            args.model,
+            "--concurrency",
+            "1",
+            "--timeout",
+            "600",
+            "--deadline",
+            "3600",
+            "--max-missing",
+            "1",
+            "--option",
+            f"max_source_chars={args.source_chars}",
+        ]
+        os.environ.setdefault("OPENAI_API_KEY", "local")
+    started = time.perf_counter()
+    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the arena's own output is not the bench's
+    try:
+        code = cli_main(command)
+    finally:
+        sys.stdout.close()
+        sys.stdout = sys.__stdout__
+    elapsed = time.perf_counter() - started
+    document = json.loads((out / "arena.json").read_text(encoding="utf-8"))
+    agreement = document["gold"]
+    people = _people_win_rates(gold)
+    scores = {s["name"]: s["score"] for s in document["systems"]}
+    names = sorted(people)
+    tau = kendalltau([scores[n] for n in names], [people[n] for n in names]).statistic
+    judge = "offline twin" if not args.base_url else f"{args.model} at {args.base_url}"
+    print(f"judge: {judge}; subset: {subset}; exit code {code}")
+    print(
+        f"agreement with people: {agreement['rate']:.3f} on {agreement['judged']} decided gold "
+        f"pairs ({agreement['ties']} judged ties counted half; decided-only "
+        f"{agreement['decided_rate'] or 0:.3f}); unjudged gold pairs: {agreement['unjudged']}"
+    )
+    if not args.base_url:
+        rule = _distinct_rule(systems, gold)
+        print(f"the rule 'more distinct cited passages wins' on the same pairs: {rule:.3f}")
+        print(f"Kendall tau (six systems, BT score vs people's win rate): {tau:.3f}")
+    consistency = document["consistency"]
+    print(
+        f"position consistency: {consistency['position_consistency']:.3f} over "
+        f"{consistency['pairs_in_both_orders']} pairs; missing pairs: "
+        f"{document['pairs']['missing']}; intransitive cycles: "
+        f"{consistency['intransitive_cycles']} of {consistency['decided_triads']} triads"
+    )
+    print(f"time: {elapsed:.1f}s for {document['pairs']['judged']} pairs")
+    return 0
+
+
+def _session(i: int, system: int, rng: random.Random) -> dict[str, object]:
+    n_links = rng.randint(1, 6)
+    words = " ".join(rng.choice(("alpha", "beta", "gamma", "delta", "omega")) for _ in range(60))
+    lines = [f"- point {k} {words[: rng.randint(40, 200)]} [{k}]" for k in range(1, n_links + 1)]
+    return {
+        "version": 1,
+        "session_id": f"q{i}",
+        "language": "en",
+        "turns": [
+            {
+                "index": 1,
+                "query": f"query number {i}",
+                "response_text": "\n".join(lines),
+                "links": [
+                    {
+                        "id": k,
+                        "url": f"https://example.org/{system}/{k}",
+                        "title": f"s{k}",
+                        "text": f"source {k} {words}",
+                    }
+                    for k in range(1, n_links + 1)
+                ],
+            }
+        ],
+    }
+
+
+def scale(args: argparse.Namespace, work: Path) -> int:
+    rng = random.Random(0)
+    files = []
+    for system in range(3):
+        path = work / f"system{system}.jsonl"
+        with path.open("w", encoding="utf-8") as handle:
+            for i in range(args.scale):
+                handle.write(json.dumps(_session(i, system, rng)) + "\n")
+        files.append(str(path))
+    started = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    cpu_before = before.ru_utime + before.ru_stime
+    sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+    try:
+        code = cli_main(
+            ["arena", *files, "--out", str(work / "arena"), "--cache", "none", "--quiet"]
+        )
+    finally:
+        sys.stdout.close()
+        sys.stdout = sys.__stdout__
+    elapsed = time.perf_counter() - started
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = usage.ru_utime + usage.ru_stime - cpu_before
+    peak = usage.ru_maxrss / 1024
+    pairs = sum(1 for _ in (work / "arena" / "pairs.jsonl").open())
+    print(
+        f"{args.scale} queries x 3 systems offline: {pairs} pairs ({2 * pairs} verdicts) in "
+        f"{elapsed:.1f}s wall, {cpu:.1f}s CPU ({2 * pairs / cpu:.0f} verdicts per CPU second), "
+        f"exit code {code}, peak RSS {peak:.0f} MB, load average {os.getloadavg()[0]:.1f}; "
+        f"10,000 queries x 3 systems at this CPU rate: {60_000 / (2 * pairs / cpu):.0f}s "
+        "(budget 60 s)"
+    )
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", default=str(CROWDRAG), help="the CrowdRAG folder")
+    parser.add_argument("--base-url", help="an OpenAI-compatible endpoint (default: offline)")
+    parser.add_argument("--model", default="local", help="model name (default local)")
+    parser.add_argument("--topics", type=int, default=2, help="topics judged with --base-url")
+    parser.add_argument("--limit", type=int, help="at most this many gold pairs with --base-url")
+    parser.add_argument(
+        "--source-chars", type=int, default=300, help="source text shown per cited passage"
+    )
+    parser.add_argument("--scale", type=int, help="queries of the synthetic speed bench")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        work = Path(folder)
+        return scale(args, work) if args.scale else crowdrag(args, work)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
