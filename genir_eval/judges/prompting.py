@@ -103,7 +103,7 @@ def check_template_file(name: str) -> str:
     if not _is_file_name(name):
         return name
     path = Path(name)
-    if not path.is_file():
+    if not path.exists():
         raise ConfigError(f"prompt template file {name!r}: {why_missing(path)}")
     try:
         text = path.read_text(encoding="utf-8")

@@ -288,7 +288,7 @@ async def arun_scenario(
     try:
         writer = RunWriter(out, csv=loaded.output.csv, evidence=True, failures=True)
     except OSError as error:  # before any call: nothing is lost
-        raise _output_fault(error, out, ()) from None
+        raise _output_fault(error, out, None) from None
     if writer.removed_stale:
         say(f"removed {len(writer.removed_stale)} part files a stopped run left in {out}")
     judging = _judging(loaded, out, groups, judges, progress=progress, log=log, say=say)
@@ -553,9 +553,16 @@ def _judge_rows(
     return rows
 
 
-def _output_fault(error: OSError, out: Path, journal_paths: Sequence[Path]) -> StorageError:
+def _output_fault(error: OSError, out: Path, journal_paths: Sequence[Path] | None) -> StorageError:
     """The one line for an output file that cannot be written (a full disk, a folder made
-    read-only mid-run), saying where the judgments made so far are kept."""
+    read-only mid-run), saying where the judgments made so far are kept (``None``: it
+    happened before any call)."""
+    if journal_paths is None:
+        return StorageError(
+            f"cannot write the run's outputs: {error.strerror or error}; nothing was asked "
+            "yet (before any call): run again once fixed",
+            path=str(error.filename or out),
+        )
     kept = ", ".join(str(p) for p in journal_paths)
     again = (
         f"the judgments are kept in {kept}: run again once fixed, no call is repeated"

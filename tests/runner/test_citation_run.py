@@ -125,3 +125,66 @@ def test_meta_command_reports_agreement_with_gold_support(
     out = capsys.readouterr().out
     assert "citation support: accuracy " in out and " n 16 missing 0" in out
     assert "citation-precision(partial=0.5): judge " in out
+
+
+URGE = ROOT.parent / "shared" / "urge" / "urge_sample_dev.csv"
+
+
+def _urge_with_sources(tmp_path: Path) -> Path:
+    """A scenario over the URGE sample (gold link labels) with a side file giving every url
+    a source text, into which the test writes judges and measures."""
+    import csv
+
+    from genir_eval.ingest import load_sessions
+
+    urls = sorted({lk.url for s in load_sessions(URGE).sessions for t in s.turns for lk in t.links})
+    with (tmp_path / "sources.csv").open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["url", "text"])
+        writer.writerows([u, f"A page about {u}."] for u in urls)
+    return tmp_path / "sources.csv"
+
+
+_MEASURE_LISTS = [
+    ["citation_precision"],
+    ["citation_recall", "sdcg_urge"],
+    ["unsupported_claims", "decreasing", "citation_precision(partial=0)"],
+    ["sdcg_urge", "srbp_urge", "citation_recall(partial=1)"],
+]
+
+
+@pytest.mark.skipif(not URGE.exists(), reason="the URGE sample is not in ../shared/urge")
+@pytest.mark.parametrize("gold", [True, False], ids=["gold", "no gold"])
+@pytest.mark.parametrize(
+    "judges",
+    [["citation_support"], ["citation_support", "link_usefulness.dna"], ["link_usefulness.dna"]],
+    ids=["citation judge", "citation and link judges", "link judge"],
+)
+@pytest.mark.parametrize("measures", _MEASURE_LISTS, ids=["+".join(m) for m in _MEASURE_LISTS])
+def test_citation_measures_named_beside_gold_link_labels(
+    tmp_path: Path, measures: list[str], judges: list[str], gold: bool
+) -> None:
+    """Naming citation measures on input with gold link labels (the URGE sample with a side
+    file of source texts) raised ValueError from zip() after all the judging: the gold link
+    scores were named after every measure, citation ones included."""
+    sources = _urge_with_sources(tmp_path)
+    judge_tables = "".join(f'[[judges]]\nname = "{name}"\n\n' for name in judges)
+    scenario = tmp_path / "urge-citations.toml"
+    scenario.write_text(
+        f'version = 1\nname = "u"\n\n[input]\npath = "{URGE}"\nformat = "urge"\n'
+        f'sources = "{sources}"\n\n[engine]\nmax_missing = 1\n\n{judge_tables}'
+        f"[aggregate]\nmeasures = {measures!r}\ngold = {str(gold).lower()}\n\n"
+        f'[output]\ndir = "{tmp_path / "run"}"\n'.replace("'", '"'),
+        encoding="utf-8",
+    )
+    run = run_scenario(scenario, overrides=OFFLINE)
+    names = set(run.score_names("session"))
+    usefulness = [m for m in measures if not m.startswith(("citation", "unsupported"))]
+    for measure in usefulness:
+        assert (f"gold:{measure}" in names) == gold
+    if "link_usefulness.dna" in judges:
+        assert all(m in names for m in usefulness)
+    if "citation_support" in judges:
+        assert all(m in names for m in measures if m not in usefulness)
+    assert not any(f"gold:{m}" in names for m in measures if m not in usefulness)
+    assert run.info["status"]["ok"]

@@ -4,7 +4,6 @@ its journal. Skipped when Ray is not installed (``pip install "genir-eval[ray]"`
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import math
@@ -313,32 +312,6 @@ def test_a_killed_coordinator_is_restarted_and_the_run_goes_on(
     # the stats come from the restarted coordinator: it handed out only the later slots
     shared = run.info["engines"][0]["request_rate"]["global"]
     assert 0 < shared["slots"] < len(asked)
-
-
-def test_a_cluster_lost_mid_run_is_one_line_keeping_the_journal(
-    cluster: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A failure of the cluster that Ray cannot repair (here the coordinator killed for
-    good, as when its node is lost) ends the run with one line saying where the finished
-    judgments are and how to resume: exit 2, no traceback."""
-    from genir_eval.errors import ClusterError
-    from genir_eval.ingest import load_sessions
-    from genir_eval.runner.ray_executor import RayJudging
-
-    scenario = load_scenario(ROOT / "scenarios" / "demo-offline.toml")
-    sessions = load_sessions(scenario.input.path, format=scenario.input.format).sessions
-
-    async def go() -> None:
-        async with RayJudging(scenario, tmp_path, workers=2) as judging:
-            ray.kill(judging._coordinator, no_restart=True)
-            await judging.judge(sessions)
-
-    with pytest.raises(ClusterError) as raised:
-        asyncio.run(go())
-    message = str(raised.value)
-    assert "\n" not in message and "the Ray cluster failed during the run" in message
-    assert str(tmp_path) in message and "run again to resume" in message
-    assert raised.value.exit_code == 2
 
 
 @pytest.mark.parametrize(("first", "then"), [(2, 1), (1, 2), (None, 2)], ids=str)

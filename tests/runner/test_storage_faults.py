@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -263,3 +264,95 @@ def test_a_cache_that_cannot_be_written_does_not_fail_the_run(tmp_path: Path) ->
         results, stats = asyncio.run(run(server))
     assert all(isinstance(r, Completion) for r in results)
     assert stats["errors_seen"] == {"cache write: StorageError": 6}  # 5 puts + the run record
+
+
+# Where the run writer can meet a full disk, from the first part file to run.json: each
+# place is made to fail with each errno; the run must end in one line (exit 2) saying where
+# the judgments are, leave no part file, and a second run must make no call at all.
+_WRITER_FAULTS = {
+    "creating a part file": ("_Part", "__init__"),
+    "appending evidence or failures rows": ("_Part", "write"),
+    "appending table rows": ("_Table", "write"),
+    "rewriting the tables (JSONL and CSV)": ("RunWriter", "_rewrite"),
+    "renaming a file into place": (None, "_replace"),
+    "writing meta.json or run.json": (None, "write_json"),
+    "writing report.html": (None, "write_text_atomic"),
+}
+_ERRNOS = {
+    errno.ENOSPC: "No space left on device",
+    errno.EDQUOT: "Disk quota exceeded",
+    errno.EIO: "Input/output error",
+    errno.EFBIG: "File too large",
+}
+
+
+_CASES = [
+    pytest.param(place, code, id=f"{place}-{_ERRNOS[code]}")
+    for place in sorted(_WRITER_FAULTS)
+    for code in sorted(_ERRNOS)
+    # every place with a full disk and a quota; the other errors where rows are appended
+    if code in (errno.ENOSPC, errno.EDQUOT) or place == "appending table rows"
+]
+
+
+@pytest.mark.parametrize(("place", "code"), _CASES)
+def test_a_disk_that_fills_in_the_run_writer_keeps_the_judgments(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    place: str,
+    code: int,
+) -> None:
+    from genir_eval.report import outputs
+
+    owner, name = _WRITER_FAULTS[place]
+    target = outputs if owner is None else getattr(outputs, owner)
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(code, _ERRNOS[code], str(tmp_path / "run" / "some.part"))
+
+    journal = tmp_path / "journal.sqlite"
+    argv = ["--cache-mode", "off", "--journal", str(journal)]
+    with monkeypatch.context() as patched:
+        patched.setattr(target, name, full)
+        assert _run(tmp_path, *argv) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert line.startswith("genir-eval: error: ") and _ERRNOS[code] in line
+    # the output folder's own check (before any call) meets the faults of the writer's
+    # first steps; past it, the line says where the judgments are
+    before_any_call = "cannot write to the output folder" in line or "before any call" in line
+    if place == "creating a part file":
+        assert before_any_call
+    if before_any_call:
+        assert "--out DIR" in line or "nothing was asked yet (before any call)" in line
+    else:
+        assert "cannot write the run's outputs" in line
+        assert str(journal) in line and "no call is repeated" in line
+    out = tmp_path / "run"
+    assert not (out / "run.json").exists()
+    assert not [p.name for p in out.glob(".*.part")]
+    # the promise: running again makes no call, every judgment comes from the journal
+    assert _run(tmp_path, *argv) == 0
+    info = json.loads((out / "run.json").read_text())
+    assert (info["provider_calls"] > 0) if before_any_call else (info["provider_calls"] == 0)
+    assert before_any_call or info["cache"]["resumed"] > 0
+
+
+def test_a_disk_that_fills_with_the_journal_in_the_output_folder_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The default journal lives in the output folder: when the disk fills there, the line
+    says the disk is full and to free space (the journal keeps what it holds), not to move
+    the journal aside."""
+    if not _can_mount():
+        pytest.skip("a full disk is simulated with a tmpfs, which needs root")
+    for size in ("16k", "160k"):
+        with _tmpfs(tmp_path / f"small-{size}", size) as small:
+            code = main(
+                ["run", str(DEMO), "--out", str(small / "run"), "--quiet", "--cache-mode", "off"]
+            )
+            err = capsys.readouterr().err
+        assert code == 2
+        line = _one_error_line(err)
+        assert "the disk is full; free some space and run again" in line
+        assert "move it aside" not in line
