@@ -187,14 +187,16 @@ def test_compare_escapes_controls_in_session_ids(make_scores_run, capsys, char) 
 @pytest.mark.parametrize(
     ("option", "value", "words"),
     [
-        ("--max-drop", "inf", "--max-drop: expected a finite number, got inf"),
-        ("--max-drop", "-0.1", "--max-drop: expected a number >= 0, got -0.1"),
-        ("--fail-below", "nan", "--fail-below: expected a finite number, got nan"),
-        ("--alpha", "1.5", "--alpha: expected a number in [0, 1), got 1.5"),
-        ("--alpha", "-0.01", "--alpha: expected a number in [0, 1), got -0.01"),
-        ("--worst", "-1", "--worst: expected an integer >= 0"),
-        ("--resamples", "0", "--resamples: "),
-        ("--seed", "-1", "--seed: "),
+        # the bounds are the declared settings' (genir_eval/settings.py), read as the command
+        # line is parsed
+        ("--max-drop", "inf", "--max-drop: expected a number >= 0 and <= 1000000000, got inf"),
+        ("--max-drop", "-0.1", "--max-drop: expected a number >= 0 and <= 1000000000, got -0.1"),
+        ("--fail-below", "nan", "--fail-below: expected a number >= -1000000000 and <= "),
+        ("--alpha", "1.5", "--alpha: expected a number >= 0 and < 1, got 1.5"),
+        ("--alpha", "-0.01", "--alpha: expected a number >= 0 and < 1, got -0.01"),
+        ("--worst", "-1", "--worst: expected an integer >= 0 and <= 1000000, got -1"),
+        ("--resamples", "0", "--resamples: expected an integer >= 1"),
+        ("--seed", "-1", "--seed: expected an integer >= 0"),
     ],
 )
 def test_compare_refuses_impossible_options(make_scores_run, capsys, option, value, words):
