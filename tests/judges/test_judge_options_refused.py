@@ -151,7 +151,7 @@ def test_the_counting_server_counts_a_valid_meta_run(capsys, monkeypatch):
 
 # (file content, words): template files that cannot be used
 TEMPLATES = [
-    (None, "a folder, not a file"),
+    (None, "cannot read the prompt template file"),  # a folder
     (b"\xff\xfe{{query}}", "is not UTF-8 text (byte 0xff at byte 1)"),
     (b"", "is empty"),
     (b"  \n\n", "is empty"),

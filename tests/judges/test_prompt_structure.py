@@ -146,7 +146,19 @@ class _Recorder:
 
 def _sent(name: str, session: Session) -> list[tuple[Message, ...]]:
     engine = _Recorder()
-    asyncio.run(make_judge(name)(session, engine))
+    judge = make_judge(name)
+    if hasattr(judge, "compare"):
+        # a pairwise judge compares two systems' answers to one query: the session's two
+        # turns (every field of both planted) stand for them
+        from genir_eval.judges.pairwise import Pair
+
+        first, second = session.turns
+        pair = Pair(
+            session.session_id, 1, first.query, "a", "b", first, second, session.language or "en"
+        )
+        asyncio.run(judge.compare(pair, engine))
+    else:
+        asyncio.run(judge(session, engine))
     assert engine.requests, f"{name} rendered no prompt"
     return [request.messages for request in engine.requests]
 

@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 
-from genir_eval.runner import executor
 from genir_eval.runner.run import WINDOW, Overrides, run_scenario
 from genir_eval.runner.scenario import LlmSpec, load_scenario
 from genir_eval.testing import FakeLLMServer
@@ -228,13 +227,16 @@ def test_driver_opens_no_engine_and_keeps_two_windows_in_flight(
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     constructed: list[str] = []
 
-    class CountedEngine(executor.Engine):
+    import genir_eval.llm.engine as engine_module
+
+    class CountedEngine(engine_module.Engine):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             constructed.append("engine")
             super().__init__(*args, **kwargs)
 
-    # the driver's engines (the workers are other processes, with the real class)
-    monkeypatch.setattr(executor, "Engine", CountedEngine)
+    # the driver's engines, all opened through llm.config.open_engine (the workers are other
+    # processes, with the real class)
+    monkeypatch.setattr(engine_module, "Engine", CountedEngine)
     # One worker per window on two CPUs, 0.4 s a call, one call at a time: windows of 3 demo
     # sessions (15, 9 and 5 links) each take seconds, long enough to see them overlap.
     with FakeLLMServer(reply=_link_reply, latency=0.4) as server:
