@@ -35,6 +35,8 @@ __all__ = [
     "offline_handler",
     "approx_tokens",
     "code_version",
+    "register_offline_version",
+    "version_parts",
 ]
 
 OfflineHandler = Callable[[Request], "str | Awaitable[str]"]
@@ -71,7 +73,21 @@ def _lookup(task: str) -> OfflineHandler | None:
     return handler
 
 
-_VERSIONS: dict[frozenset[str], str] = {}
+_VERSIONS: dict[tuple[frozenset[str], tuple[str, ...]], str] = {}
+_VERSION_PARTS: list[Callable[[], str]] = []
+
+
+def register_offline_version(part: Callable[[], str]) -> None:
+    """Add ``part()`` to the offline provider's version: something besides the handlers'
+    source that decides their replies (which evidence model is installed), so labels
+    journaled or cached under one are not resumed under another."""
+    if part not in _VERSION_PARTS:
+        _VERSION_PARTS.append(part)
+
+
+def version_parts() -> tuple[str, ...]:
+    """The registered parts of the offline provider's version, as they stand now."""
+    return tuple(part() for part in _VERSION_PARTS)
 
 
 def _imported_modules(roots: frozenset[str]) -> set[str]:
@@ -110,26 +126,29 @@ def _code_files(modules: frozenset[str]) -> list[Path]:
     return sorted(p for p in files if p.is_file())
 
 
-def code_version() -> str:
+def code_version(parts: tuple[str, ...] = ()) -> str:
     """A hash (16 hex digits) of the source of the code that produces the offline replies.
 
     Which files: the module of every registered handler and every module of its package it
     reaches through its imports (the features, lexical scores and parsing a twin calls),
     ``genir_eval/records.py`` (the sessions they read) and this module. An edit to any of
     them retires the offline labels journaled under the old code, which costs a re-run of
-    free, fast code and never resumes a stale label. Computed once per set of handler
-    modules (a handler registered later adds its files)."""
+    free, fast code and never resumes a stale label. ``parts`` (:func:`version_parts`) are
+    hashed in too. Computed once per set of handler modules and parts (a handler registered
+    later adds its files)."""
     modules = frozenset(str(getattr(h, "__module__", "") or "") for h in _HANDLERS.values())
-    version = _VERSIONS.get(modules)
+    version = _VERSIONS.get((modules, parts))
     if version is None:
         digest = hashlib.sha256()
+        for part in parts:
+            digest.update(f"{part}\0".encode())
         for path in _code_files(modules):
-            parts = path.parts
-            name = "/".join(parts[parts.index("genir_eval") :]) if "genir_eval" in parts else path.name
+            pieces = path.parts
+            name = "/".join(pieces[pieces.index("genir_eval") :]) if "genir_eval" in pieces else path.name
             digest.update(f"{name}\0".encode())
             digest.update(path.read_bytes())
             digest.update(b"\0")
-        version = _VERSIONS[modules] = digest.hexdigest()[:16]
+        version = _VERSIONS[(modules, parts)] = digest.hexdigest()[:16]
     return version
 
 
@@ -142,11 +161,15 @@ class OfflineProvider(Provider):
 
     def __init__(self, model: str = "offline") -> None:
         self.model = model
+        self._parts: tuple[str, ...] | None = None
 
     @property
     def version(self) -> str:
-        """The hash of the handlers' code (:func:`code_version`)."""
-        return code_version()
+        """The hash of the handlers' code and of the registered version parts
+        (:func:`code_version`), the parts read once per provider (one run)."""
+        if self._parts is None:
+            self._parts = version_parts()
+        return code_version(self._parts)
 
     async def generate(
         self, messages: Sequence[Message], config: GenerateConfig, *, request: Request | None = None

@@ -446,146 +446,170 @@ SPAN_REFERENCES = {
 }
 
 
-def _agreement(run: Run) -> str:
-    parts = []
+def _link_agreement(run: Run) -> str:
+    """Link judges against the experts' labels."""
     links = _judge_blocks(run, "link_usefulness")
-    if links:
-        rows = [
+    if not links:
+        return ""
+    rows = [
+        [
+            judge,
+            m.get("n"),
+            m.get("missing"),
+            _with_interval(m, "spearman"),
+            _with_interval(m, "kendall"),
+            m.get("cohen_kappa_binary"),
+            m.get("cohen_kappa_weighted"),
+            m.get("mae"),
+            m.get("pairwise_auc"),
+        ]
+        for judge, m in links.items()
+    ]
+    return (
+        "<p class='muted'>Link labels (0-3) against the experts': kappa binary on useful "
+        "(2-3) vs not, weighted linearly on 0-3; AUC over pairs of links with different "
+        "gold labels.</p>"
+        + _table(
+            "link-agreement",
+            [
+                "link judge",
+                "n",
+                "missing",
+                "spearman [95% CI]",
+                "kendall [95% CI]",
+                "kappa (binary)",
+                "kappa (weighted)",
+                "MAE",
+                "AUC",
+            ],
+            rows,
+        )
+    )
+
+
+def _span_agreement(run: Run) -> str:
+    """Useful-span judges against the gold marks."""
+    spans = _judge_blocks(run, "spans")
+    if not spans:
+        return ""
+    rows = [
+        [
+            f"{judge}: {title}",
+            m.get("n_turns"),
+            m.get("precision"),
+            m.get("recall"),
+            m.get("f1"),
+            m.get("macro_f1"),
+        ]
+        for judge, block in spans.items()
+        for name, title in SPAN_REFERENCES.items()
+        if isinstance(m := block.get(name), Mapping)
+    ]
+    return (
+        "<h3>Useful spans vs gold</h3>"
+        + _table(
+            "span-agreement",
+            ["judge: against", "turns", "precision", "recall", "F1", "macro F1"],
+            rows,
+        )
+    )
+
+
+def _item_agreement(run: Run) -> str:
+    """ITEM judges' useful-link sets against gold."""
+    items = _judge_blocks(run, "item")
+    if not items:
+        return ""
+    rows = []
+    for judge, m in items.items():
+        k = m.get("k", 5)
+        final = m.get("final") or {}
+        rows.append(
             [
                 judge,
-                m.get("n"),
-                m.get("missing"),
-                _with_interval(m, "spearman"),
-                _with_interval(m, "kendall"),
-                m.get("cohen_kappa_binary"),
-                m.get("cohen_kappa_weighted"),
-                m.get("mae"),
-                m.get("pairwise_auc"),
+                m.get("turns"),
+                m.get("turns_missing"),
+                final.get("precision"),
+                final.get("recall"),
+                final.get("f1"),
+                (m.get("first_iteration") or {}).get("f1"),
+                m.get(f"ndcg@{k}"),
+                m.get(f"ndcg@{k}_log_order"),
+                m.get("mean_iterations"),
             ]
-            for judge, m in links.items()
-        ]
-        parts.append(
-            "<p class='muted'>Link labels (0-3) against the experts': kappa binary on useful "
-            "(2-3) vs not, weighted linearly on 0-3; AUC over pairs of links with different "
-            "gold labels.</p>"
-            + _table(
-                "link-agreement",
-                [
-                    "link judge",
-                    "n",
-                    "missing",
-                    "spearman [95% CI]",
-                    "kendall [95% CI]",
-                    "kappa (binary)",
-                    "kappa (weighted)",
-                    "MAE",
-                    "AUC",
-                ],
-                rows,
-            )
         )
-    spans = _judge_blocks(run, "spans")
-    if spans:
-        rows = [
+    return (
+        "<h3>ITEM judges: useful-link sets vs gold</h3>"
+        + _table(
+            "item-agreement",
             [
-                f"{judge}: {title}",
-                m.get("n_turns"),
-                m.get("precision"),
-                m.get("recall"),
-                m.get("f1"),
-                m.get("macro_f1"),
-            ]
-            for judge, block in spans.items()
-            for name, title in SPAN_REFERENCES.items()
-            if isinstance(m := block.get(name), Mapping)
-        ]
-        parts.append(
-            "<h3>Useful spans vs gold</h3>"
-            + _table(
-                "span-agreement",
-                ["judge: against", "turns", "precision", "recall", "F1", "macro F1"],
-                rows,
-            )
+                "judge",
+                "turns",
+                "missing",
+                "precision",
+                "recall",
+                "F1",
+                "F1 (1st iteration)",
+                "nDCG@5",
+                "nDCG@5 (log order)",
+                "iterations",
+            ],
+            rows,
         )
-    items = _judge_blocks(run, "item")
-    if items:
-        rows = []
-        for judge, m in items.items():
-            k = m.get("k", 5)
-            final = m.get("final") or {}
-            rows.append(
-                [
-                    judge,
-                    m.get("turns"),
-                    m.get("turns_missing"),
-                    final.get("precision"),
-                    final.get("recall"),
-                    final.get("f1"),
-                    (m.get("first_iteration") or {}).get("f1"),
-                    m.get(f"ndcg@{k}"),
-                    m.get(f"ndcg@{k}_log_order"),
-                    m.get("mean_iterations"),
-                ]
-            )
-        parts.append(
-            "<h3>ITEM judges: useful-link sets vs gold</h3>"
-            + _table(
-                "item-agreement",
-                [
-                    "judge",
-                    "turns",
-                    "missing",
-                    "precision",
-                    "recall",
-                    "F1",
-                    "F1 (1st iteration)",
-                    "nDCG@5",
-                    "nDCG@5 (log order)",
-                    "iterations",
-                ],
-                rows,
-            )
-        )
+    )
+
+
+def _rubric_agreement(run: Run) -> str:
+    """RUBRIC judges' passage grades against gold."""
     rubrics = _judge_blocks(run, "rubric")
-    if rubrics:
-        rows = []
-        for judge, m in rubrics.items():
-            k = m.get("k", 5)
-            binary = m.get("binary") or {}
-            grade = m.get("grade_vs_gold") or {}
-            coverage = m.get("coverage_vs_query_satisfaction") or {}
-            rows.append(
-                [
-                    judge,
-                    m.get("turns"),
-                    binary.get("precision"),
-                    binary.get("recall"),
-                    binary.get("f1"),
-                    grade.get("spearman"),
-                    grade.get("kendall"),
-                    m.get(f"ndcg@{k}"),
-                    coverage.get("kendall"),
-                ]
-            )
-        parts.append(
-            "<h3>RUBRIC judges: passage grades vs gold</h3>"
-            + _table(
-                "rubric-agreement",
-                [
-                    "judge",
-                    "turns",
-                    "precision",
-                    "recall",
-                    "F1",
-                    "grade spearman",
-                    "grade kendall",
-                    "nDCG@5",
-                    "coverage kendall (query satisfaction)",
-                ],
-                rows,
-            )
+    if not rubrics:
+        return ""
+    rows = []
+    for judge, m in rubrics.items():
+        k = m.get("k", 5)
+        binary = m.get("binary") or {}
+        grade = m.get("grade_vs_gold") or {}
+        coverage = m.get("coverage_vs_query_satisfaction") or {}
+        rows.append(
+            [
+                judge,
+                m.get("turns"),
+                binary.get("precision"),
+                binary.get("recall"),
+                binary.get("f1"),
+                grade.get("spearman"),
+                grade.get("kendall"),
+                m.get(f"ndcg@{k}"),
+                coverage.get("kendall"),
+            ]
         )
-    return "".join(parts)
+    return (
+        "<h3>RUBRIC judges: passage grades vs gold</h3>"
+        + _table(
+            "rubric-agreement",
+            [
+                "judge",
+                "turns",
+                "precision",
+                "recall",
+                "F1",
+                "grade spearman",
+                "grade kendall",
+                "nDCG@5",
+                "coverage kendall (query satisfaction)",
+            ],
+            rows,
+        )
+    )
+
+
+#: One table per judge kind with gold to meet, in the order the report shows them.
+_AGREEMENT_TABLES = (_link_agreement, _span_agreement, _item_agreement, _rubric_agreement)
+
+
+def _agreement(run: Run) -> str:
+    """Every judge kind's agreement with gold, one table each."""
+    return "".join(table(run) for table in _AGREEMENT_TABLES)
 
 
 def _fmt_label(value: float) -> str:

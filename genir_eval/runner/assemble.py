@@ -170,6 +170,150 @@ def _gold_at(values: Sequence[Any] | None, position: int) -> Any:
     return values[position]
 
 
+@dataclass
+class _Gathered:
+    """A window's labels sorted by what they score (see :func:`_gather`)."""
+
+    # (session, turn) -> judge -> (statement, link) -> support; the pair labels themselves
+    support: dict[tuple[str, int], dict[str, dict[tuple[int, int], int | None]]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(dict))
+    )
+    pair_labels: dict[tuple[str, int, int, int], dict[str, Label]] = field(
+        default_factory=lambda: defaultdict(dict)
+    )
+    # (session, turn, link) -> judge -> values; (session, turn) / session -> name -> values
+    link_values: dict[tuple[str, int, int], dict[str, list[float]]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(list))
+    )
+    link_missing: dict[tuple[str, int, int], dict[str, str]] = field(
+        default_factory=lambda: defaultdict(dict)
+    )
+    turn_values: dict[tuple[str, int], dict[str, list[float]]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(list))
+    )
+    session_values: dict[str, dict[str, list[float]]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(list))
+    )
+    turn_judged: dict[str, set[tuple[str, int]]] = field(
+        default_factory=lambda: defaultdict(set)
+    )
+
+
+def _gather(
+    tables: Tables,
+    sessions: Sequence[Session],
+    labels: Mapping[str, Sequence[Label]],
+    judges: Sequence[JudgeInfo],
+) -> _Gathered:
+    """Each label to what it scores: a citation pair's support, a link's label, a turn's or
+    a session's own score; a missing one to the failures (and the link's missing reasons).
+    Counts each judge's labels in ``tables.label_counts``."""
+    g = _Gathered()
+    segments_of = {(s.session_id, t.index): len(t.segments) for s in sessions for t in s.turns}
+    for judge in judges:
+        counts = {"labels": 0, "missing": 0}
+        for label in labels.get(judge.id, ()):
+            counts["labels"] += 1
+            if label.value is None:
+                counts["missing"] += 1
+            _gather_one(tables, g, judge, label, segments_of)
+        tables.label_counts[judge.id] = counts
+    return g
+
+
+def _gather_one(
+    tables: Tables,
+    g: _Gathered,
+    judge: JudgeInfo,
+    label: Label,
+    segments_of: Mapping[tuple[str, int], int],
+) -> None:
+    key = label.key
+    if judge.kind == CITATION_KIND and key.item.startswith("cite:") and key.turn:
+        _, s_pos, l_id = key.item.split(":")
+        pair = (int(s_pos), int(l_id))
+        value = _number(label.value)
+        g.support[(key.session_id, key.turn)][judge.id][pair] = (
+            None if value is None else int(value)
+        )
+        g.pair_labels[(key.session_id, key.turn, pair[0], pair[1])][judge.id] = label
+    if label.value is None:
+        tables.failures.append(
+            {
+                "judge": judge.id,
+                "session_id": key.session_id,
+                "turn": key.turn,
+                "item": key.item,
+                "repeat": key.repeat,
+                "reason": label.missing_reason or "missing",
+            }
+        )
+        if key.item.startswith("link:") and key.turn is not None:
+            link_id = int(key.item.split(":", 1)[1])
+            g.link_missing[(key.session_id, key.turn, link_id)][judge.id] = (
+                label.missing_reason or "missing"
+            )
+        return
+    if key.item.startswith(_PASSAGE_ITEMS):
+        return  # a RUBRIC judge's grade of one response statement: evidence, not a score
+    if judge.kind == CITATION_KIND and key.item.startswith("cite:"):
+        return  # scored through the citation measures
+    if key.item.startswith("link:") and key.turn is not None:
+        value = _number(label.value)
+        if value is not None:
+            link_id = int(key.item.split(":", 1)[1])
+            g.link_values[(key.session_id, key.turn, link_id)][judge.id].append(value)
+        return
+    name = judge.id if key.item in _OWN_ITEMS else f"{judge.id}:{key.item}"
+    value = _number(label.value)
+    if value is None and judge.kind == SPANS_KIND and isinstance(label.value, list):
+        n_segments = segments_of.get((key.session_id, key.turn or 0), 0)
+        value = len(set(label.value)) / n_segments if n_segments else None
+    if value is None:
+        return
+    if key.turn is None:
+        g.session_values[key.session_id][name].append(value)
+    else:
+        g.turn_values[(key.session_id, key.turn)][name].append(value)
+        g.turn_judged[name].add((key.session_id, key.turn))
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What a run scores, from its judges and measures: the same for every session."""
+
+    link_judges: list[str]
+    score_names: dict[str, list[str]]
+    citation_judges: list[str]
+    usefulness_names: list[str]
+    citation_names: list[str]
+    measures: list[Any]
+    citation_measures: list[Any]
+    labelled_links: list[str]
+    spec: AggregateSpec
+
+
+def _plan(judges: Sequence[JudgeInfo], spec: AggregateSpec) -> _Plan:
+    link_judges = link_judge_ids(spec, judges)
+    citation_judges = [j.id for j in judges if j.kind == CITATION_KIND]
+    usefulness_names, citation_names = measure_groups(
+        spec.measures, citation_judge=bool(citation_judges)
+    )
+    citation_measures = [parse_measure(text) for text in citation_names]
+    assert all(isinstance(m, CitationMeasure) for m in citation_measures)
+    return _Plan(
+        link_judges=link_judges,
+        score_names=link_score_names(spec, link_judges),
+        citation_judges=citation_judges,
+        usefulness_names=list(usefulness_names),
+        citation_names=list(citation_names),
+        measures=[parse_measure(text) for text in usefulness_names],
+        citation_measures=citation_measures,
+        labelled_links=[j.id for j in judges if j.kind == LINK_KIND or j.id in link_judges],
+        spec=spec,
+    )
+
+
 def build_tables(
     sessions: Sequence[Session],
     labels: Mapping[str, Sequence[Label]],
@@ -183,199 +327,159 @@ def build_tables(
     ``combine=False`` leaves out the z-score combinations, which need every session of the
     run (:class:`Assembly` adds them once all windows are in)."""
     tables = Tables()
-    link_judges = link_judge_ids(spec, judges)
-    score_names = link_score_names(spec, link_judges)
-    citation_judges = [j.id for j in judges if j.kind == CITATION_KIND]
-    usefulness_names, citation_names = measure_groups(
-        spec.measures, citation_judge=bool(citation_judges)
-    )
-    measures = [parse_measure(text) for text in usefulness_names]
-    citation_measures = [parse_measure(text) for text in citation_names]
-    assert all(isinstance(m, CitationMeasure) for m in citation_measures)
-    # (session, turn) -> judge -> (statement, link) -> support; the labels themselves
-    support: dict[tuple[str, int], dict[str, dict[tuple[int, int], int | None]]] = defaultdict(
-        lambda: defaultdict(dict)
-    )
-    pair_labels: dict[tuple[str, int, int, int], dict[str, Label]] = defaultdict(dict)
-
-    # (session, turn, link) -> judge -> values; (session, turn) / session -> name -> values
-    link_values: dict[tuple[str, int, int], dict[str, list[float]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
-    link_missing: dict[tuple[str, int, int], dict[str, str]] = defaultdict(dict)
-    turn_values: dict[tuple[str, int], dict[str, list[float]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
-    session_values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    turn_judged: dict[str, set[tuple[str, int]]] = defaultdict(set)
-    segments_of = {(s.session_id, t.index): len(t.segments) for s in sessions for t in s.turns}
-    for judge in judges:
-        counts = {"labels": 0, "missing": 0}
-        for label in labels.get(judge.id, ()):
-            key = label.key
-            counts["labels"] += 1
-            if judge.kind == CITATION_KIND and key.item.startswith("cite:") and key.turn:
-                _, s_pos, l_id = key.item.split(":")
-                pair = (int(s_pos), int(l_id))
-                value = _number(label.value)
-                support[(key.session_id, key.turn)][judge.id][pair] = (
-                    None if value is None else int(value)
-                )
-                pair_labels[(key.session_id, key.turn, pair[0], pair[1])][judge.id] = label
-            if label.value is None:
-                counts["missing"] += 1
-                tables.failures.append(
-                    {
-                        "judge": judge.id,
-                        "session_id": key.session_id,
-                        "turn": key.turn,
-                        "item": key.item,
-                        "repeat": key.repeat,
-                        "reason": label.missing_reason or "missing",
-                    }
-                )
-                if key.item.startswith("link:") and key.turn is not None:
-                    link_id = int(key.item.split(":", 1)[1])
-                    link_missing[(key.session_id, key.turn, link_id)][judge.id] = (
-                        label.missing_reason or "missing"
-                    )
-                continue
-            if key.item.startswith(_PASSAGE_ITEMS):
-                # a RUBRIC judge's grade of one response statement: evidence, not a score
-                continue
-            if judge.kind == CITATION_KIND and key.item.startswith("cite:"):
-                continue  # scored through the citation measures below
-            if key.item.startswith("link:") and key.turn is not None:
-                value = _number(label.value)
-                if value is not None:
-                    link_id = int(key.item.split(":", 1)[1])
-                    link_values[(key.session_id, key.turn, link_id)][judge.id].append(value)
-                continue
-            name = judge.id if key.item in _OWN_ITEMS else f"{judge.id}:{key.item}"
-            value = _number(label.value)
-            if value is None and judge.kind == SPANS_KIND and isinstance(label.value, list):
-                n_segments = segments_of.get((key.session_id, key.turn or 0), 0)
-                value = len(set(label.value)) / n_segments if n_segments else None
-            if value is None:
-                continue
-            if key.turn is None:
-                session_values[key.session_id][name].append(value)
-            else:
-                turn_values[(key.session_id, key.turn)][name].append(value)
-                turn_judged[name].add((key.session_id, key.turn))
-        tables.label_counts[judge.id] = counts
-
-    turn_score_names = list(turn_judged)  # in the scenario's judge order
-    labelled_links = [j.id for j in judges if j.kind == LINK_KIND or j.id in link_judges]
+    plan = _plan(judges, spec)
+    g = _gather(tables, sessions, labels, judges)
+    turn_score_names = list(g.turn_judged)  # in the scenario's judge order
     for session in sessions:
-        gold = session.gold
-        turn_scores: list[dict[str, float | None]] = []
-        for position, turn in enumerate(session.turns):
-            scores: dict[str, float | None] = {}
-            for name in turn_score_names:
-                scores[name] = _mean(
-                    turn_values.get((session.session_id, turn.index), {}).get(name, [])
-                )
-            turn_scores.append(scores)
-            gold_links = _gold_at(gold.link_usefulness if gold else None, position) or {}
-            for link in turn.links:
-                key3 = (session.session_id, turn.index, link.id)
-                judged = link_values.get(key3, {})
-                tables.links.append(
-                    LinkRow(
-                        session_id=session.session_id,
-                        turn=turn.index,
-                        link_id=link.id,
-                        url=link.url,
-                        title=link.title,
-                        cited=link.id in turn.cited_link_ids,
-                        labels={j: _mean(judged.get(j, [])) for j in labelled_links},
-                        missing=dict(link_missing.get(key3, {})),
-                        gold=_number(gold_links.get(link.id)),
-                    )
-                )
-        session_scores: dict[str, float | None] = {}
-        # the judges' own session scores, else their aggregated turn scores
-        own = session_values.get(session.session_id, {})
-        for name in turn_score_names:
-            if name in own:
-                continue
-            session_scores[name] = aggregate([s.get(name) for s in turn_scores], spec.session)
-        for name, values in own.items():
-            session_scores[name] = _mean(values)
-        # citation measures from each citation judge's support labels, and from gold
-        for position_j, judge_id in enumerate(citation_judges):
-            suffix = "" if position_j == 0 else f"@{judge_id}"
-            statements = [
-                cited_statements(
-                    turn, support.get((session.session_id, turn.index), {}).get(judge_id, {})
-                )
-                for turn in session.turns
-            ]
-            per_turn, per_session = _citation_scores(
-                statements, citation_measures, [f"{m}{suffix}" for m in citation_names]
-            )
-            for scores, extra in zip(turn_scores, per_turn, strict=True):
-                scores.update(extra)
-            session_scores.update(per_session)
-        gold_statements = gold_cited_statements(session) if spec.gold else None
-        if gold_statements is not None and citation_measures:
-            per_turn, per_session = _citation_scores(
-                gold_statements, citation_measures, [f"gold:{m}" for m in citation_names]
-            )
-            for scores, extra in zip(turn_scores, per_turn, strict=True):
-                scores.update(extra)
-            session_scores.update(per_session)
-        if citation_judges:
-            tables.citations.extend(_citation_rows(session, citation_judges, pair_labels))
-        # link metrics from each link judge's labels, and from the gold labels
-        for judge_id in link_judges:
-            u_per_turn = [
-                statement_usefulness(turn, _turn_link_labels(link_values, session, turn, judge_id))
-                for turn in session.turns
-            ]
-            per_turn, per_session = _measure_scores(
-                u_per_turn, measures, score_names[judge_id], spec.session
-            )
-            for scores, extra in zip(turn_scores, per_turn, strict=True):
-                scores.update(extra)
-            session_scores.update(per_session)
-        if spec.gold and gold is not None and (gold.link_usefulness or gold.citation_usefulness):
-            u_gold = gold_statement_usefulness(session)
-            # the usefulness measures only: the citation measures' gold comes from support labels
-            names = [f"gold:{m}" for m in usefulness_names]
-            per_turn, per_session = _measure_scores(u_gold, measures, names, spec.session)
-            for scores, extra in zip(turn_scores, per_turn, strict=True):
-                scores.update(extra)
-            session_scores.update(per_session)
-        for position, turn in enumerate(session.turns):
-            tables.turns.append(
-                TurnRow(
-                    session_id=session.session_id,
-                    turn=turn.index,
-                    query=turn.query,
-                    response_text=turn.response_text,
-                    task_type=session.task_type,
-                    scores=turn_scores[position],
-                    gold_satisfaction=_number(
-                        _gold_at(gold.query_satisfaction if gold else None, position)
-                    ),
-                    thumbs=_gold_at(gold.thumbs if gold else None, position),
-                    feedback=_gold_at(gold.feedback_text if gold else None, position),
-                )
-            )
-        tables.sessions.append(
-            SessionRow(
-                session_id=session.session_id,
-                task_type=session.task_type,
-                n_turns=len(session.turns),
-                scores=session_scores,
-                gold_satisfaction=_number(gold.session_satisfaction) if gold else None,
-            )
-        )
+        _session_tables(tables, session, g, plan, turn_score_names)
     if combine:
         _combine(tables, spec)
     return tables
+
+
+def _merge(
+    turn_scores: list[dict[str, float | None]],
+    session_scores: dict[str, float | None],
+    scored: tuple[list[dict[str, float | None]], dict[str, float | None]],
+) -> None:
+    per_turn, per_session = scored
+    for scores, extra in zip(turn_scores, per_turn, strict=True):
+        scores.update(extra)
+    session_scores.update(per_session)
+
+
+def _session_tables(
+    tables: Tables,
+    session: Session,
+    g: _Gathered,
+    plan: _Plan,
+    turn_score_names: Sequence[str],
+) -> None:
+    """One session's link, turn and session rows (and citation rows) into ``tables``."""
+    spec = plan.spec
+    gold = session.gold
+    turn_scores: list[dict[str, float | None]] = []
+    for position, turn in enumerate(session.turns):
+        values = g.turn_values.get((session.session_id, turn.index), {})
+        turn_scores.append({name: _mean(values.get(name, [])) for name in turn_score_names})
+        gold_links = _gold_at(gold.link_usefulness if gold else None, position) or {}
+        for link in turn.links:
+            key3 = (session.session_id, turn.index, link.id)
+            judged = g.link_values.get(key3, {})
+            tables.links.append(
+                LinkRow(
+                    session_id=session.session_id,
+                    turn=turn.index,
+                    link_id=link.id,
+                    url=link.url,
+                    title=link.title,
+                    cited=link.id in turn.cited_link_ids,
+                    labels={j: _mean(judged.get(j, [])) for j in plan.labelled_links},
+                    missing=dict(g.link_missing.get(key3, {})),
+                    gold=_number(gold_links.get(link.id)),
+                )
+            )
+    session_scores: dict[str, float | None] = {}
+    # the judges' own session scores, else their aggregated turn scores
+    own = g.session_values.get(session.session_id, {})
+    for name in turn_score_names:
+        if name not in own:
+            session_scores[name] = aggregate([s.get(name) for s in turn_scores], spec.session)
+    for name, own_values in own.items():
+        session_scores[name] = _mean(own_values)
+    _citation_session_scores(tables, session, g, plan, turn_scores, session_scores)
+    _link_session_scores(session, g, plan, turn_scores, session_scores)
+    for position, turn in enumerate(session.turns):
+        tables.turns.append(
+            TurnRow(
+                session_id=session.session_id,
+                turn=turn.index,
+                query=turn.query,
+                response_text=turn.response_text,
+                task_type=session.task_type,
+                scores=turn_scores[position],
+                gold_satisfaction=_number(
+                    _gold_at(gold.query_satisfaction if gold else None, position)
+                ),
+                thumbs=_gold_at(gold.thumbs if gold else None, position),
+                feedback=_gold_at(gold.feedback_text if gold else None, position),
+            )
+        )
+    tables.sessions.append(
+        SessionRow(
+            session_id=session.session_id,
+            task_type=session.task_type,
+            n_turns=len(session.turns),
+            scores=session_scores,
+            gold_satisfaction=_number(gold.session_satisfaction) if gold else None,
+        )
+    )
+
+
+def _citation_session_scores(
+    tables: Tables,
+    session: Session,
+    g: _Gathered,
+    plan: _Plan,
+    turn_scores: list[dict[str, float | None]],
+    session_scores: dict[str, float | None],
+) -> None:
+    """The citation measures from each citation judge's support labels, and from gold."""
+    for position_j, judge_id in enumerate(plan.citation_judges):
+        suffix = "" if position_j == 0 else f"@{judge_id}"
+        statements = [
+            cited_statements(
+                turn, g.support.get((session.session_id, turn.index), {}).get(judge_id, {})
+            )
+            for turn in session.turns
+        ]
+        names = [f"{m}{suffix}" for m in plan.citation_names]
+        _merge(
+            turn_scores,
+            session_scores,
+            _citation_scores(statements, plan.citation_measures, names),
+        )
+    gold_statements = gold_cited_statements(session) if plan.spec.gold else None
+    if gold_statements is not None and plan.citation_measures:
+        names = [f"gold:{m}" for m in plan.citation_names]
+        _merge(
+            turn_scores,
+            session_scores,
+            _citation_scores(gold_statements, plan.citation_measures, names),
+        )
+    if plan.citation_judges:
+        tables.citations.extend(_citation_rows(session, plan.citation_judges, g.pair_labels))
+
+
+def _link_session_scores(
+    session: Session,
+    g: _Gathered,
+    plan: _Plan,
+    turn_scores: list[dict[str, float | None]],
+    session_scores: dict[str, float | None],
+) -> None:
+    """The link metrics from each link judge's labels, and from the gold labels."""
+    spec = plan.spec
+    for judge_id in plan.link_judges:
+        u_per_turn = [
+            statement_usefulness(turn, _turn_link_labels(g.link_values, session, turn, judge_id))
+            for turn in session.turns
+        ]
+        _merge(
+            turn_scores,
+            session_scores,
+            _measure_scores(u_per_turn, plan.measures, plan.score_names[judge_id], spec.session),
+        )
+    gold = session.gold
+    if spec.gold and gold is not None and (gold.link_usefulness or gold.citation_usefulness):
+        u_gold = gold_statement_usefulness(session)
+        # the usefulness measures only: the citation measures' gold comes from support labels
+        names = [f"gold:{m}" for m in plan.usefulness_names]
+        _merge(
+            turn_scores,
+            session_scores,
+            _measure_scores(u_gold, plan.measures, names, spec.session),
+        )
 
 
 def _citation_rows(

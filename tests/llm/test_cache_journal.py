@@ -241,8 +241,9 @@ def test_offline_version_hashes_the_twins_code() -> None:
     import genir_eval.judges  # noqa: F401 - registers the offline twins
 
     version = offline.code_version()
-    assert len(version) == 16 and version == OfflineProvider().version
-    assert offline.code_version() is version  # computed once, then reused
+    assert len(version) == 16 and offline.code_version() is version  # computed once, reused
+    parts = offline.version_parts()
+    assert OfflineProvider().version == offline.code_version(parts)
     modules = frozenset(h.__module__ for h in offline._HANDLERS.values())
     files = {p.name for p in offline._code_files(modules)}
     # each twin's module and what it calls (features, lexical scores), the records it reads
@@ -260,7 +261,7 @@ def test_journal_row_of_another_offline_version_is_not_resumed(
     journal = tmp_path / "journal.sqlite"
 
     async def judge(version: str) -> tuple[Completion | Failure, bool, int]:
-        monkeypatch.setattr(offline, "code_version", lambda: version)
+        monkeypatch.setattr(offline, "code_version", lambda *parts: version)
         async with Engine(OfflineProvider(), journal=Journal(journal)) as engine:
             resumed = engine.resume(request) is not None
             result = await engine.complete(request)
@@ -276,3 +277,21 @@ def test_journal_row_of_another_offline_version_is_not_resumed(
     with Journal(journal) as rows:
         (entry,) = rows.entries()
     assert entry.fingerprint == cache_key("offline", None, request, version="twins-v2")[0]
+
+
+def test_offline_version_changes_with_the_evidence_the_twins_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Labels the twins wrote from semantic evidence must not be resumed by a run that reads
+    # lexical evidence (the extra removed, or forced off), nor the other way round.
+    import genir_eval.judges  # noqa: F401 - registers the twins and their evidence part
+    from genir_eval.judges.offline.semantic import evidence_name
+
+    monkeypatch.setenv("GENIR_EVAL_OFFLINE_EVIDENCE", "lexical")
+    lexical = OfflineProvider().version
+    assert evidence_name() == "lexical" and "lexical" in offline.version_parts()
+    monkeypatch.setenv("GENIR_EVAL_OFFLINE_EVIDENCE", "semantic")
+    other = OfflineProvider().version
+    assert (other != lexical) == (evidence_name() != "lexical")
+    assert OfflineProvider().version == other  # the same evidence, the same version
+

@@ -26,6 +26,8 @@ from importlib import resources
 
 import numpy as np
 
+from genir_eval.llm.offline import register_offline_version
+
 __all__ = [
     "SEMANTIC_MODEL",
     "Embedder",
@@ -141,3 +143,9 @@ def best_match(model: Embedder, text: str, source: str) -> float:
 
     candidates = passages(source) or [source]
     return float(cosine_matrix(model, [text], candidates).max())
+
+
+# Which evidence ran decides the twins' replies as much as their code: a run resumed after
+# the extra is installed or removed asks again rather than reuse the other evidence's labels.
+register_offline_version(evidence_name)
+
