@@ -7,6 +7,7 @@ from typing import Any
 
 from genir_eval.judges import Label, make_judge
 from genir_eval.llm.anthropic_provider import AnthropicProvider
+from genir_eval.llm.base import Completion, Request
 from genir_eval.llm.engine import Engine
 from genir_eval.llm.offline import OfflineProvider
 from genir_eval.llm.openai_provider import OpenAIProvider
@@ -140,3 +141,26 @@ def run_judge(
             await engine.aclose()
 
     return asyncio.run(go())
+
+
+class Recorder:
+    """An engine stand-in: records every request and replies with unusable
+    text, so a judge renders every prompt it has (repair prompts too)."""
+
+    def __init__(self) -> None:
+        self.requests: list[Request] = []
+        self.provider = None
+        self.model = "recorder"
+
+    def resume(self, request: Request) -> None:
+        return None
+
+    async def complete(self, request: Request) -> Completion:
+        self.requests.append(request)
+        return Completion(text="not json")
+
+    async def record(self, *args: object, **kwargs: object) -> None:
+        return None
+
+    def expect(self, n: int) -> None:
+        return None

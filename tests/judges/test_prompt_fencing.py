@@ -13,9 +13,9 @@ import asyncio
 import re
 
 import pytest
+from judge_helpers import Recorder
 
 from genir_eval.judges import judge_names, make_judge
-from genir_eval.llm.base import Completion, Request
 from genir_eval.records import (
     Dissatisfaction,
     Gold,
@@ -80,31 +80,9 @@ def _hostile_session() -> Session:
     )
 
 
-class _Recorder:
-    """An engine stand-in: records every request and replies with unusable text."""
-
-    def __init__(self) -> None:
-        self.requests: list[Request] = []
-        self.provider = None
-        self.model = "recorder"
-
-    def resume(self, request: Request) -> None:
-        return None
-
-    async def complete(self, request: Request) -> Completion:
-        self.requests.append(request)
-        return Completion(text="not json")
-
-    async def record(self, *args: object, **kwargs: object) -> None:
-        return None
-
-    def expect(self, n: int) -> None:
-        return None
-
-
 @pytest.mark.parametrize("name", judge_names())
 def test_every_log_field_is_fenced_in_every_prompt(name: str) -> None:
-    engine = _Recorder()
+    engine = Recorder()
     judge = make_judge(name)
     session = _hostile_session()
     if hasattr(judge, "compare"):

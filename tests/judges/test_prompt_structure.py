@@ -27,11 +27,12 @@ import re
 from pathlib import Path
 
 import pytest
+from judge_helpers import Recorder
 
 from genir_eval.ingest import load_sessions
 from genir_eval.judges import judge_names, make_judge
 from genir_eval.judges.prompting import fence, load_template, render_messages, template_sections
-from genir_eval.llm.base import Completion, Message, Request
+from genir_eval.llm.base import Message
 from genir_eval.records import (
     Dissatisfaction,
     Gold,
@@ -122,30 +123,8 @@ def _session(language: str, attack: str | None) -> Session:
     )
 
 
-class _Recorder:
-    """An engine stand-in: records every request and replies with unusable text."""
-
-    def __init__(self) -> None:
-        self.requests: list[Request] = []
-        self.provider = None
-        self.model = "recorder"
-
-    def resume(self, request: Request) -> None:
-        return None
-
-    async def complete(self, request: Request) -> Completion:
-        self.requests.append(request)
-        return Completion(text="not json")
-
-    async def record(self, *args: object, **kwargs: object) -> None:
-        return None
-
-    def expect(self, n: int) -> None:
-        return None
-
-
 def _sent(name: str, session: Session) -> list[tuple[Message, ...]]:
-    engine = _Recorder()
+    engine = Recorder()
     judge = make_judge(name)
     if hasattr(judge, "compare"):
         # a pairwise judge compares two systems' answers to one query: the session's two
