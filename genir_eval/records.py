@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from genir_eval.kind_names import CITATION_SUPPORT, LINK_USEFULNESS
+
 SCHEMA_VERSION = 1
 #: TREC 2024 RAG's support scale, strongest first (gold ``citation_support`` values).
 SUPPORT_LEVELS = ("full", "partial", "none")
@@ -193,9 +195,7 @@ def _gold_to_dict(g: Gold) -> dict[str, Any]:
     if g.query_satisfaction is not None:
         out["query_satisfaction"] = list(g.query_satisfaction)
     if g.link_usefulness is not None:
-        out["link_usefulness"] = [
-            {str(k): v for k, v in turn.items()} for turn in g.link_usefulness
-        ]
+        out[LINK_USEFULNESS] = [{str(k): v for k, v in turn.items()} for turn in g.link_usefulness]
     if g.citation_usefulness is not None:
         out["citation_usefulness"] = [
             [list(stmt) for stmt in turn] for turn in g.citation_usefulness
@@ -214,7 +214,7 @@ def _gold_to_dict(g: Gold) -> dict[str, Any]:
             "additional": g.dissatisfaction.additional,
         }
     if g.citation_support is not None:
-        out["citation_support"] = [
+        out[CITATION_SUPPORT] = [
             [{str(k): v for k, v in stmt.items()} for stmt in turn] for turn in g.citation_support
         ]
     return out
@@ -246,10 +246,10 @@ def _opt_tuple_of_tuples(value: Sequence[Sequence[Any]] | None) -> Any:
 
 def _gold_from_dict(d: Mapping[str, Any]) -> Gold:
     dis = d.get("dissatisfaction")
-    link_usefulness = d.get("link_usefulness")
+    link_usefulness = d.get(LINK_USEFULNESS)
     citation_usefulness = d.get("citation_usefulness")
     query_satisfaction = d.get("query_satisfaction")
-    citation_support = d.get("citation_support")
+    citation_support = d.get(CITATION_SUPPORT)
     thumbs = d.get("thumbs")
     feedback_text = d.get("feedback_text")
     return Gold(

@@ -18,6 +18,7 @@ from genir_eval.errors import ConfigError, did_you_mean
 from genir_eval.ingest import FORMATS, load_sessions, read_preferences
 from genir_eval.judges import judge_names, make_judge
 from genir_eval.judges.base import Label
+from genir_eval.judges.kinds import judge_kind, judge_kinds
 from genir_eval.judges.prompting import check_template_file
 from genir_eval.llm.progress import Heartbeat
 from genir_eval.meta.preferences import agreement_table, label_scores
@@ -255,11 +256,8 @@ def run(args: argparse.Namespace) -> int:
             check_template_file(paraphrase)
         except ConfigError as error:
             raise ConfigError(f"--paraphrase: {error}") from None
-    if (
-        args.link_judge not in judge_names()
-        or make_judge(args.link_judge).kind != "link_usefulness"
-    ):
-        links = [n for n in judge_names() if make_judge(n).kind == "link_usefulness"]
+    if not _is_link_judge(args.link_judge):
+        links = [n for n in judge_names() if _is_link_judge(n)]
         raise ConfigError(
             f"--link-judge: {args.link_judge!r} is not a link judge; expected one of {links}"
         )
@@ -291,6 +289,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _is_link_judge(name: str) -> bool:
+    return name in judge_names() and judge_kind(make_judge(name).kind).feeds_link_measures
+
+
 def _num(value: Any) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
@@ -300,51 +302,8 @@ def format_result(result: dict[str, Any]) -> str:
     lines = [f"judge {judge['name']} ({judge['provider']}/{judge['model']})"]
     if result.get("baseline_note"):
         lines.append(f"  baseline: {result['baseline_note']}")
-    link = result.get("link_usefulness")
-    if link:
-        ci = link["ci95"]["spearman"] or (None, None)
-        lines.append(
-            f"link usefulness: spearman {_num(link['spearman'])} [{_num(ci[0])}, {_num(ci[1])}]"
-            f"  kendall {_num(link['kendall'])}  kappa(bin) {_num(link['cohen_kappa_binary'])}"
-            f"  kappa(w) {_num(link['cohen_kappa_weighted'])}  mae {_num(link['mae'])}"
-            f"  auc {_num(link['pairwise_auc'])}  n {link['n']}  missing {link['missing']}"
-        )
-    spans = result.get("spans")
-    if spans:
-        for name in ("vs_user", "vs_annotators", "human_reference_user_vs_annotators"):
-            b = spans[name]
-            lines.append(
-                f"spans {name}: P {_num(b['precision'])} R {_num(b['recall'])} F1 {_num(b['f1'])}"
-            )
-    sat = result.get("satisfaction") or {}
-    for name, block in sat.items():
-        for level in ("query_level", "session_level"):
-            if level in block:
-                b = block[level]
-                lines.append(
-                    f"satisfaction {name} {level}: pearson {_num(b['pearson'])} "
-                    f"spearman {_num(b['spearman'])} kendall {_num(b['kendall'])} n {b['n']}"
-                )
-        combined = block.get("combined_with_sdcg_urge")
-        if combined:
-            b = combined["session_level"]
-            lines.append(
-                f"satisfaction {name} + sdcg_urge (z-score): pearson {_num(b['pearson'])} "
-                f"spearman {_num(b['spearman'])} n {b['n']}"
-            )
-    support = result.get("citation_support")
-    if support:
-        lines.append(
-            f"citation support: accuracy {_num(support['accuracy'])} kappa "
-            f"{_num(support['cohen_kappa'])} kappa(full) "
-            f"{_num(support['cohen_kappa_binary'])} n {support['n']} missing {support['missing']}"
-        )
-        for name, block in (support.get("measures") or {}).items():
-            lines.append(
-                f"  {name}: judge {_num(block['judge'])} gold {_num(block['gold'])} "
-                f"(pooled over the pairs; per-turn MAE {_num(block['mae_per_turn'])} over "
-                f"{block['n_turns']} turns)"
-            )
+    for kind in judge_kinds():
+        lines += kind.meta_lines(result)
     feedback = result.get("feedback")
     if feedback:
         for name, b in feedback["turn"].items():

@@ -59,6 +59,7 @@ from genir_eval.ingest.result import LoadResult
 from genir_eval.ingest.segments import split_segments
 from genir_eval.ingest.stream import Lines, SeenIds, SessionStream, unexpected
 from genir_eval.ingest.validate import short_repr, validate_session
+from genir_eval.kind_names import CITATION_SUPPORT, LINK_USEFULNESS
 from genir_eval.records import (
     SCHEMA_VERSION,
     SUPPORT_LEVELS,
@@ -288,12 +289,12 @@ _KEYS = {
     "gold": (
         "session_satisfaction",
         "query_satisfaction",
-        "link_usefulness",
+        LINK_USEFULNESS,
         "citation_usefulness",
         "useful_spans_user",
         "useful_spans_external",
         "dissatisfaction",
-        "citation_support",
+        CITATION_SUPPORT,
         "thumbs",
         "feedback_text",
     ),
@@ -524,7 +525,7 @@ def _validate_gold(gold: Any, n_turns: int) -> None:
             raise _FieldError(
                 f"gold.query_satisfaction[{i}]", f"{short_repr(value)} is not a number 1-5"
             )
-    for i, labels in enumerate(_per_turn(gold, "link_usefulness", n_turns) or ()):
+    for i, labels in enumerate(_per_turn(gold, LINK_USEFULNESS, n_turns) or ()):
         at = f"gold.link_usefulness[{i}]"
         for key, label in _object(labels, at).items():
             if not (key.isascii() and key.isdigit() and len(key) <= MAX_ID_DIGITS):
@@ -541,7 +542,7 @@ def _validate_gold(gold: Any, n_turns: int) -> None:
         for i, spans in enumerate(_per_turn(gold, key, n_turns) or ()):
             if not all(isinstance(s, str) for s in _list(spans, f"gold.{key}[{i}]")):
                 raise _FieldError(f"gold.{key}[{i}]", "spans are strings")
-    for i, statements in enumerate(_per_turn(gold, "citation_support", n_turns) or ()):
+    for i, statements in enumerate(_per_turn(gold, CITATION_SUPPORT, n_turns) or ()):
         at = f"gold.citation_support[{i}]"
         for j, verdicts in enumerate(_list(statements, at)):
             for key, verdict in _object(verdicts, f"{at}[{j}]").items():

@@ -40,6 +40,7 @@ from genir_eval.ingest.stream import (
     unexpected,
 )
 from genir_eval.ingest.validate import validate_session
+from genir_eval.kind_names import LINK_USEFULNESS
 from genir_eval.records import Dissatisfaction, Gold, Link, Segment, Session, Statement, Turn
 from genir_eval.unique_keys import RepeatedKey, literal, unique_keys
 
@@ -51,7 +52,7 @@ URGE_COLUMNS = (
     "task_type",
     "session-level satisfaction",
     "query-level satisfaction",
-    "link_usefulness",
+    LINK_USEFULNESS,
     "citation_usefulness",
     "useful_text_user_self",
     "useful_text_external_annotation",
@@ -70,7 +71,7 @@ _DISSATISFACTION_KEYS = ("choices", "additional")
 _FIELD_COLUMNS = {
     "gold.session_satisfaction": "session-level satisfaction",
     "gold.query_satisfaction": "query-level satisfaction",
-    "gold.link_usefulness": "link_usefulness",
+    "gold.link_usefulness": LINK_USEFULNESS,
     "gold.citation_usefulness": "citation_usefulness",
     "gold.useful_spans_user": "useful_text_user_self",
     "gold.useful_spans_external": "useful_text_external_annotation",
@@ -468,7 +469,7 @@ def _session(session_id: str, row: Mapping[str, str], responses: Any = None) -> 
             query_satisfaction=_per_turn(
                 row, "query-level satisfaction", n, lambda v: _satisfaction(v, "")
             ),
-            link_usefulness=_per_turn(row, "link_usefulness", n, _link_labels),
+            link_usefulness=_per_turn(row, LINK_USEFULNESS, n, _link_labels),
             citation_usefulness=_per_turn(row, "citation_usefulness", n, _citation_labels),
             useful_spans_user=_spans(row, "useful_text_user_self", n),
             useful_spans_external=_spans(row, "useful_text_external_annotation", n),

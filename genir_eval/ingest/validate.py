@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from genir_eval.errors import InputError
+from genir_eval.kind_names import CITATION_SUPPORT, LINK_USEFULNESS
 from genir_eval.records import SUPPORT_LEVELS, Gold, Session, Turn
 
 __all__ = ["MAX_LINK_ID", "validate_session", "field_turn", "short_repr"]
@@ -180,7 +181,7 @@ def _check_gold(gold: Gold, turns: tuple[Turn, ...]) -> None:
     _satisfaction(gold.session_satisfaction, "gold.session_satisfaction", "session satisfaction")
     for i, value in enumerate(_per_turn(gold.query_satisfaction, "query_satisfaction", n)):
         _satisfaction(value, f"gold.query_satisfaction[{i}]", f"turn {i + 1}: query satisfaction")
-    for i, labels in enumerate(_per_turn(gold.link_usefulness, "link_usefulness", n)):
+    for i, labels in enumerate(_per_turn(gold.link_usefulness, LINK_USEFULNESS, n)):
         field = f"gold.link_usefulness[{i}]"
         if not isinstance(labels, Mapping):
             raise _Problem(field, f"turn {i + 1}: link usefulness is not a map of id -> label")
@@ -224,7 +225,7 @@ def _check_gold(gold: Gold, turns: tuple[Turn, ...]) -> None:
                     f"turn {i + 1}: gold citation usefulness of statement {j + 1} has "
                     f"{len(labels)} label(s) for {expected_labels}",
                 )
-    for i, statements in enumerate(_per_turn(gold.citation_support, "citation_support", n)):
+    for i, statements in enumerate(_per_turn(gold.citation_support, CITATION_SUPPORT, n)):
         field = f"gold.citation_support[{i}]"
         expected = len(turns[i].statements)
         if len(statements) != expected:

@@ -10,6 +10,9 @@ The judges come in families, one folder each, with the shared pieces beside them
 - ``citations/``: whether each cited source supports its statement (``support``);
 - ``item/``: ITEM iterative utility judgments (candidates, replies, loop, judge);
 - ``rubric/``: RUBRIC question banks (``bank``) and grading (``grading``);
+- ``kinds`` (the :class:`~genir_eval.judges.kinds.JudgeKind` protocol and registry: what a
+  kind's labels become in the tables, how they meet gold, how the report shows them), one
+  ``kind.py`` per folder declaring its kind;
 - ``offline/``: the offline twins (``twins``, ``item``, ``rubric``, ``citations``) and their features
   (``features``, ``lexical``).
 
@@ -30,21 +33,47 @@ from genir_eval.judges.base import (
     make_judge,
     register_judge,
 )
+from genir_eval.judges.citations import kind as _citations_kind
 from genir_eval.judges.citations import support  # noqa: F401
 from genir_eval.judges.item import judge as _item_judge  # noqa: F401
+from genir_eval.judges.item import kind as _item_kind
+from genir_eval.judges.kinds import JudgeKind, judge_kind, judge_kinds, register_kind
 from genir_eval.judges.links import dna, listwise, true  # noqa: F401
+from genir_eval.judges.links import kind as _links_kind
 from genir_eval.judges.offline import citations as _citation_twin  # noqa: F401
 from genir_eval.judges.offline import item as _item_twin  # noqa: F401
 from genir_eval.judges.offline import rubric as _rubric_twin  # noqa: F401
 from genir_eval.judges.offline import twins  # noqa: F401
 from genir_eval.judges.offline.twins import BASELINE_NOTE
 from genir_eval.judges.pairwise import PairwiseJudge as _pairwise  # noqa: F401
+from genir_eval.judges.pairwise import kind as _pairwise_kind
 from genir_eval.judges.parsing import ReplyError, extract_object
 from genir_eval.judges.rubric import grading  # noqa: F401
+from genir_eval.judges.rubric import kind as _rubric_kind
 from genir_eval.judges.satisfaction import gah, geval, urs  # noqa: F401
+from genir_eval.judges.satisfaction import kind as _satisfaction_kind
+
+#: The built-in judge kinds (:mod:`genir_eval.judges.kinds`), in the order the summary and
+#: the report show them. A new kind is its folder and its line here.
+BUILTIN_KINDS: tuple[JudgeKind, ...] = (
+    _links_kind.KIND,
+    spans.KIND,
+    _satisfaction_kind.KIND,
+    _item_kind.KIND,
+    _rubric_kind.KIND,
+    _citations_kind.KIND,
+    _pairwise_kind.KIND,
+)
+for _kind in BUILTIN_KINDS:
+    register_kind(_kind)
 
 __all__ = [
     "BASELINE_NOTE",
+    "BUILTIN_KINDS",
+    "JudgeKind",
+    "judge_kind",
+    "judge_kinds",
+    "register_kind",
     "Judge",
     "JudgeStats",
     "Label",

@@ -9,15 +9,17 @@ they can be compared with the user's and the annotators' marks, which URGE store
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 from genir_eval.judges.base import Label, ask, register_judge
 from genir_eval.judges.common import BuiltinJudge, JudgeContext, graded_config
+from genir_eval.judges.kinds import GoldBlock, GoldContext, JudgeCell, JudgeKind, JudgeTable
 from genir_eval.judges.parsing import expect_index_list, extract_object
 from genir_eval.judges.prompting import fence, render_messages
 from genir_eval.records import Session, Turn
 
-__all__ = ["SpansJudge", "spans", "parse_spans", "segments_block", "spans_schema"]
+__all__ = ["SpansJudge", "SpansKind", "spans", "parse_spans", "segments_block", "spans_schema"]
 
 NAME = "spans"
 
@@ -96,3 +98,98 @@ def spans(**options: Any) -> SpansJudge:
     """Options: template, language, model, temperature, response_format (json_object or
     json_schema), max_tokens."""
     return SpansJudge(**options)
+
+
+#: The gold marks a spans judge is compared with, as ``meta.json``'s spans block names them.
+SPAN_REFERENCES = {
+    "vs_user": ("user", "the user's marks"),
+    "vs_annotators": ("annotators", "the annotators' marks"),
+    "human_reference_user_vs_annotators": (
+        "user vs annotators (human reference)",
+        "user vs annotators (human reference)",
+    ),
+}
+
+
+class SpansKind(JudgeKind):
+    """The spans kind: a turn label (item ``spans``) listing the useful units; its turn
+    score is the share of the response's units it marks, compared with the user's and the
+    annotators' marks."""
+
+    name = NAME
+    own_items = frozenset({NAME})
+    marks_units = True
+    own_score = (
+        "0-1",
+        "the share of a turn's text units the judge marks useful; a session aggregates its turns",
+    )
+
+    def turn_value(self, value: Any, n_segments: int) -> float | None:
+        if not isinstance(value, list):
+            return None
+        return len(set(value)) / n_segments if n_segments else None
+
+    def gold_blocks(self, context: GoldContext) -> list[GoldBlock]:
+        from genir_eval.meta import evaluate as gold
+
+        return [gold.span_block(self.name)]
+
+    def summary_table(self, blocks: Mapping[str, Mapping[str, Any]]) -> JudgeTable | None:
+        rows: list[list[Any]] = []
+        for judge, block in blocks.items():
+            for key, (title, _) in SPAN_REFERENCES.items():
+                figures = block.get(key)
+                if isinstance(figures, Mapping) and figures.get("n_turns"):
+                    human = key.startswith("human")
+                    who = JudgeCell(judge, f" vs {title}", instead=title if human else None)
+                    rows.append(
+                        [
+                            who,
+                            figures.get("n_turns"),
+                            figures.get("precision"),
+                            figures.get("recall"),
+                            figures.get("f1"),
+                        ]
+                    )
+        if not rows:
+            return None
+        head = ("", "turns", "precision", "recall", "F1")
+        return JudgeTable("Useful spans vs gold marks (micro-averaged)", head, rows)
+
+    def report_table(self, blocks: Mapping[str, Mapping[str, Any]]) -> JudgeTable | None:
+        if not blocks:
+            return None
+        rows = [
+            [
+                JudgeCell(judge, f": {title}"),
+                m.get("n_turns"),
+                m.get("precision"),
+                m.get("recall"),
+                m.get("f1"),
+                m.get("macro_f1"),
+            ]
+            for judge, block in blocks.items()
+            for name, (_, title) in SPAN_REFERENCES.items()
+            if isinstance(m := block.get(name), Mapping)
+        ]
+        head = ("judge: against", "turns", "precision", "recall", "F1", "macro F1")
+        return JudgeTable("Useful spans vs gold", head, rows, key="span-agreement")
+
+    def meta_lines(self, result: Mapping[str, Any]) -> list[str]:
+        spans = result.get(self.name)
+        if not spans:
+            return []
+        lines = []
+        for name in SPAN_REFERENCES:
+            b = spans[name]
+            lines.append(
+                f"spans {name}: P {_num(b['precision'])} R {_num(b['recall'])} F1 {_num(b['f1'])}"
+            )
+        return lines
+
+
+def _num(value: Any) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+KIND = SpansKind()

@@ -35,6 +35,8 @@ import numpy as np
 from genir_eval.columns import TextColumn
 from genir_eval.errors import ConfigError
 from genir_eval.judges.base import Label
+from genir_eval.judges.kinds import GoldBlock, GoldContext, judge_kind
+from genir_eval.kind_names import SPANS
 from genir_eval.meta.calibration import agreement, cross_validated_calibration
 from genir_eval.meta.degenerate import degeneracy
 from genir_eval.meta.ppi import ppi_block
@@ -73,6 +75,14 @@ __all__ = [
     "sdcg_from_labels",
     "citation_support_scores",
     "GoldComparison",
+    "degeneracy_block",
+    "link_pairs_block",
+    "span_block",
+    "satisfaction_block",
+    "citation_support_block",
+    "ordering_block",
+    "thumbs_block",
+    "session_means_block",
     "gold_sdcg",
     "expected_value",
     "LinkPairs",
@@ -333,9 +343,11 @@ def _marks(value: Sequence[str]) -> set[str]:
 
 
 class _SpanCounts:
-    """A spans judge's marks against the user's and the annotators', window by window."""
+    """A spans judge's marks (its labels of item ``item``) against the user's and the
+    annotators', window by window."""
 
-    def __init__(self) -> None:
+    def __init__(self, item: str = SPANS) -> None:
+        self.item = item
         self.vs_user, self.vs_ext, self.human = _SetCounts(), _SetCounts(), _SetCounts()
         self.missing = 0
 
@@ -354,7 +366,7 @@ class _SpanCounts:
                 ext_marks = _marks(ext[position]) if ext and position < len(ext) else None
                 if user_marks is not None and ext_marks is not None:
                     self.human.add(user_marks, ext_marks)
-                label = by.get((session.session_id, turn.index, "spans"))
+                label = by.get((session.session_id, turn.index, self.item))
                 if label is None or label.value is None:
                     self.missing += 1
                     continue
@@ -619,16 +631,17 @@ def gold_sdcg(session: Session) -> float | None:
 
 class _SessionMeans:
     """Per session, the judge's value of a system-level metric and its gold value: mean
-    ``sdcg_urge`` for a link judge, mean session satisfaction for a satisfaction judge."""
+    ``sdcg_urge`` for a link judge (``links``), mean session satisfaction for a
+    satisfaction judge."""
 
-    def __init__(self, kind: str) -> None:
-        self.metric = "sdcg_urge" if kind == "link_usefulness" else "session_satisfaction"
-        self.kind = kind
+    def __init__(self, links: bool) -> None:
+        self.metric = "sdcg_urge" if links else "session_satisfaction"
+        self.links = links
         self.judged: array[float] = array("d")
         self.gold: array[float] = array("d")
 
     def add(self, sessions: Sequence[Session], labels: Sequence[Label]) -> None:
-        if self.kind == "link_usefulness":
+        if self.links:
             self.judged.extend(_nan(v) for v in sdcg_from_labels(sessions, labels))
             self.gold.extend(_nan(gold_sdcg(s)) for s in sessions)
             return
@@ -649,12 +662,12 @@ class _SessionMeans:
         if all(g is None for g in gold) or all(j is None for j in judged):
             return None
         # the gold's scale: users' ratings 1-5; sDCG of expert labels is at least 0
-        bounds = (0.0, math.inf) if self.kind == "link_usefulness" else SATISFACTION_SCALE
+        bounds = (0.0, math.inf) if self.links else SATISFACTION_SCALE
         if labelled is None:
             block = ppi_block(judged, gold, metric=self.metric, bounds=bounds)
         else:
             block = _simulated_ppi(judged, gold, self.metric, labelled, splits, seed, bounds)
-        if self.kind != "link_usefulness":
+        if not self.links:
             block["judge_scale"] = (
                 "the judge's 1-10 session ratings mapped linearly onto the users' 1-5 "
                 "(1 -> 1, 10 -> 5)"
@@ -728,32 +741,44 @@ def ppi_scores(
     the mean over every gold-labelled session and the mean interval widths of PPI, PPI++
     and the gold-only interval; the first draw is reported with them. This is how PPI's
     promise is checked on a sample where every session has gold."""
-    if kind not in _SATISFACTION_KINDS:
-        return None
-    means = _SessionMeans(kind)
-    means.add(sessions, labels)
-    return means.result(labelled, splits, seed)
+    context = GoldContext(seed=seed, ppi_labelled=labelled, ppi_splits=splits)
+    return _one_block(kind, "ppi", context, sessions, labels)
 
 
-def _graded(labels: Sequence[Label], kind: str) -> list[Label]:
-    if kind == "link_usefulness":
+def _one_block(
+    kind: str,
+    name: str,
+    context: GoldContext,
+    sessions: Sequence[Session],
+    labels: Sequence[Label],
+) -> dict[str, Any] | None:
+    """The block ``name`` of a ``kind`` judge's comparison with gold (``None`` when the kind
+    has no such block or it has nothing to say)."""
+    for block in judge_kind(kind).gold_blocks(context):
+        if block.name == name:
+            block.add(sessions, labels, None)
+            found = block.result()
+            return dict(found) if found is not None else None
+    return None
+
+
+def _graded(labels: Sequence[Label], links: bool) -> list[Label]:
+    if links:
         return [lb for lb in labels if lb.key.item.startswith("link:")]
-    if kind == "satisfaction":
-        return [lb for lb in labels if lb.key.item in {"turn", "session"}]
-    return []
+    return [lb for lb in labels if lb.key.item in {"turn", "session"}]
 
 
 class _Degeneracy:
     """A graded judge's label counts and (up to :data:`MAX_REASONS`) its replies."""
 
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
+    def __init__(self, links: bool) -> None:
+        self.links = links
         self.values: Counter[Any] = Counter()
         self.missing = 0
         self.raws: list[str | None] = []
 
     def add(self, labels: Sequence[Label]) -> None:
-        for label in _graded(labels, self.kind):
+        for label in _graded(labels, self.links):
             if isinstance(label.value, int | float | str):
                 self.values[label.value] += 1
                 if len(self.raws) < MAX_REASONS:
@@ -772,13 +797,10 @@ def degenerate_scores(
 ) -> dict[str, Any] | None:
     """Whether the judge's graded labels are (nearly) constant or its reasons copy its
     instructions (:func:`genir_eval.meta.degenerate.degeneracy`), over its link labels for
-    a link judge and its turn and session labels for a satisfaction judge."""
-    found = _Degeneracy(kind)
-    found.add(labels)
-    return found.result(instructions)
-
-
-_SATISFACTION_KINDS = {"satisfaction", "link_usefulness"}
+    a link judge and its turn and session labels for a satisfaction judge (``None`` for
+    other kinds)."""
+    context = GoldContext(instructions=tuple(instructions))
+    return _one_block(kind, "degenerate", context, (), labels)
 
 
 class _Thumbs:
@@ -786,8 +808,8 @@ class _Thumbs:
     label (and its expected value) for a satisfaction judge; the mean link label (and mean
     expected label) of the turn's links for a link judge."""
 
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
+    def __init__(self, links: bool) -> None:
+        self.links = links
         self.thumbs: array[float] = array("d")
         self.scores: dict[str, array[float]] = {"label": array("d"), "expected": array("d")}
 
@@ -801,7 +823,7 @@ class _Thumbs:
                 if position >= len(thumbs):
                     break
                 self.thumbs.append(_nan(thumbs[position]))
-                if self.kind == "link_usefulness":
+                if self.links:
                     found = [
                         by.get((session.session_id, turn.index, f"link:{link_id}"))
                         for link_id in turn.cited_link_ids
@@ -834,20 +856,22 @@ class _Thumbs:
             for name, column in self.scores.items()
             if not np.isnan(np.asarray(column)).all()
         }
-        what = "mean link label of the turn" if self.kind == "link_usefulness" else "turn label"
+        what = "mean link label of the turn" if self.links else "turn label"
         return {"target": FEEDBACK_TARGET, "score": what, "turn": turn}
 
 
 class GoldComparison:
     """One judge's labels against the gold ones, gathered window by window of sessions.
 
-    ``add(sessions, labels, link_labels)`` keeps only numbers (label/gold pairs, per-query
-    and per-session columns, span set sizes), so a run of any size keeps memory linear in its
-    queries at 8 bytes a number (a citation support judge's sessions and labels are kept
-    whole: its figures need each turn's statements); ``result()`` gives the
-    blocks :func:`score_labels` documents, the same figures as scoring all sessions at once.
-    A link judge is its own source of ``sdcg_urge``; any other kind is combined with
-    ``link_labels`` when ``with_link_labels`` is set (``link_source`` names them).
+    The blocks are the judge kind's (:meth:`genir_eval.judges.kinds.JudgeKind.gold_blocks`,
+    built from the pieces below). ``add(sessions, labels, link_labels)`` keeps only numbers
+    (label/gold pairs, per-query and per-session columns, span set sizes), so a run of any
+    size keeps memory linear in its queries at 8 bytes a number (a citation support judge's
+    sessions and labels are kept whole: its figures need each turn's statements);
+    ``result()`` gives the blocks :func:`score_labels` documents, the same figures as
+    scoring all sessions at once. A link judge is its own source of ``sdcg_urge``; a
+    satisfaction judge is combined with ``link_labels`` when ``with_link_labels`` is set
+    (``link_source`` names them).
     """
 
     def __init__(
@@ -863,24 +887,16 @@ class GoldComparison:
         ppi_labelled: int | None = None,
     ) -> None:
         self.kind = kind
-        self.instructions = tuple(instructions)
-        self.ppi_labelled = ppi_labelled
-        self._degeneracy = _Degeneracy(kind) if kind in _SATISFACTION_KINDS else None
-        self._means = _SessionMeans(kind) if kind in _SATISFACTION_KINDS else None
-        self._thumbs = _Thumbs(kind) if kind in _SATISFACTION_KINDS else None
-        self.n_boot, self.seed, self.fraction = n_boot, seed, fraction
-        self.link_source = "judge" if kind == "link_usefulness" else link_source
-        self._links = _LinkPairs() if kind == "link_usefulness" else None
-        self._spans = _SpanCounts() if kind == "spans" else None
-        with_sdcg = kind == "link_usefulness" or with_link_labels
-        in_satisfaction = kind in _SATISFACTION_KINDS
-        self._satisfaction = _SatisfactionColumns(with_sdcg) if in_satisfaction else None
-        self._order = _QueryOrder() if in_satisfaction else None
-        # citation support figures need each turn's statements: its sessions and labels
-        # are kept (for a citation support judge only)
-        self._support: tuple[list[Session], list[Label]] | None = (
-            ([], []) if kind == "citation_support" else None
+        context = GoldContext(
+            with_link_labels=with_link_labels,
+            link_source=link_source,
+            n_boot=n_boot,
+            seed=seed,
+            fraction=fraction,
+            instructions=tuple(instructions),
+            ppi_labelled=ppi_labelled,
         )
+        self.blocks = judge_kind(kind).gold_blocks(context)
 
     def add(
         self,
@@ -888,60 +904,112 @@ class GoldComparison:
         labels: Sequence[Label],
         link_labels: Sequence[Label] | None = None,
     ) -> None:
-        if self._degeneracy is not None:
-            self._degeneracy.add(labels)
-        if self._means is not None:
-            self._means.add(sessions, labels)
-        if self._thumbs is not None:
-            self._thumbs.add(sessions, labels)
-        if self._links is not None:
-            self._links.add(sessions, labels)
-            link_labels = labels
-        if self._spans is not None:
-            self._spans.add(sessions, labels)
-        if self._satisfaction is not None:
-            self._satisfaction.add(sessions, labels, link_labels)
-        if self._support is not None:
-            self._support[0].extend(sessions)
-            self._support[1].extend(labels)
-        if self._order is not None:
-            self._order.add(sessions, labels)
+        for block in self.blocks:
+            block.add(sessions, labels, link_labels)
 
     def result(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        if self._degeneracy is not None:
-            degenerate = self._degeneracy.result(self.instructions)
-            if degenerate is not None:
-                out["degenerate"] = degenerate
-        if self._links is not None:
-            block = self._links.result(self.n_boot, self.seed)
-            if block is not None:
-                out["link_usefulness"] = block
-        if self._spans is not None:
-            block = self._spans.result()
-            if block is not None:
-                out["spans"] = block
-        if self._satisfaction is not None:
-            block = self._satisfaction.result(self.link_source, self.n_boot, self.seed)
-            if block:
-                out["satisfaction"] = block
-        if self._support is not None:
-            block = citation_support_scores(*self._support)
-            if block is not None:
-                out["citation_support"] = block
-        if self._order is not None:
-            ordering = self._order.result(self.fraction)
-            if ordering is not None:
-                out["orderings"] = ordering
-        if self._thumbs is not None:
-            feedback = self._thumbs.result(self.n_boot, self.seed)
-            if feedback is not None:
-                out["feedback"] = feedback
-        if self._means is not None:
-            ppi = self._means.result(self.ppi_labelled, 200, self.seed)
-            if ppi is not None:
-                out["ppi"] = ppi
+        for block in self.blocks:
+            found = block.result()
+            if found is not None:
+                out[block.name] = found
         return out
+
+
+# The pieces a kind's comparison with gold is built from, one block each.
+
+
+def degeneracy_block(context: GoldContext, *, links: bool) -> GoldBlock:
+    """``degenerate``: the graded labels (per link with ``links``, else per turn and
+    session) for collapse and copied instructions (:func:`degenerate_scores`)."""
+    found = _Degeneracy(links)
+    return GoldBlock(
+        "degenerate",
+        lambda sessions, labels, link_labels: found.add(labels),
+        lambda: found.result(context.instructions),
+    )
+
+
+def link_pairs_block(name: str, context: GoldContext) -> GoldBlock:
+    """The link labels against the experts' (:func:`link_usefulness_scores`)."""
+    pairs = _LinkPairs()
+    return GoldBlock(
+        name,
+        lambda sessions, labels, link_labels: pairs.add(sessions, labels),
+        lambda: pairs.result(context.n_boot, context.seed),
+    )
+
+
+def span_block(name: str) -> GoldBlock:
+    """The units marked useful against the gold marks (:func:`spans_scores`)."""
+    counts = _SpanCounts(name)
+    return GoldBlock(
+        name, lambda sessions, labels, link_labels: counts.add(sessions, labels), counts.result
+    )
+
+
+def satisfaction_block(name: str, context: GoldContext, *, own_links: bool) -> GoldBlock:
+    """Satisfaction labels against the users' (:func:`satisfaction_scores`), combined with
+    ``sdcg_urge`` from link labels: the judge's own with ``own_links`` (a link judge), else
+    the ``link_labels`` given when ``context.with_link_labels``."""
+    columns = _SatisfactionColumns(with_sdcg=own_links or context.with_link_labels)
+    source = "judge" if own_links else context.link_source
+
+    def add(
+        sessions: Sequence[Session], labels: Sequence[Label], link_labels: Sequence[Label] | None
+    ) -> None:
+        columns.add(sessions, labels, labels if own_links else link_labels)
+
+    return GoldBlock(
+        name, add, lambda: columns.result(source, context.n_boot, context.seed) or None
+    )
+
+
+def citation_support_block(name: str) -> GoldBlock:
+    """Support verdicts against the gold ones (:func:`citation_support_scores`); the
+    sessions and labels are kept whole, each turn's statements being needed."""
+    sessions_kept: list[Session] = []
+    labels_kept: list[Label] = []
+
+    def add(
+        sessions: Sequence[Session], labels: Sequence[Label], link_labels: Sequence[Label] | None
+    ) -> None:
+        sessions_kept.extend(sessions)
+        labels_kept.extend(labels)
+
+    return GoldBlock(name, add, lambda: citation_support_scores(sessions_kept, labels_kept))
+
+
+def ordering_block(context: GoldContext) -> GoldBlock:
+    """``orderings``: the hardest queries by the judge and by gold (:func:`ordering_scores`)."""
+    order = _QueryOrder()
+    return GoldBlock(
+        "orderings",
+        lambda sessions, labels, link_labels: order.add(sessions, labels),
+        lambda: order.result(context.fraction),
+    )
+
+
+def thumbs_block(context: GoldContext, *, links: bool) -> GoldBlock:
+    """``feedback``: each turn's label (the mean link label with ``links``) against the
+    users' thumbs."""
+    thumbs = _Thumbs(links)
+    return GoldBlock(
+        "feedback",
+        lambda sessions, labels, link_labels: thumbs.add(sessions, labels),
+        lambda: thumbs.result(context.n_boot, context.seed),
+    )
+
+
+def session_means_block(context: GoldContext, *, links: bool) -> GoldBlock:
+    """``ppi``: the prediction-powered mean of ``sdcg_urge`` (``links``) or of session
+    satisfaction (:func:`ppi_scores`)."""
+    means = _SessionMeans(links)
+    return GoldBlock(
+        "ppi",
+        lambda sessions, labels, link_labels: means.add(sessions, labels),
+        lambda: means.result(context.ppi_labelled, context.ppi_splits, context.seed),
+    )
 
 
 def citation_support_scores(

@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 
 from genir_eval.judges.base import Label
+from genir_eval.judges.item.judge import TURN_ITEM
+from genir_eval.judges.rubric.grading import RubricJudge
 from genir_eval.meta.stats import correlations, precision_recall_f1
 from genir_eval.records import Session
 
@@ -41,7 +43,7 @@ __all__ = [
 
 #: The ITEM judges ``compare_item`` runs by default: one-shot baselines, then the loops.
 ITEM_JUDGES = ("item-vanilla", "item-joint", "item-ksample", "item-as", "item-ars", "item-ar")
-RUBRIC_JUDGES = ("rubric", "rubric-thomas", "rubric-yesno")
+RUBRIC_JUDGES = (RubricJudge.name, "rubric-thomas", "rubric-yesno")
 
 
 def ndcg_at(ranking: Sequence[Any], gains: Mapping[Any, float], k: int) -> float | None:
@@ -154,7 +156,7 @@ class ItemFigures:
                 gold = gold_links(session, turn.index)
                 if not gold:
                     continue
-                turn_label = grouped.get((session.session_id, turn.index), {}).get("item")
+                turn_label = grouped.get((session.session_id, turn.index), {}).get(TURN_ITEM)
                 self.turns += 1
                 if turn_label is not None:
                     for name in _COST:

@@ -1,6 +1,8 @@
 """What each score of a run means, read from its name: range, direction, what it averages,
 and whose labels it comes from (``@<judge>`` and ``gold:`` prefixes, ``z(...)``
-combinations, judges' own scores). The report's glossary is built from here.
+combinations, judges' own scores, as each judge kind describes its own:
+:attr:`~genir_eval.judges.kinds.JudgeKind.own_score`). The report's glossary is built from
+here.
 """
 
 from __future__ import annotations
@@ -9,11 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from genir_eval.errors import ConfigError
+from genir_eval.judges.kinds import judge_kind
 from genir_eval.metrics.measures import Measure, QueryMeasure, parse_measure
 from genir_eval.report.outputs import Run
 from genir_eval.report.scores import link_judge_ids, scenario_measures
 
-__all__ = ["ScoreDescription", "describe_score", "JUDGE_KIND_SCORES"]
+__all__ = ["ScoreDescription", "describe_score"]
 
 
 @dataclass(frozen=True)
@@ -23,22 +26,6 @@ class ScoreDescription:
     range: str
     higher_is_better: bool | None
     averages: str
-
-
-# A judge's own score, by judge kind: (range, what the value is).
-JUDGE_KIND_SCORES: dict[str, tuple[str, str]] = {
-    "satisfaction": (
-        "1-10",
-        "the judge's satisfaction rating of a turn; a session's value is the judge's rating "
-        "of the whole session, else its turn ratings aggregated",
-    ),
-    "spans": (
-        "0-1",
-        "the share of a turn's text units the judge marks useful; a session aggregates its turns",
-    ),
-    "rubric": ("0-1", "the share of the rubric's questions the response answers"),
-    "link_usefulness": ("0-3", "the judge's link labels, averaged"),
-}
 
 
 def _judges(run: Run) -> dict[str, str]:
@@ -84,7 +71,7 @@ def describe_score(name: str, run: Run) -> ScoreDescription:
     measure = _measure(base)
     if measure is not None and (base in measures or measure.LEVEL == "citation"):
         if measure.LEVEL == "citation":
-            citers = [j for j, kind in judges.items() if kind == "citation_support"]
+            citers = [j for j, kind in judges.items() if judge_kind(kind).judges_citations]
             judge = at_judge or (citers[0] if citers else "the citation judge")
             source = "the expert (gold) support labels" if gold else f"{judge}'s support verdicts"
             return ScoreDescription(
@@ -113,7 +100,7 @@ def describe_score(name: str, run: Run) -> ScoreDescription:
     judge, _, item = name.partition(":")
     kind = judges.get(judge)
     if kind is not None:
-        rng, what = JUDGE_KIND_SCORES.get(kind, ("", "the judge's own label"))
+        rng, what = judge_kind(kind).own_score or ("", "the judge's own label")
         if item:
             what = f"the judge's '{item}' label"
             rng = ""

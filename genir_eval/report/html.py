@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from genir_eval.judges.kinds import Figure, Interval, JudgeCell, judge_kinds, kind_blocks
 from genir_eval.meta.stats import cohen_kappa, correlations
 from genir_eval.report.citations import CITATIONS_CSS, citations_section
 from genir_eval.report.glossary import describe_score
@@ -389,7 +390,13 @@ def _confusion_table(judge: str, classes: Sequence[float], matrix: Sequence[Sequ
 def _confusion(ctx: ReportContext) -> str:
     """Each link judge's confusion matrix: ``meta.json``'s (``genir-eval meta``'s), else
     counted from the links table when the run has no meta-evaluation."""
-    from_meta = _judge_blocks(ctx.run, "link_usefulness")
+    judges = (ctx.run.meta or {}).get("judges") or {}
+    from_meta = {
+        judge: block
+        for kind in judge_kinds()
+        if kind.feeds_link_measures
+        for judge, block in kind_blocks(judges, kind).items()
+    }
     parts = []
     for judge in ctx.links.judges:
         matrix = (from_meta.get(judge) or {}).get("confusion_matrix")
@@ -405,16 +412,6 @@ def _confusion(ctx: ReportContext) -> str:
     if not parts:
         return "<p class='muted'>No link has both a gold and a judge label.</p>"
     return "".join(parts)
-
-
-def _judge_blocks(run: Run, block: str) -> dict[str, Mapping[str, Any]]:
-    """``meta.json``'s ``judges[<id>][block]`` by judge id (``genir-eval meta``'s names)."""
-    judges = (run.meta or {}).get("judges") or {}
-    return {
-        judge: entry[block]
-        for judge, entry in judges.items()
-        if isinstance(entry, Mapping) and isinstance(entry.get(block), Mapping)
-    }
 
 
 def _table(table_id: str, head: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
@@ -433,183 +430,31 @@ def _table(table_id: str, head: Sequence[str], rows: Iterable[Sequence[Any]]) ->
     return f"<div class='scroll'><table id='{table_id}'><tr>{th}</tr>{body}</table></div>"
 
 
-def _with_interval(entry: Mapping[str, Any], key: str) -> str:
-    """``0.459 [0.30, 0.60]``: a coefficient with the 95% interval ``meta.json`` gives it."""
-    interval = fmt_ci((entry.get("ci95") or {}).get(key), 2)
-    return f"{fmt(entry.get(key))} {interval}".strip()
-
-
-SPAN_REFERENCES = {
-    "vs_user": "the user's marks",
-    "vs_annotators": "the annotators' marks",
-    "human_reference_user_vs_annotators": "user vs annotators (human reference)",
-}
-
-
-def _link_agreement(run: Run) -> str:
-    """Link judges against the experts' labels."""
-    links = _judge_blocks(run, "link_usefulness")
-    if not links:
-        return ""
-    rows = [
-        [
-            judge,
-            m.get("n"),
-            m.get("missing"),
-            _with_interval(m, "spearman"),
-            _with_interval(m, "kendall"),
-            m.get("cohen_kappa_binary"),
-            m.get("cohen_kappa_weighted"),
-            m.get("mae"),
-            m.get("pairwise_auc"),
-        ]
-        for judge, m in links.items()
-    ]
-    return (
-        "<p class='muted'>Link labels (0-3) against the experts': kappa binary on useful "
-        "(2-3) vs not, weighted linearly on 0-3; AUC over pairs of links with different "
-        "gold labels.</p>"
-        + _table(
-            "link-agreement",
-            [
-                "link judge",
-                "n",
-                "missing",
-                "spearman [95% CI]",
-                "kendall [95% CI]",
-                "kappa (binary)",
-                "kappa (weighted)",
-                "MAE",
-                "AUC",
-            ],
-            rows,
-        )
-    )
-
-
-def _span_agreement(run: Run) -> str:
-    """Useful-span judges against the gold marks."""
-    spans = _judge_blocks(run, "spans")
-    if not spans:
-        return ""
-    rows = [
-        [
-            f"{judge}: {title}",
-            m.get("n_turns"),
-            m.get("precision"),
-            m.get("recall"),
-            m.get("f1"),
-            m.get("macro_f1"),
-        ]
-        for judge, block in spans.items()
-        for name, title in SPAN_REFERENCES.items()
-        if isinstance(m := block.get(name), Mapping)
-    ]
-    return (
-        "<h3>Useful spans vs gold</h3>"
-        + _table(
-            "span-agreement",
-            ["judge: against", "turns", "precision", "recall", "F1", "macro F1"],
-            rows,
-        )
-    )
-
-
-def _item_agreement(run: Run) -> str:
-    """ITEM judges' useful-link sets against gold."""
-    items = _judge_blocks(run, "item")
-    if not items:
-        return ""
-    rows = []
-    for judge, m in items.items():
-        k = m.get("k", 5)
-        final = m.get("final") or {}
-        rows.append(
-            [
-                judge,
-                m.get("turns"),
-                m.get("turns_missing"),
-                final.get("precision"),
-                final.get("recall"),
-                final.get("f1"),
-                (m.get("first_iteration") or {}).get("f1"),
-                m.get(f"ndcg@{k}"),
-                m.get(f"ndcg@{k}_log_order"),
-                m.get("mean_iterations"),
-            ]
-        )
-    return (
-        "<h3>ITEM judges: useful-link sets vs gold</h3>"
-        + _table(
-            "item-agreement",
-            [
-                "judge",
-                "turns",
-                "missing",
-                "precision",
-                "recall",
-                "F1",
-                "F1 (1st iteration)",
-                "nDCG@5",
-                "nDCG@5 (log order)",
-                "iterations",
-            ],
-            rows,
-        )
-    )
-
-
-def _rubric_agreement(run: Run) -> str:
-    """RUBRIC judges' passage grades against gold."""
-    rubrics = _judge_blocks(run, "rubric")
-    if not rubrics:
-        return ""
-    rows = []
-    for judge, m in rubrics.items():
-        k = m.get("k", 5)
-        binary = m.get("binary") or {}
-        grade = m.get("grade_vs_gold") or {}
-        coverage = m.get("coverage_vs_query_satisfaction") or {}
-        rows.append(
-            [
-                judge,
-                m.get("turns"),
-                binary.get("precision"),
-                binary.get("recall"),
-                binary.get("f1"),
-                grade.get("spearman"),
-                grade.get("kendall"),
-                m.get(f"ndcg@{k}"),
-                coverage.get("kendall"),
-            ]
-        )
-    return (
-        "<h3>RUBRIC judges: passage grades vs gold</h3>"
-        + _table(
-            "rubric-agreement",
-            [
-                "judge",
-                "turns",
-                "precision",
-                "recall",
-                "F1",
-                "grade spearman",
-                "grade kendall",
-                "nDCG@5",
-                "coverage kendall (query satisfaction)",
-            ],
-            rows,
-        )
-    )
-
-
-#: One table per judge kind with gold to meet, in the order the report shows them.
-_AGREEMENT_TABLES = (_link_agreement, _span_agreement, _item_agreement, _rubric_agreement)
+def _cell(cell: Any) -> Any:
+    """A cell of a judge kind's table (:class:`~genir_eval.judges.kinds.JudgeTable`) as
+    :func:`_table` takes it."""
+    if isinstance(cell, JudgeCell):
+        return cell.instead if cell.instead is not None else cell.judge + cell.after
+    if isinstance(cell, Interval):
+        return f"{fmt(cell.value)} {fmt_ci(cell.ci, 2)}".strip()
+    if isinstance(cell, Figure):
+        return cell.value
+    return cell
 
 
 def _agreement(run: Run) -> str:
-    """Every judge kind's agreement with gold, one table each."""
-    return "".join(table(run) for table in _AGREEMENT_TABLES)
+    """Every judge kind's agreement with gold, one table each, in the kinds' order."""
+    judges = (run.meta or {}).get("judges") or {}
+    parts = []
+    for kind in judge_kinds():
+        table = kind.report_table(kind_blocks(judges, kind))
+        if table is None:
+            continue
+        title = f"<h3>{_e(table.title)}</h3>" if table.title else ""
+        note = f"<p class='muted'>{_e(table.note)}</p>" if table.note else ""
+        rows = [[_cell(cell) for cell in row] for row in table.rows]
+        parts.append(title + note + _table(table.key or kind.name, table.head, rows))
+    return "".join(parts)
 
 
 def _fmt_label(value: float) -> str:

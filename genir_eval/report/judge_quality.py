@@ -10,56 +10,20 @@ escaped).
 from __future__ import annotations
 
 import html
-import math
 from collections.abc import Mapping
 from typing import Any
 
+from genir_eval.judges.kinds import interval_text as _interval
+from genir_eval.judges.kinds import judge_kinds
+from genir_eval.judges.kinds import number_text as _num
+
 __all__ = ["quality_lines", "quality_section", "judge_flags", "SECTION_TITLE"]
-
-
-def _num(value: Any, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "-"
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, int):
-        return str(value)
-    text = f"{value:.{digits}f}"
-    return text[1:] if text.startswith("-") and float(text) == 0 else text  # never -0.000
-
-
-def _interval(ci: Any) -> str:
-    if not ci or any(v is None for v in ci):
-        return ""
-    return f" [{ci[0]:.3f}, {ci[1]:.3f}]"
 
 
 def judge_flags(block: Mapping[str, Any]) -> tuple[list[str], str]:
     """The degeneracy flags of a judge's block and the sentence explaining them."""
     degenerate = block.get("degenerate") or {}
     return list(degenerate.get("flags") or []), str(degenerate.get("note") or "")
-
-
-def _agreement_pair(calibration: Mapping[str, Any]) -> str:
-    raw, cal = calibration.get("raw") or {}, calibration.get("calibrated") or {}
-    parts = []
-    for key, name in (
-        ("mae", "mae"),
-        ("cohen_kappa_weighted", "kappa(w)"),
-        ("cohen_kappa_binary", "kappa(bin)"),
-    ):
-        if key in raw or key in cal:
-            parts.append(f"{name} {_num(raw.get(key))} -> {_num(cal.get(key))}")
-    return ", ".join(parts)
-
-
-def _calibration_line(label: str, calibration: Mapping[str, Any] | None) -> list[str]:
-    if not calibration:
-        return []
-    folds = calibration.get("folds")
-    how = "leave-one-session-out" if calibration.get("leave_one_session_out") else f"{folds} folds"
-    n = (calibration.get("raw") or {}).get("n")
-    return [f"{label} calibrated (isotonic, {how}, n {n}): {_agreement_pair(calibration)}"]
 
 
 def _ppi_lines(ppi: Mapping[str, Any]) -> list[str]:
@@ -106,26 +70,8 @@ def quality_lines(block: Mapping[str, Any]) -> list[str]:
     flags, note = judge_flags(block)
     if flags:
         lines.append(f"COLLAPSED ({', '.join(flags)}): {note}")
-    link = block.get("link_usefulness") or {}
-    lines += _calibration_line("link labels", link.get("calibration"))
-    expected = link.get("expected")
-    if expected:
-        lines.append(
-            f"link usefulness, expected label: spearman {_num(expected.get('spearman'))}"
-            f"{_interval((expected.get('ci95') or {}).get('spearman'))}"
-            f"  kendall {_num(expected.get('kendall'))}  auc {_num(expected.get('pairwise_auc'))}"
-            f"  mae {_num(expected.get('mae'))}  kappa(w) "
-            f"{_num(expected.get('cohen_kappa_weighted'))}  mean entropy "
-            f"{_num(expected.get('mean_entropy_bits'), 2)} bits  n {expected.get('n')}"
-        )
-        lines += _calibration_line("expected labels", expected.get("calibration"))
-    for name, sat in (block.get("satisfaction") or {}).items():
-        if name not in {"overall", "expected"}:
-            continue
-        calibration = sat.get("calibration") if isinstance(sat, Mapping) else None
-        if isinstance(calibration, Mapping):
-            for level in ("query_level", "session_level"):
-                lines += _calibration_line(f"satisfaction {name} {level}", calibration.get(level))
+    for kind in judge_kinds():
+        lines += kind.quality_lines(block)
     ppi = block.get("ppi")
     if ppi:
         lines += _ppi_lines(ppi)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from genir_eval.errors import ConfigError
+from genir_eval.judges.kinds import judge_kind
 from genir_eval.metrics.measures import parse_measure
 from genir_eval.report.outputs import Level, Run
 from genir_eval.report.tables import LevelTable, LinkKeys, read_level, read_link_keys
@@ -156,7 +157,7 @@ def link_judge_ids(run: Run) -> list[str]:
     return [
         str(j.get("id") or j.get("name"))
         for j in run.info.get("judges") or []
-        if isinstance(j, Mapping) and j.get("kind") == "link_usefulness"
+        if isinstance(j, Mapping) and judge_kind(str(j.get("kind"))).feeds_link_measures
     ]
 
 

@@ -15,6 +15,14 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from genir_eval.judges.kinds import (
+    Figure,
+    Interval,
+    JudgeCell,
+    judge_kind,
+    judge_kinds,
+    kind_blocks,
+)
 from genir_eval.report.html import headline_score
 from genir_eval.report.judge_quality import quality_lines
 from genir_eval.report.outputs import META_FILE, REPORT_FILE, Run
@@ -36,11 +44,6 @@ BASELINE_MARK = "*"
 BASELINE_FOOTNOTE = (
     f"{BASELINE_MARK} offline baseline: deterministic heuristics computed from the log, "
     "not LLM judgments"
-)
-SPAN_REFERENCES = (
-    ("vs_user", "user"),
-    ("vs_annotators", "annotators"),
-    ("human_reference_user_vs_annotators", "user vs annotators (human reference)"),
 )
 
 
@@ -119,15 +122,6 @@ def _correlation_rows(
     return rows
 
 
-def _judge_blocks(meta: Mapping[str, Any], block: str) -> dict[str, Mapping[str, Any]]:
-    judges = meta.get("judges") or {}
-    return {
-        judge: entry[block]
-        for judge, entry in judges.items()
-        if isinstance(entry, Mapping) and isinstance(entry.get(block), Mapping)
-    }
-
-
 def _first_link_judge(run: Run) -> str | None:
     scenario = run.info.get("scenario") or {}
     document = scenario.get("document") if isinstance(scenario, Mapping) else None
@@ -136,7 +130,7 @@ def _first_link_judge(run: Run) -> str | None:
     if chosen:
         return str(chosen[0])
     for judge in run.info.get("judges") or []:
-        if isinstance(judge, Mapping) and judge.get("kind") == "link_usefulness":
+        if isinstance(judge, Mapping) and judge_kind(str(judge.get("kind"))).feeds_link_measures:
             return str(judge.get("id"))
     return None
 
@@ -314,123 +308,31 @@ def _section(lines: list[str], title: str, rows: Sequence[Sequence[str]]) -> Non
     lines.extend(_align(rows))
 
 
-_JudgeTable = tuple[str, list[list[str]]]
-
-
-def _link_table(meta: Mapping[str, Any], baselines: set[str]) -> _JudgeTable | None:
-    links = _judge_blocks(meta, "link_usefulness")
-    if not links:
-        return None
-    rows = [["", "n", "missing", "spearman", "kappa bin", "kappa w", "mae", "auc"]]
-    for judge, m in links.items():
-        rows.append(
-            [
-                _marked(judge, baselines),
-                _num(m.get("n")),
-                _num(m.get("missing")),
-                _with_ci(m, "spearman"),
-                _num(m.get("cohen_kappa_binary")),
-                _num(m.get("cohen_kappa_weighted")),
-                _num(m.get("mae")),
-                _num(m.get("pairwise_auc")),
-            ]
+def _cell(cell: Any, baselines: set[str]) -> str:
+    """A cell of a judge kind's table (:class:`~genir_eval.judges.kinds.JudgeTable`) as the
+    terminal prints it."""
+    if isinstance(cell, JudgeCell):
+        return (
+            cell.instead
+            if cell.instead is not None
+            else _marked(cell.judge, baselines) + cell.after
         )
-    return "Link judges vs expert labels (0-3; kappa binary on 2-3, weighted linear)", rows
-
-
-def _span_table(meta: Mapping[str, Any], baselines: set[str]) -> _JudgeTable | None:
-    rows = [["", "turns", "precision", "recall", "F1"]]
-    for judge, block in _judge_blocks(meta, "spans").items():
-        for key, title in SPAN_REFERENCES:
-            figures = block.get(key)
-            if isinstance(figures, Mapping) and figures.get("n_turns"):
-                who = title if key.startswith("human") else f"{_marked(judge, baselines)} vs {title}"
-                rows.append(
-                    [
-                        who,
-                        _num(figures.get("n_turns")),
-                        _num(figures.get("precision")),
-                        _num(figures.get("recall")),
-                        _num(figures.get("f1")),
-                    ]
-                )
-    return ("Useful spans vs gold marks (micro-averaged)", rows) if len(rows) > 1 else None
-
-
-def _item_table(meta: Mapping[str, Any], baselines: set[str]) -> _JudgeTable | None:
-    items = _judge_blocks(meta, "item")
-    if not items:
-        return None
-    rows = [["", "turns", "precision", "recall", "F1", "nDCG@5", "iterations"]]
-    for judge, m in items.items():
-        final = m.get("final") or {}
-        rows.append(
-            [
-                _marked(judge, baselines),
-                _num(m.get("turns")),
-                _num(final.get("precision")),
-                _num(final.get("recall")),
-                _num(final.get("f1")),
-                _num(m.get(f"ndcg@{m.get('k', 5)}")),
-                _num(m.get("mean_iterations"), 2),
-            ]
-        )
-    return "ITEM judges: useful links (gold 3) chosen", rows
-
-
-def _rubric_table(meta: Mapping[str, Any], baselines: set[str]) -> _JudgeTable | None:
-    rubrics = _judge_blocks(meta, "rubric")
-    if not rubrics:
-        return None
-    rows = [["", "turns", "precision", "recall", "F1", "grade kendall", "nDCG@5"]]
-    for judge, m in rubrics.items():
-        binary = m.get("binary") or {}
-        rows.append(
-            [
-                _marked(judge, baselines),
-                _num(m.get("turns")),
-                _num(binary.get("precision")),
-                _num(binary.get("recall")),
-                _num(binary.get("f1")),
-                _num((m.get("grade_vs_gold") or {}).get("kendall")),
-                _num(m.get(f"ndcg@{m.get('k', 5)}")),
-            ]
-        )
-    return "RUBRIC judges: passage grades vs gold link labels", rows
-
-
-def _support_table(meta: Mapping[str, Any], baselines: set[str]) -> _JudgeTable | None:
-    support = _judge_blocks(meta, "citation_support")
-    if not support:
-        return None
-    rows = [["", "pairs", "missing", "accuracy", "kappa", "kappa w", "kappa full"]]
-    for judge, m in support.items():
-        rows.append(
-            [
-                _marked(judge, baselines),
-                _num(m.get("n")),
-                _num(m.get("missing")),
-                _num(m.get("accuracy")),
-                _num(m.get("cohen_kappa")),
-                _num(m.get("cohen_kappa_weighted")),
-                _num(m.get("cohen_kappa_binary")),
-            ]
-        )
-    return "Citation support judges vs gold labels (full / partial / none)", rows
-
-
-#: One table per judge kind with gold to meet, in the order the summary prints them.
-_JUDGE_TABLES = (_link_table, _span_table, _item_table, _rubric_table, _support_table)
+    if isinstance(cell, Interval):
+        return _with_ci({"value": cell.value, "ci95": {"value": cell.ci}}, "value")
+    if isinstance(cell, Figure):
+        return _num(cell.value, cell.digits)
+    return cell if isinstance(cell, str) else _num(cell)
 
 
 def _judges(run: Run, baselines: set[str]) -> list[str]:
     """Each judge kind's figures against gold, then every judge's quality lines."""
     meta = run.meta or {}
     lines: list[str] = []
-    for table in _JUDGE_TABLES:
-        found = table(meta, baselines)
-        if found is not None:
-            _section(lines, *found)
+    for kind in judge_kinds():
+        table = kind.summary_table(kind_blocks(meta.get("judges") or {}, kind))
+        if table is not None:
+            rows = [list(table.head)] + [[_cell(c, baselines) for c in r] for r in table.rows]
+            _section(lines, table.title, rows)
     quality = []
     for judge, block in (meta.get("judges") or {}).items():
         judge_lines = quality_lines(block) if isinstance(block, Mapping) else []

@@ -10,6 +10,7 @@ from typing import IO
 from genir_eval.errors import ConfigError
 from genir_eval.judges.base import Label
 from genir_eval.judges.rubric.grading import GRADE_MAX
+from genir_eval.judges.rubric.kind import KIND as RUBRIC
 
 __all__ = ["trec_query_id", "write_qrels", "write_run"]
 
@@ -69,7 +70,9 @@ def _score(label: Label, grade: float) -> float:
     return grade + mean / (GRADE_MAX + 1)
 
 
-def write_run(labels: Iterable[Label], target: str | Path | IO[str], *, tag: str = "rubric") -> int:
+def write_run(
+    labels: Iterable[Label], target: str | Path | IO[str], *, tag: str = RUBRIC.name
+) -> int:
     """A TREC run, ``query_id Q0 doc_id rank score tag``: each turn's passages by grade
     (mean grade over the questions breaks ties, then the passage order). Returns the number
     of lines."""

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from genir_eval.judges.offline.reasons import LINK_WORDS
+from genir_eval.judges.kinds import judge_kind
 from genir_eval.report.evidence import (
     GOLD_ANNOTATORS,
     GOLD_USER,
@@ -331,13 +331,6 @@ def _raw(judgment: Judgment) -> str:
     )
 
 
-#: A label in words, by judge kind: the word is shown with the number it stands for.
-VERDICT_WORDS: dict[str, Mapping[int, str]] = {
-    "link_usefulness": LINK_WORDS,
-    "citation_support": {2: "full", 1: "partial", 0: "none"},
-}
-
-
 def _kind(ctx: ReportContext, judge: str) -> str | None:
     kinds = ctx.__dict__.get("_judge_kinds")
     if kinds is None:
@@ -353,7 +346,8 @@ def _kind(ctx: ReportContext, judge: str) -> str | None:
 def verdict_html(ctx: ReportContext, judge: str, value: Any) -> str:
     """A judge's label as the report shows it: in words where its kind has words for it
     (``partial``, ``useful (2/3)``), else the value."""
-    words = VERDICT_WORDS.get(_kind(ctx, judge) or "")
+    kind = judge_kind(_kind(ctx, judge))
+    words = kind.verdict_words
     if (
         words
         and isinstance(value, (int, float))
@@ -362,8 +356,8 @@ def verdict_html(ctx: ReportContext, judge: str, value: Any) -> str:
     ):
         word = words.get(int(value))
         if word is not None:
-            if _kind(ctx, judge) == "link_usefulness":
-                return f"<b>{esc(word)}</b> ({int(value)}/3)"
+            if kind.verdict_out_of is not None:
+                return f"<b>{esc(word)}</b> ({int(value)}/{kind.verdict_out_of})"
             return f"<b>{esc(word)}</b>"
     return f"<b>{_value(value)}</b>"
 
@@ -533,7 +527,7 @@ def session_details(ctx: ReportContext, chosen: Chosen) -> str:
         (
             str(j.get("id"))
             for j in run.info.get("judges") or []
-            if isinstance(j, Mapping) and j.get("kind") == "spans"
+            if isinstance(j, Mapping) and judge_kind(str(j.get("kind"))).marks_units
         ),
         None,
     )

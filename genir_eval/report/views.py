@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from genir_eval.errors import ConfigError
+from genir_eval.judges.kinds import judge_kind
 from genir_eval.metrics.measures import parse_measure
 from genir_eval.report.outputs import Run
 from genir_eval.report.scores import (
@@ -162,7 +163,7 @@ class ReportContext:
             citers = [
                 str(j.get("id"))
                 for j in self.run.info.get("judges") or []
-                if isinstance(j, Mapping) and j.get("kind") == "citation_support"
+                if isinstance(j, Mapping) and judge_kind(str(j.get("kind"))).judges_citations
             ]
             return bool(citers) and citers[0] in self.baselines
         judge = score.split(":", 1)[0]

@@ -39,8 +39,8 @@ import numpy as np
 
 from genir_eval.ingest.preferences import Preference
 from genir_eval.judges.base import Label
+from genir_eval.judges.kinds import judge_kind, judge_kinds
 from genir_eval.meta.evaluate import FEEDBACK_TARGET, GoldComparison
-from genir_eval.meta.item_eval import ItemFigures, RubricFigures
 from genir_eval.meta.preferences import agreement_table, label_scores
 from genir_eval.meta.stats import binary_agreement, correlations
 from genir_eval.metrics import (
@@ -78,14 +78,13 @@ __all__ = [
     "feedback_agreement",
 ]
 
-LINK_KIND = "link_usefulness"
-SPANS_KIND = "spans"
-ITEM_KIND = "item"
-RUBRIC_KIND = "rubric"
-CITATION_KIND = "citation_support"
-# Items whose numeric value is the judge's own score for the turn (or the session).
-_OWN_ITEMS = {"turn", "session", "satisfaction", "spans", "item", "rubric"}
 _PASSAGE_ITEMS = ("stmt:",)
+
+
+def _own_items() -> frozenset[str]:
+    """Items whose numeric value is the judge's own score for the turn (or the session):
+    ``turn``, ``session`` and each kind's own (:attr:`JudgeKind.own_items`)."""
+    return frozenset({"turn", "session"}).union(*(k.own_items for k in judge_kinds()))
 
 
 @dataclass(frozen=True)
@@ -144,7 +143,7 @@ def link_judge_ids(spec: AggregateSpec, judges: Sequence[JudgeInfo]) -> list[str
     """The judges whose link labels feed the link metrics, the first giving the plain names."""
     if spec.link_judges is not None:
         return list(spec.link_judges)
-    return [j.id for j in judges if j.kind == LINK_KIND]
+    return [j.id for j in judges if judge_kind(j.kind).feeds_link_measures]
 
 
 def _measure_scores(
@@ -194,9 +193,7 @@ class _Gathered:
     session_values: dict[str, dict[str, list[float]]] = field(
         default_factory=lambda: defaultdict(lambda: defaultdict(list))
     )
-    turn_judged: dict[str, set[tuple[str, int]]] = field(
-        default_factory=lambda: defaultdict(set)
-    )
+    turn_judged: dict[str, set[tuple[str, int]]] = field(default_factory=lambda: defaultdict(set))
 
 
 def _gather(
@@ -209,6 +206,7 @@ def _gather(
     a session's own score; a missing one to the failures (and the link's missing reasons).
     Counts each judge's labels in ``tables.label_counts``."""
     g = _Gathered()
+    own_items = _own_items()
     segments_of = {(s.session_id, t.index): len(t.segments) for s in sessions for t in s.turns}
     for judge in judges:
         counts = {"labels": 0, "missing": 0}
@@ -216,7 +214,7 @@ def _gather(
             counts["labels"] += 1
             if label.value is None:
                 counts["missing"] += 1
-            _gather_one(tables, g, judge, label, segments_of)
+            _gather_one(tables, g, judge, label, segments_of, own_items)
         tables.label_counts[judge.id] = counts
     return g
 
@@ -227,9 +225,11 @@ def _gather_one(
     judge: JudgeInfo,
     label: Label,
     segments_of: Mapping[tuple[str, int], int],
+    own_items: frozenset[str],
 ) -> None:
     key = label.key
-    if judge.kind == CITATION_KIND and key.item.startswith("cite:") and key.turn:
+    kind = judge_kind(judge.kind)
+    if kind.judges_citations and key.item.startswith("cite:") and key.turn:
         _, s_pos, l_id = key.item.split(":")
         pair = (int(s_pos), int(l_id))
         value = _number(label.value)
@@ -256,7 +256,7 @@ def _gather_one(
         return
     if key.item.startswith(_PASSAGE_ITEMS):
         return  # a RUBRIC judge's grade of one response statement: evidence, not a score
-    if judge.kind == CITATION_KIND and key.item.startswith("cite:"):
+    if kind.judges_citations and key.item.startswith("cite:"):
         return  # scored through the citation measures
     if key.item.startswith("link:") and key.turn is not None:
         value = _number(label.value)
@@ -264,11 +264,11 @@ def _gather_one(
             link_id = int(key.item.split(":", 1)[1])
             g.link_values[(key.session_id, key.turn, link_id)][judge.id].append(value)
         return
-    name = judge.id if key.item in _OWN_ITEMS else f"{judge.id}:{key.item}"
+    name = judge.id if key.item in own_items else f"{judge.id}:{key.item}"
     value = _number(label.value)
-    if value is None and judge.kind == SPANS_KIND and isinstance(label.value, list):
+    if value is None:
         n_segments = segments_of.get((key.session_id, key.turn or 0), 0)
-        value = len(set(label.value)) / n_segments if n_segments else None
+        value = kind.turn_value(label.value, n_segments)
     if value is None:
         return
     if key.turn is None:
@@ -295,7 +295,7 @@ class _Plan:
 
 def _plan(judges: Sequence[JudgeInfo], spec: AggregateSpec) -> _Plan:
     link_judges = link_judge_ids(spec, judges)
-    citation_judges = [j.id for j in judges if j.kind == CITATION_KIND]
+    citation_judges = [j.id for j in judges if judge_kind(j.kind).judges_citations]
     usefulness_names, citation_names = measure_groups(
         spec.measures, citation_judge=bool(citation_judges)
     )
@@ -309,7 +309,9 @@ def _plan(judges: Sequence[JudgeInfo], spec: AggregateSpec) -> _Plan:
         citation_names=list(citation_names),
         measures=[parse_measure(text) for text in usefulness_names],
         citation_measures=citation_measures,
-        labelled_links=[j.id for j in judges if j.kind == LINK_KIND or j.id in link_judges],
+        labelled_links=[
+            j.id for j in judges if judge_kind(j.kind).feeds_link_measures or j.id in link_judges
+        ],
         spec=spec,
     )
 
@@ -673,29 +675,18 @@ class JudgesAgainstGold:
             )
             for judge in judges
         }
-        self.figures: dict[str, ItemFigures | RubricFigures] = {
-            judge.id: ItemFigures() if judge.kind == ITEM_KIND else RubricFigures()
-            for judge in judges
-            if judge.kind in {ITEM_KIND, RUBRIC_KIND}
-        }
 
     def add(self, sessions: Sequence[Session], labels: Mapping[str, Sequence[Label]]) -> None:
         link_labels = labels.get(self.source, ()) if self.source is not None else None
         for judge in self.judges:
             own = labels.get(judge.id, ())
             self.comparisons[judge.id].add(sessions, own, link_labels)
-            if judge.id in self.figures:
-                self.figures[judge.id].add(sessions, own)
 
     def result(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
         for judge in self.judges:
             block: dict[str, Any] = {"kind": judge.kind}
             block.update(self.comparisons[judge.id].result())
-            if judge.id in self.figures:
-                block["item" if judge.kind == ITEM_KIND else "rubric"] = self.figures[
-                    judge.id
-                ].result()
             if len(block) > 1:
                 out[judge.id] = block
         return out

@@ -10,11 +10,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from genir_eval.judges.base import Judge, Label, judge_sessions, make_judge
+from genir_eval.judges.kinds import GoldContext, judge_kind
 from genir_eval.judges.offline.twins import BASELINE_NOTE
 from genir_eval.llm.engine import Engine
 from genir_eval.llm.offline import OfflineProvider
 from genir_eval.meta.evaluate import META_VERSION, judge_instructions, score_labels
-from genir_eval.meta.item_eval import ITEM_JUDGES, evaluate_item, evaluate_rubric
+from genir_eval.meta.item_eval import ITEM_JUDGES, evaluate_item
 from genir_eval.records import Session
 
 __all__ = [
@@ -87,7 +88,7 @@ async def evaluate_labels(
     offline twin of ``link_judge``. ``ppi_labelled``: see :func:`ppi_scores`."""
     link_labels: list[Label] | None = None
     link_source: str | None = None
-    if judge.kind == "satisfaction":
+    if judge_kind(judge.kind).combines_with_link_labels:
         link_labels = await offline_link_labels(sessions, link_judge)
         link_source = f"offline twin of {link_judge} (baseline)"
     result: dict[str, Any] = {
@@ -117,10 +118,6 @@ async def evaluate_labels(
             ppi_labelled=ppi_labelled,
         )
     )
-    if judge.kind == "item":
-        result["item"] = evaluate_item(sessions, labels)
-    elif judge.kind == "rubric":
-        result["rubric"] = evaluate_rubric(sessions, labels)
     stats = getattr(judge, "stats", None)
     if stats is not None:
         result["replies"] = stats.rates()
@@ -138,12 +135,18 @@ async def compare_item(
     options: Mapping[str, Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Run each judge on ``sessions`` through ``engine`` and evaluate it (one report per
-    judge, in the order given): :func:`evaluate_item` for ``kind == "item"`` judges,
-    :func:`evaluate_rubric` for ``kind == "rubric"``. ``options`` go to every judge."""
+    judge, in the order given): the block its kind names after itself
+    (:func:`evaluate_item` for ITEM judges, :func:`evaluate_rubric` for RUBRIC ones; the
+    former for a judge of any other kind). ``options`` go to every judge."""
     reports: dict[str, dict[str, Any]] = {}
+    context = GoldContext(gold_min=gold_min, k=k)
     for name in judges:
         judge = make_judge(name, **dict(options or {}))
         labels = await judge_sessions(judge, sessions, engine)
-        evaluate = evaluate_rubric if judge.kind == "rubric" else evaluate_item
-        reports[name] = evaluate(sessions, labels, gold_min=gold_min, k=k)
+        own = [b for b in judge_kind(judge.kind).gold_blocks(context) if b.name == judge.kind]
+        if not own:
+            reports[name] = evaluate_item(sessions, labels, gold_min=gold_min, k=k)
+            continue
+        own[0].add(sessions, labels, None)
+        reports[name] = dict(own[0].result() or {})
     return reports

@@ -30,6 +30,7 @@ from genir_eval.errors import ConfigError, StorageError
 from genir_eval.ingest import Format, iter_sessions
 from genir_eval.ingest.preferences import read_preferences
 from genir_eval.judges.base import Judge, Label, make_judge
+from genir_eval.judges.kinds import judge_kind
 from genir_eval.judges.offline.semantic import evidence_name
 from genir_eval.llm.config import engine_fields, setting_value
 from genir_eval.llm.sync import run_sync
@@ -136,9 +137,9 @@ def _default_headline(scenario: Scenario, infos: Sequence[JudgeInfo]) -> str | N
     if scenario.meta.headline:
         return scenario.meta.headline
     has_link_judge = scenario.aggregate.link_judges or any(
-        j.kind == "link_usefulness" for j in infos
+        judge_kind(j.kind).feeds_link_measures for j in infos
     )
-    has_citation_judge = any(j.kind == "citation_support" for j in infos)
+    has_citation_judge = any(judge_kind(j.kind).judges_citations for j in infos)
     usefulness, citation = measure_groups(
         scenario.aggregate.measures, citation_judge=has_citation_judge
     )
@@ -190,7 +191,7 @@ def _evidence(
     for judge_id, judged in labels.items():
         for label in judged:
             by_session[label.key.session_id][judge_id].append(label)
-    spans_judges = [info.id for info in infos if info.kind == "spans"]
+    spans_judges = [info.id for info in infos if judge_kind(info.kind).marks_units]
     for session in sessions:
         yield from evidence_rows(
             session, by_session.get(session.session_id, {}), spans_judges=spans_judges

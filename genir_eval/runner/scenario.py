@@ -580,18 +580,17 @@ def _check_judges(judges: Sequence[JudgeSpec]) -> dict[str, str]:
     return kinds
 
 
-#: The judge kinds whose labels include one per link (``link:<id>`` items).
-LINK_LABEL_KINDS = ("link_usefulness", "item", "rubric")
-
-
 def _check_link_judges(aggregate: AggregateSpec, kinds: Mapping[str, str]) -> None:
-    givers = [judge_id for judge_id, kind in kinds.items() if kind in LINK_LABEL_KINDS]
+    from genir_eval.judges.kinds import judge_kind, judge_kinds
+
+    link_kinds = [kind.name for kind in judge_kinds() if kind.labels_links]
+    givers = [judge_id for judge_id, kind in kinds.items() if judge_kind(kind).labels_links]
     for judge_id in aggregate.link_judges or ():
-        if kinds.get(judge_id) not in LINK_LABEL_KINDS:
+        if not judge_kind(kinds.get(judge_id)).labels_links:
             raise ConfigError(
                 f"aggregate.link_judges: {judge_id!r} gives no link labels (a "
                 f"{kinds.get(judge_id) or 'unknown'} judge); expected a judge of kind "
-                f"{', '.join(LINK_LABEL_KINDS)}: {', '.join(givers) or 'none in this scenario'}"
+                f"{', '.join(link_kinds)}: {', '.join(givers) or 'none in this scenario'}"
             )
 
 
@@ -618,12 +617,21 @@ def score_names(
 ) -> list[str]:
     """The scores a run of this scenario produces (see :mod:`genir_eval.runner.assemble`);
     a judge with several items per turn also gives ``<judge id>:<item>``."""
+    from genir_eval.judges.kinds import judge_kind
+
     link_judges = aggregate.link_judges
     if link_judges is None:
-        link_judges = tuple(j.id for j in judges if kinds.get(j.id) == "link_usefulness")
-    citation_judges = [j.id for j in judges if kinds.get(j.id) == "citation_support"]
+        link_judges = tuple(j.id for j in judges if judge_kind(kinds.get(j.id)).feeds_link_measures)
+    citation_judges = [j.id for j in judges if judge_kind(kinds.get(j.id)).judges_citations]
     usefulness, citation = measure_groups(aggregate.measures, citation_judge=bool(citation_judges))
-    names = [j.id for j in judges if kinds.get(j.id) not in {"link_usefulness", "citation_support"}]
+    names = [
+        j.id
+        for j in judges
+        if not (
+            judge_kind(kinds.get(j.id)).feeds_link_measures
+            or judge_kind(kinds.get(j.id)).judges_citations
+        )
+    ]
     for position, judge_id in enumerate(link_judges):
         suffix = "" if position == 0 else f"@{judge_id}"
         names.extend(f"{m}{suffix}" for m in usefulness)

@@ -1,0 +1,73 @@
+"""The satisfaction kind: a 1-10 rating of each turn (item ``turn``) and of the session
+(item ``session``), compared with the users' query and session satisfaction."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from genir_eval.judges.kinds import GoldBlock, GoldContext, JudgeKind, calibration_line
+from genir_eval.kind_names import SATISFACTION
+
+__all__ = ["Satisfaction", "KIND"]
+
+
+def _num(value: Any) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+class Satisfaction(JudgeKind):
+    name = SATISFACTION
+    own_items = frozenset({SATISFACTION})
+    combines_with_link_labels = True
+    own_score = (
+        "1-10",
+        "the judge's satisfaction rating of a turn; a session's value is the judge's rating "
+        "of the whole session, else its turn ratings aggregated",
+    )
+
+    def gold_blocks(self, context: GoldContext) -> list[GoldBlock]:
+        from genir_eval.meta import evaluate as gold
+
+        return [
+            gold.degeneracy_block(context, links=False),
+            gold.satisfaction_block(self.name, context, own_links=False),
+            gold.ordering_block(context),
+            gold.thumbs_block(context, links=False),
+            gold.session_means_block(context, links=False),
+        ]
+
+    def meta_lines(self, result: Mapping[str, Any]) -> list[str]:
+        lines = []
+        for name, block in (result.get(self.name) or {}).items():
+            for level in ("query_level", "session_level"):
+                if level in block:
+                    b = block[level]
+                    lines.append(
+                        f"satisfaction {name} {level}: pearson {_num(b['pearson'])} "
+                        f"spearman {_num(b['spearman'])} kendall {_num(b['kendall'])} n {b['n']}"
+                    )
+            combined = block.get("combined_with_sdcg_urge")
+            if combined:
+                b = combined["session_level"]
+                lines.append(
+                    f"satisfaction {name} + sdcg_urge (z-score): pearson {_num(b['pearson'])} "
+                    f"spearman {_num(b['spearman'])} n {b['n']}"
+                )
+        return lines
+
+    def quality_lines(self, block: Mapping[str, Any]) -> list[str]:
+        lines: list[str] = []
+        for name, sat in (block.get(self.name) or {}).items():
+            if name not in {"overall", "expected"}:
+                continue
+            calibration = sat.get("calibration") if isinstance(sat, Mapping) else None
+            if isinstance(calibration, Mapping):
+                for level in ("query_level", "session_level"):
+                    lines += calibration_line(
+                        f"satisfaction {name} {level}", calibration.get(level)
+                    )
+        return lines
+
+
+KIND = Satisfaction()

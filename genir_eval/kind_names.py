@@ -1,0 +1,32 @@
+"""The judge kinds' names, the one place outside ``genir_eval/judges/`` that spells them.
+
+A judge kind is named where its labels meet a file format: the canonical JSONL's and URGE's
+gold fields (``gold.link_usefulness``, ``gold.citation_support``) carry the kind's name, so
+the records and the readers (which come before the judges) take the names from here, and
+each kind in ``genir_eval/judges/<kind>/`` declares itself under the same name. Every other
+stage asks the kinds' registry (:mod:`genir_eval.judges.kinds`) instead of naming a kind.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "LINK_USEFULNESS",
+    "SATISFACTION",
+    "SPANS",
+    "CITATION_SUPPORT",
+    "ITEM",
+    "RUBRIC",
+    "PAIRWISE",
+    "KIND_NAMES",
+]
+
+LINK_USEFULNESS = "link_usefulness"
+SATISFACTION = "satisfaction"
+SPANS = "spans"
+CITATION_SUPPORT = "citation_support"
+ITEM = "item"
+RUBRIC = "rubric"
+PAIRWISE = "pairwise"
+
+#: The built-in kinds' names.
+KIND_NAMES = (LINK_USEFULNESS, SPANS, SATISFACTION, ITEM, RUBRIC, CITATION_SUPPORT, PAIRWISE)
