@@ -11,11 +11,18 @@ registered with :func:`register_kind` by the module that defines the kind
   (``link:<id>`` items) and whether its link labels feed the link measures by default,
   whether it judges citation pairs (``cite:<statement>:<link>``);
 - how its labels are compared with gold (:mod:`genir_eval.meta.evaluate`):
-  :meth:`JudgeKind.gold_blocks`, the named blocks of ``meta.json``'s ``judges[<id>]``;
+  :meth:`JudgeKind.gold_blocks`, the named blocks of ``meta.json``'s ``judges[<id>]``, and
+  whether a comparison combines it with another judge's link labels;
 - how the report and the terminal show it: its own score in the glossary
   (:attr:`JudgeKind.own_score`), its table of figures against gold in the summary and in
   the HTML report (:meth:`JudgeKind.summary_table`, :meth:`JudgeKind.report_table`), its
-  lines in ``genir-eval meta`` (:meth:`JudgeKind.meta_lines`).
+  lines in ``genir-eval meta`` and the judge-quality lines (:meth:`JudgeKind.meta_lines`,
+  :meth:`JudgeKind.quality_lines`), its labels in words (:attr:`JudgeKind.verdict_words`)
+  and whether its labels mark the response's units (:attr:`JudgeKind.marks_units`).
+
+The built-in kinds are registered by :mod:`genir_eval.judges` (``BUILTIN_KINDS``, in the
+order the summary and the report show them); the kinds' names are spelled once, in
+:mod:`genir_eval.kind_names`.
 
 The runner, the meta-evaluation and the report loop over :func:`judge_kinds` or ask
 :func:`judge_kind` for a judge's kind; none of them tests a kind's name. A kind overrides
