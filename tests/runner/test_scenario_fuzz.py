@@ -173,7 +173,8 @@ def _toml(document: dict[str, Any]) -> str:
 
 
 # engine settings that must be positive finite numbers, and values none of them takes
-POSITIVE = ["concurrency", "rpm", "tpm", "max_attempts", "timeout", "deadline", "stop_after"]
+# (`stop_after` is not one: 0 is documented as "never give the endpoint up")
+POSITIVE = ["concurrency", "rpm", "tpm", "max_attempts", "timeout", "deadline"]
 NEVER_POSITIVE = [math.nan, math.inf, -math.inf, 0, -1, -0.5, "", "fast", [], {}, True]
 
 
