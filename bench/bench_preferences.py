@@ -4,10 +4,11 @@ Converts the folder (``genir-eval parse DIR --format crowdrag``), runs the defau
 one session per answer (``citation_support``, ``link_usefulness.dna``, ``satisfaction.geval``;
 measures ``sdcg_urge`` and the citation measures) with the preferences as gold, and prints, per
 criterion, each session score's pair agreement (share of people's decided pairs the score
-ranks the same way, 95% bootstrap interval over topics, score ties apart), beside two
-references: the rule "the answer citing more distinct passages wins" and, when the folder has
-``llm_ratings.jsonl``, the study's own LLM judge (``combined``, both orders). Also prints the
-run's wall and CPU time and which evidence the offline twins read.
+ranks the same way, 95% bootstrap interval over topics, score ties apart), beside references:
+the rule "the answer citing more distinct passages wins", the citation recall each answer
+would get if every citation fully supported its statement (only uncited claims count), and,
+when the folder has ``llm_ratings.jsonl``, the study's own LLM judge (``combined``, both
+orders). Also prints the run's wall and CPU time and which evidence the offline twins read.
 
     python bench/bench_preferences.py ../shared/crowdrag                    # offline, all topics
     GENIR_EVAL_OFFLINE_EVIDENCE=lexical python bench/bench_preferences.py ../shared/crowdrag
@@ -81,6 +82,26 @@ def _distinct_passages(answers: Path) -> dict[str, float]:
     return {
         s.session_id: float(len(s.turns[0].cited_link_ids)) for s in load_sessions(answers).sessions
     }
+
+
+def _every_citation_full(answers: Path) -> dict[str, float | None]:
+    """Each answer's ``citation_recall`` if every citation fully supported its statement: the
+    share of its statements needing support that cite something. What any support judge
+    can give at most, and it orders two answers only by their uncited claims."""
+    from genir_eval.metrics.citations import CitationRecall, cited_statements
+
+    out = {}
+    for session in load_sessions(answers).sessions:
+        turns = []
+        for turn in session.turns:
+            full = {
+                (position, cid): 2
+                for position, statement in enumerate(turn.statements, start=1)
+                for cid in statement.citations
+            }
+            turns.append(cited_statements(turn, full))
+        out[session.session_id] = CitationRecall().compute(turns)
+    return out
 
 
 def _study_judge(folder: Path, preferences: list[Preference]) -> dict[str, list[str | None]]:
@@ -223,8 +244,8 @@ def _folds(
 
 def _time_replicated(answers: Path, preferences: Path, out: Path, args: argparse.Namespace) -> None:
     """The default offline run over ``args.replicate`` answers: the folder's answers in turn,
-    each copy's statements and source texts ending in its own mark, so that the twins'
-    caches cannot serve a copy from the original (a copy costs what a new answer costs)."""
+    each copy's source texts ending in its own mark, so that the twins' caches of sources
+    cannot serve a copy from the original (a copy costs about what a new answer costs)."""
     import dataclasses
 
     sessions = load_sessions(answers).sessions
@@ -236,9 +257,6 @@ def _time_replicated(answers: Path, preferences: Path, out: Path, args: argparse
             turns = tuple(
                 dataclasses.replace(
                     turn,
-                    statements=tuple(
-                        dataclasses.replace(st, text=st.text + mark) for st in turn.statements
-                    ),
                     links=tuple(
                         dataclasses.replace(lk, text=(lk.text or "") + mark) for lk in turn.links
                     ),
@@ -298,7 +316,7 @@ def main() -> int:
         type=int,
         default=0,
         help="time the default run over N answers (the folder's answers repeated, each copy's "
-        "texts marked apart so that no cache serves them) and stop",
+        "source texts marked apart so that no cache serves them) and stop",
     )
     args = parser.parse_args()
     if args.base_url:
@@ -321,6 +339,7 @@ def main() -> int:
         cpu_s = used.ru_utime - cpu.ru_utime + used.ru_stime - cpu.ru_stime
         rows = read_preferences(preferences)
         passages = _distinct_passages(answers)
+        full = _every_citation_full(answers)
         study = _study_judge(args.folder, rows)
         n_sessions = len(passages)
         where = f"{args.base_url} ({args.model})" if args.base_url else "offline"
@@ -346,6 +365,12 @@ def main() -> int:
                 [passages.get(str(p.session_b)) for p in subset],
             )
             print(_row("(rule: more distinct passages cited)", more))
+            ceiling = pair_agreement(
+                subset,
+                [full.get(str(p.session_a)) for p in subset],
+                [full.get(str(p.session_b)) for p in subset],
+            )
+            print(_row("(recall if every citation were full)", ceiling))
             said = study.get(criterion)
             if said:
                 decided = [(p, s) for p, s in zip(subset, said, strict=True) if s is not None]
