@@ -153,6 +153,9 @@ def passages(text: str) -> list[str]:
     return out
 
 
+# The caches below hold a turn's sources while its citations are judged: the sessions judged
+# at once (the engine's concurrency, 16 by default) have a few hundred, and a cached source's
+# vectors about 25 KB (a CrowdRAG passage's 25 candidate passages), so 1,024 of them ~25 MB.
 @functools.lru_cache(maxsize=4096)
 def _evidence_text(text: str) -> str:
     """A source without the clauses that address the judge (:func:`without_instructions`),
@@ -165,7 +168,7 @@ def _passages(text: str) -> tuple[str, ...]:
     return tuple(passages(text))
 
 
-@functools.lru_cache(maxsize=16_384)
+@functools.lru_cache(maxsize=8192)
 def _terms_of(text: str) -> frozenset[str]:
     return frozenset(tokenize(text))
 
@@ -280,7 +283,7 @@ def _semantic_level(
     return 0, ""
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)
 def _source_vectors(text: str) -> tuple[list[str], np.ndarray]:
     """A source's candidate passages and their unit vectors: a turn's sources are read for
     every claim of every statement, so each is embedded once."""
