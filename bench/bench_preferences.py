@@ -4,14 +4,17 @@ Converts the folder (``genir-eval parse DIR --format crowdrag``), runs the defau
 one session per answer (``citation_support``, ``link_usefulness.dna``, ``satisfaction.geval``;
 measures ``sdcg_urge`` and the citation measures) with the preferences as gold, and prints, per
 criterion, each session score's pair agreement (share of people's decided pairs the score
-ranks the same way, 95% bootstrap interval over topics, score ties apart), beside two
-references: the rule "the answer citing more distinct passages wins" and, when the folder has
-``llm_ratings.jsonl``, the study's own LLM judge (``combined``, both orders). Also prints the
-run's wall and CPU time and which evidence the offline twins read.
+ranks the same way, 95% bootstrap interval over topics, score ties apart), beside references:
+the rule "the answer citing more distinct passages wins", the citation recall each answer
+would get if every citation fully supported its statement (only uncited claims count), and,
+when the folder has ``llm_ratings.jsonl``, the study's own LLM judge (``combined``, both
+orders). Also prints the run's wall and CPU time and which evidence the offline twins read.
 
     python bench/bench_preferences.py ../shared/crowdrag                    # offline, all topics
     GENIR_EVAL_OFFLINE_EVIDENCE=lexical python bench/bench_preferences.py ../shared/crowdrag
     python bench/bench_preferences.py ../shared/crowdrag --thresholds       # the twin's cut-offs
+    python bench/bench_preferences.py ../shared/crowdrag --folds 4          # held-out topic folds
+    python bench/bench_preferences.py ../shared/crowdrag --replicate 270    # time 270 answers
     python bench/bench_preferences.py ../shared/crowdrag --topics 1 \\
         --base-url http://127.0.0.1:8091/v1 --model local        # the local LLM, first topic
 """
@@ -33,7 +36,7 @@ from genir_eval.ingest import load_sessions, read_preferences, write_jsonl
 from genir_eval.ingest.crowdrag import convert_crowdrag
 from genir_eval.ingest.preferences import Preference, write_preferences
 from genir_eval.judges.offline.semantic import evidence_name
-from genir_eval.meta.preferences import pair_agreement
+from genir_eval.meta.preferences import lower_is_better, pair_agreement
 from genir_eval.runner import parse_scenario, run_scenario
 
 CRITERIA = ("quality_overall", "correctness_topical", "coverage_broad")
@@ -81,6 +84,26 @@ def _distinct_passages(answers: Path) -> dict[str, float]:
     }
 
 
+def _every_citation_full(answers: Path) -> dict[str, float | None]:
+    """Each answer's ``citation_recall`` if every citation fully supported its statement: the
+    share of its statements needing support that cite something. What any support judge
+    can give at most, and it orders two answers only by their uncited claims."""
+    from genir_eval.metrics.citations import CitationRecall, cited_statements
+
+    out = {}
+    for session in load_sessions(answers).sessions:
+        turns = []
+        for turn in session.turns:
+            full = {
+                (position, cid): 2
+                for position, statement in enumerate(turn.statements, start=1)
+                for cid in statement.citations
+            }
+            turns.append(cited_statements(turn, full))
+        out[session.session_id] = CitationRecall().compute(turns)
+    return out
+
+
 def _study_judge(folder: Path, preferences: list[Preference]) -> dict[str, list[str | None]]:
     """The study's LLM judge (``combined``) as a score outcome per preference row: a/b when
     its two orders agree on a winner (flipped into the row's order), tie otherwise."""
@@ -119,36 +142,142 @@ def _study_judge(folder: Path, preferences: list[Preference]) -> dict[str, list[
     return out
 
 
-def _thresholds(answers: Path) -> None:
-    """Where the semantic support thresholds come from: the upper quartile and 90th
-    percentile of statements' similarity with a same-answer passage they do not cite (one
-    drawn per citation, seeded), over all topics and left out one topic at a time."""
+def calibrate(sessions: list[Any], rng_seed: int = 0) -> tuple[float, float]:
+    """The semantic support thresholds from ``sessions`` alone: the upper quartile (partial)
+    and 90th percentile (full) of claims' similarity with a passage of their answer that
+    their statement does not cite (one drawn per claim, seeded), i.e. how close a claim comes
+    to a passage of its topic by chance. Nothing here reads a preference."""
     import random
 
     import numpy as np
 
+    from genir_eval.judges.offline.citations import claims
     from genir_eval.judges.offline.semantic import best_match, embedder
 
     model = embedder()
     if model is None:
         raise SystemExit("the semantic extra is not installed (pip install 'genir-eval[semantic]')")
-    rng = random.Random(0)
-    values, topics = [], []
-    for session in load_sessions(answers).sessions:
+    rng = random.Random(rng_seed)
+    values = []
+    for session in sessions:
         turn = session.turns[0]
         for statement in turn.statements:
-            for _ in statement.citations:
-                others = [lk for lk in turn.links if lk.id not in statement.citations and lk.text]
-                if others:
-                    values.append(best_match(model, statement.text, str(rng.choice(others).text)))
-                    topics.append(session.session_id.split("/", 1)[0])
-    sample, where = np.array(values), np.array(topics)
-    overall = np.percentile(sample, [75, 90])
-    left_out = np.array([np.percentile(sample[where != t], [75, 90]) for t in sorted(set(topics))])
+            if not statement.citations:
+                continue
+            others = [lk for lk in turn.links if lk.id not in statement.citations and lk.has_text]
+            for claim in claims(statement.text) if others else ():
+                values.append(best_match(model, claim, str(rng.choice(others).text)))
+    partial, full = np.percentile(np.array(values), [75, 90])
+    return float(partial), float(full)
+
+
+def _topic(session: Any) -> str:
+    return str(session.session_id).split("/", 1)[0]
+
+
+def _thresholds(answers: Path) -> None:
+    """Where the semantic support thresholds come from, over all topics and left out one
+    topic at a time."""
+    sessions = load_sessions(answers).sessions
+    topics = sorted({_topic(s) for s in sessions})
+    overall = calibrate(sessions)
+    left_out = [calibrate([s for s in sessions if _topic(s) != t]) for t in topics]
     print(
-        f"uncited same-topic passages ({len(sample)}): 75th {overall[0]:.3f}, 90th {overall[1]:.3f}; "
-        f"one topic left out: 75th {left_out[:, 0].min():.3f}-{left_out[:, 0].max():.3f}, "
-        f"90th {left_out[:, 1].min():.3f}-{left_out[:, 1].max():.3f}"
+        f"claims vs uncited passages of their answer: 75th {overall[0]:.3f}, 90th {overall[1]:.3f}; "
+        f"one topic left out: 75th {min(p for p, _ in left_out):.3f}-"
+        f"{max(p for p, _ in left_out):.3f}, 90th {min(f for _, f in left_out):.3f}-"
+        f"{max(f for _, f in left_out):.3f}"
+    )
+
+
+def _folds(
+    answers: Path, preferences: Path, out: Path, args: argparse.Namespace, folds: int
+) -> None:
+    """Held-out topics: topic k (sorted) goes to fold k mod ``folds``; for each fold the
+    semantic thresholds are calibrated (:func:`calibrate`) on the other folds' topics only,
+    the default run is made with them, and each session score's agreement is measured on
+    the fold's topics alone."""
+    from genir_eval.judges.offline import citations
+
+    sessions = load_sessions(answers).sessions
+    topics = sorted({_topic(s) for s in sessions})
+    rows = [p for p in read_preferences(preferences) if p.criterion == CRITERIA[0]]
+    parts = [set(topics[k::folds]) for k in range(folds)]
+    saved = citations.SEMANTIC_PARTIAL, citations.SEMANTIC_FULL
+    cells: dict[str, list[str]] = defaultdict(list)
+    fitted = []
+    try:
+        for k, part in enumerate(parts):
+            partial, full = calibrate([s for s in sessions if _topic(s) not in part])
+            fitted.append(f"{partial:.3f}/{full:.3f}")
+            citations.SEMANTIC_PARTIAL, citations.SEMANTIC_FULL = partial, full
+            run = run_scenario(
+                _scenario(answers, preferences, out / f"fold-{k}", args), out_dir=out / f"fold-{k}"
+            )
+            held = [p for p in rows if p.query in part]
+            scores: dict[str, dict[str, float | None]] = defaultdict(dict)
+            for session in run.sessions:
+                for name, value in session.scores.items():
+                    scores[name][session.session_id] = value
+            for name in sorted(scores):
+                if name.startswith("labels:"):
+                    continue
+                entry = pair_agreement(
+                    held,
+                    [scores[name].get(str(p.session_a)) for p in held],
+                    [scores[name].get(str(p.session_b)) for p in held],
+                    lower_better=lower_is_better(name),
+                    n_boot=0,
+                )
+                value = entry.get("agreement")
+                shown = "-" if value is None else f"{value:.1%}"
+                cells[name].append(f"{shown} of {entry.get('decided', 0)}")
+    finally:
+        citations.SEMANTIC_PARTIAL, citations.SEMANTIC_FULL = saved
+    print(
+        f"\n{CRITERIA[0]}, {folds} folds of held-out topics (thresholds partial/full fitted on "
+        f"the other folds: {', '.join(fitted)}; agreement, decided pairs):"
+    )
+    for name, row in cells.items():
+        print(f"  {name:<38} " + "  ".join(f"{c:>14}" for c in row))
+
+
+def _time_replicated(answers: Path, preferences: Path, out: Path, args: argparse.Namespace) -> None:
+    """The default offline run over ``args.replicate`` answers: the folder's answers in turn,
+    each copy's source texts ending in its own mark, so that the twins' caches of sources
+    cannot serve a copy from the original (a copy costs about what a new answer costs)."""
+    import dataclasses
+
+    sessions = load_sessions(answers).sessions
+    copies = []
+    for i in range(args.replicate):
+        session, copy = sessions[i % len(sessions)], i // len(sessions)
+        if copy:
+            mark = f" (copy {copy})"
+            turns = tuple(
+                dataclasses.replace(
+                    turn,
+                    links=tuple(
+                        dataclasses.replace(lk, text=(lk.text or "") + mark) for lk in turn.links
+                    ),
+                )
+                for turn in session.turns
+            )
+            session = dataclasses.replace(
+                session, session_id=f"{session.session_id}~{copy}", turns=turns
+            )
+        copies.append(session)
+    replicated = out / "replicated.jsonl"
+    write_jsonl(copies, replicated)
+    scenario = _scenario(replicated, preferences, out / "replicated", args)
+    wall, cpu = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
+    run_scenario(scenario, out_dir=out / "replicated")
+    elapsed = time.perf_counter() - wall
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    cpu_s = used.ru_utime - cpu.ru_utime + used.ru_stime - cpu.ru_stime
+    print(
+        f"{len(copies)} answers ({len(sessions)} distinct, copies marked apart); offline "
+        f"evidence: {evidence_name()}; run {elapsed:.1f} s wall, {cpu_s:.1f} s CPU"
     )
 
 
@@ -176,6 +305,19 @@ def main() -> int:
         action="store_true",
         help="print where the semantic support thresholds come from, and stop",
     )
+    parser.add_argument(
+        "--folds",
+        type=int,
+        default=0,
+        help="also: agreement on N folds of held-out topics, thresholds fitted on the others",
+    )
+    parser.add_argument(
+        "--replicate",
+        type=int,
+        default=0,
+        help="time the default run over N answers (the folder's answers repeated, each copy's "
+        "source texts marked apart so that no cache serves them) and stop",
+    )
     args = parser.parse_args()
     if args.base_url:
         os.environ.setdefault("OPENAI_API_KEY", "local")
@@ -186,6 +328,9 @@ def main() -> int:
         if args.thresholds:
             _thresholds(answers)
             return 0
+        if args.replicate:
+            _time_replicated(answers, preferences, out, args)
+            return 0
         scenario = _scenario(answers, preferences, out / "run", args)
         wall, cpu = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
         run = run_scenario(scenario, out_dir=out / "run")
@@ -194,6 +339,7 @@ def main() -> int:
         cpu_s = used.ru_utime - cpu.ru_utime + used.ru_stime - cpu.ru_stime
         rows = read_preferences(preferences)
         passages = _distinct_passages(answers)
+        full = _every_citation_full(answers)
         study = _study_judge(args.folder, rows)
         n_sessions = len(passages)
         where = f"{args.base_url} ({args.model})" if args.base_url else "offline"
@@ -219,6 +365,12 @@ def main() -> int:
                 [passages.get(str(p.session_b)) for p in subset],
             )
             print(_row("(rule: more distinct passages cited)", more))
+            ceiling = pair_agreement(
+                subset,
+                [full.get(str(p.session_a)) for p in subset],
+                [full.get(str(p.session_b)) for p in subset],
+            )
+            print(_row("(recall if every citation were full)", ceiling))
             said = study.get(criterion)
             if said:
                 decided = [(p, s) for p, s in zip(subset, said, strict=True) if s is not None]
@@ -229,6 +381,8 @@ def main() -> int:
                     [1.0 if s == "b" else 0.0 for _, s in decided],
                 )
                 print(_row("(the study's LLM judge, combined)", judged))
+        if args.folds > 1:
+            _folds(answers, preferences, out, args, args.folds)
     return 0
 
 

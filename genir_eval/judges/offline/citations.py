@@ -1,47 +1,68 @@
-"""The ``citation_support`` judge's offline twin: a lexical entailment baseline.
+"""The ``citation_support`` judge's offline twin: an entailment baseline read claim by claim.
 
-It is a baseline, not an entailment model: it reads the statement and the cited source's
-text and checks what can be checked by matching words.
+It is a baseline, not an entailment model: it reads the statement, the cited source's text,
+the texts of the statement's other citations and of the turn's sources it does not cite, and
+checks what matching words and (with the ``semantic`` extra) a static sentence-embedding
+model can check.
 
-- **Coverage**: the share of the statement's content terms (:func:`key_terms`: words, CJK
-  character bigrams, stopwords dropped) found in the source, and in the passage of one or
-  two adjacent source sentences that covers most of them (the evidence it quotes; two
-  sentences so that "It was completed in 1889" can lean on the sentence naming "it").
-- **Number agreement**: every number in the statement (``1,200`` = ``1200``) must appear in
-  the source; a number the source does not have makes the verdict ``none``.
-- **Negation agreement**: the statement and its best passage must agree on being negated
-  (``not``, ``no``, ``never``, ``n't``, ``without``; 不 没 无 未 非); a mismatch is ``none``.
-- **Entity agreement**: capitalised words inside the statement (names) must appear in the
-  source; one missing caps the verdict at ``partial``.
+**Claims.** A statement may say several things and cite several sources, each for a part
+(an answer that synthesises writes "A does x. B does y. [2, 4, 17]"). The statement is cut
+into claims, its sentences (:func:`claims`), and each claim is judged against the cited
+texts together (:func:`claim_support`), so that a claim one source half covers and another
+completes is supported. The citation's verdict follows ALCE's citation precision (Gao et
+al. 2023), which credits every citation the statement's support needs: ``full`` when the
+statement's citations together support every claim fully and this source supports at least
+one of them, ``partial`` when it supports a claim but the citations leave some claim short,
+``none`` when it supports no claim. A statement with one citation is ``full`` when that
+source supports each of its claims fully.
 
-Verdict (a-priori thresholds, not fitted): coverage of the whole source below 0.4 is
-``none``; otherwise ``full`` when the best passage alone covers at least 0.7 and the
-entities agree, else ``partial``. Judged from title and url only (``basis="title_url"``),
-the best it gives is ``partial`` (coverage of the title and url words at least 0.5), and it
-quotes nothing.
+**A claim's support** (2 full, 1 partial, 0 none):
 
-Restatement (with the ``semantic`` extra, :mod:`genir_eval.judges.offline.semantic`): word
-overlap calls a statement that says a passage's content in other words unsupported, and so
-rewards answers that copy. With the semantic model installed, a statement whose words the
-source misses (coverage below 0.4, where the lexical verdict is ``none``) is judged by
-meaning instead: the cosine similarity of the statement with its closest passage (one or two
-adjacent sentences) at least :data:`SEMANTIC_FULL` is ``full`` (``partial`` when a name is
-missing), at least :data:`SEMANTIC_PARTIAL` ``partial``. Where the words are found, the
-lexical checks stand (they see what is missing: a name, a part of the claim), and a number
-the source lacks or a negation mismatch is ``none`` either way. The two thresholds are where the similarity of
-statements with the passages they cite parts from their similarity with same-topic passages
-they do not cite (medians 0.63 and 0.46 on the CrowdRAG development topics; partial at the
-uncited passages' upper quartile, full at their 90th percentile, 0.56 and 0.64 rounded; one
-topic left out at a time, 0.553-0.573 and 0.634-0.644: ``bench/bench_preferences.py
---thresholds``), not fitted to any preference.
+- **Coverage**: the share of the claim's content terms (:func:`key_terms`: words, CJK
+  character bigrams, stopwords dropped) found in the texts, and in their best passages (one
+  or two adjacent sentences of each text that cover most of them: the evidence it quotes;
+  two so that "It was completed in 1889" can lean on the sentence naming "it"). At least
+  :data:`COVERAGE_NONE` is ``partial``, :data:`COVERAGE_FULL` in the best passages ``full``.
+  In a turn with at least :data:`VOCABULARY_SOURCES` sources, a term none of them uses is
+  the writer's own wording ("pivotal", "fosters"), which words cannot check, and is left
+  out of the shares (a claim most of whose words are its own is at best ``partial`` by
+  words, and meaning may complete it); with fewer sources every term counts.
+- **Number agreement**: every number of the claim (``1,200`` = ``1200``) must be in the
+  texts; a number they lack makes the claim unsupported.
+- **Negation agreement**: a best passage holding more than half of the claim's terms must
+  agree with it on being negated (``not``, ``no``, ``never``, ``n't``, ``without``; 不 没 无
+  未 非; "not only ... but also" and "whether or not" affirm); a mismatch is ``none``.
+- **Entity agreement**: capitalised words inside the claim (names) must be in the texts;
+  one missing caps the claim at ``partial``.
+- **Meaning** (with the ``semantic`` extra, :mod:`genir_eval.judges.offline.semantic`): word
+  overlap calls a claim said in other words unsupported, and so rewards answers that copy.
+  Where the words fall short (coverage below :data:`COVERAGE_NONE`), the claim's cosine
+  similarity with its closest passage decides, with a rank test against the turn's sources
+  the statement does not cite: at least :data:`SEMANTIC_FULL` with no uncited source closer
+  is ``full``, at least :data:`SEMANTIC_PARTIAL` and closer than half of them ``partial``.
+  Where the words find part of the claim, the same ``full`` test may complete it, in a turn
+  with at least :data:`VOCABULARY_SOURCES` sources (fewer make the rank test a coin toss; a
+  static embedding does not see a changed name or a negation, which words do). The two
+  thresholds are how close a claim comes to a passage of its topic by chance: the upper
+  quartile and 90th percentile of claims' similarity with a passage of their answer that
+  their statement does not cite, on the CrowdRAG development topics (0.527 and 0.599; one
+  topic left out at a time 0.515-0.530 and 0.596-0.608: ``bench/bench_preferences.py
+  --thresholds``), not fitted to any preference.
+
+Judged from title and url only (``basis="title_url"``), the best it gives is ``partial``
+(coverage of the title and url words at least 0.5), and it quotes nothing.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from genir_eval.judges.common import JudgeContext
 from genir_eval.judges.offline.instructions import without_instructions
@@ -58,18 +79,27 @@ __all__ = [
     "entities",
     "sentences",
     "passages",
+    "claims",
+    "ClaimSupport",
+    "claim_support",
     "support_verdict",
 ]
 
 COVERAGE_NONE = 0.4  # below: the source hardly speaks of the statement
 COVERAGE_FULL = 0.7  # one sentence covering this much of the statement can support it fully
 TITLE_PARTIAL = 0.5
-SEMANTIC_PARTIAL = 0.55  # a statement this close to a passage restates part of it
-SEMANTIC_FULL = 0.65  # this close, the passage says what the statement says
+#: Sources a turn needs before a word none of them uses is read as the writer's own wording:
+#: fewer show too little of the topic's vocabulary to tell wording from an unsourced claim.
+VOCABULARY_SOURCES = 5
+SEMANTIC_PARTIAL = 0.53  # a claim this close to a passage may restate part of it
+SEMANTIC_FULL = 0.60  # this close (and no uncited source closer), the passage says it
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+# "not only X but also Y" and "whether or not" affirm; "no matter" and "no doubt" do not deny
 _NEGATION = re.compile(
-    r"\b(?:not|no|never|none|nor|neither|without|cannot)\b|n't\b|[不没无未非]", re.IGNORECASE
+    r"\b(?:not(?!\s+(?:only|just|merely|simply)\b)(?<!\bor\snot)|no(?!\s+(?:matter|doubt)\b)"
+    r"|never|none|nor|neither|without|cannot)\b|n't\b|[不没无未非]",
+    re.IGNORECASE,
 )
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+")
 _SENTENCE = re.compile(r"(?<=[.!?。！？；;])\s+|(?<=[。！？；])|\n+")
@@ -123,72 +153,226 @@ def passages(text: str) -> list[str]:
     return out
 
 
+# The caches below hold a turn's sources while its citations are judged: the sessions judged
+# at once (the engine's concurrency, 16 by default) have a few hundred, and a cached source's
+# vectors about 25 KB (a CrowdRAG passage's 25 candidate passages), so 1,024 of them ~25 MB.
+@functools.lru_cache(maxsize=4096)
+def _evidence_text(text: str) -> str:
+    """A source without the clauses that address the judge (:func:`without_instructions`),
+    computed once per source: a turn's sources are read for every citation."""
+    return without_instructions(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _passages(text: str) -> tuple[str, ...]:
+    return tuple(passages(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _terms_of(text: str) -> frozenset[str]:
+    return frozenset(tokenize(text))
+
+
 def _coverage(terms: Sequence[str], text: str) -> float:
     if not terms:
         return 0.0
-    present = set(tokenize(text))
+    present = _terms_of(text)
     return sum(1 for t in terms if t in present) / len(terms)
 
 
-def support_verdict(statement: str, source: str) -> tuple[str, str, dict[str, Any]]:
-    """``(support, evidence, features)`` for a statement against a source text. Clauses of
-    the source that address the judge (:func:`without_instructions`) are not evidence."""
-    source = without_instructions(source)
-    terms = key_terms(statement)
-    coverage = _coverage(terms, source)
+def claims(statement: str) -> list[str]:
+    """The statement cut into claims: its sentences with at least two key terms (a lead-in
+    such as "In short:" is not a claim), or the whole statement when none has."""
+    pieces = [statement[a:b] for a, b in sentences(statement)]
+    kept = [piece for piece in pieces if len(key_terms(piece)) >= 2]
+    return kept or [statement]
+
+
+@dataclass(frozen=True)
+class ClaimSupport:
+    """How well some texts support one claim: ``level`` 2 full, 1 partial, 0 none, the
+    passage it rests on (of the first text that has one) and the values read."""
+
+    level: int
+    evidence: str
+    features: dict[str, Any]
+
+
+def _best_passage(terms: Sequence[str], text: str) -> tuple[str, float]:
     best, best_coverage = "", 0.0
-    for passage in passages(source):  # sentences first: a pair must cover more to win
+    for passage in _passages(text):  # sentences first: a pair must cover more to win
         value = _coverage(terms, passage)
         if value > best_coverage:
             best, best_coverage = passage, value
-    missing_numbers = sorted(numbers(statement) - numbers(source))
-    negation_mismatch = bool(best) and negated(statement) != negated(best)
-    missing_names = sorted(entities(statement) - set(tokenize(source)))
+    return best, best_coverage
+
+
+def claim_support(claim: str, texts: Sequence[str], others: Sequence[str] = ()) -> ClaimSupport:
+    """Support of ``claim`` by ``texts`` together (a claim may join two sources).
+
+    Words: the claim's key terms that the turn's sources know (``texts`` and ``others``; all
+    of them when there is no other source) must be found, a share of at least
+    :data:`COVERAGE_NONE` in the texts for ``partial`` and :data:`COVERAGE_FULL` in their best
+    passages (one per text) for ``full``; a term no source has is the writer's own wording,
+    which words cannot check. A number the texts lack or a negation mismatch with the best
+    passage is ``none``; a missing name caps at ``partial``. Meaning (with the semantic
+    model), where the words fall short: the claim's similarity with its closest passage at
+    least :data:`SEMANTIC_FULL` (``full``) or :data:`SEMANTIC_PARTIAL` (``partial``), and a
+    rank test: for ``full`` no other source of the turn is closer, for ``partial`` the
+    texts are closer than half of them."""
+    joined = " ".join(texts)
+    terms = key_terms(claim)
+    if len(texts) + len(others) >= VOCABULARY_SOURCES:
+        known = _terms_of(joined).union(*(_terms_of(other) for other in others))
+        checkable = [term for term in terms if term in known]
+    else:
+        checkable = terms
+    best = [_best_passage(checkable, text) for text in texts]
+    evidence, best_coverage = max(best, key=lambda pair: pair[1])
+    # a passage holding most of the claim's words with a negation the claim lacks
+    # contradicts it; one sharing fewer of them may deny something else
+    contradicts = best_coverage > 0.5 and negated(claim) != negated(evidence)
     features: dict[str, Any] = {
-        "coverage": round(coverage, 4),
-        "best_passage_coverage": round(best_coverage, 4),
-        "missing_numbers": missing_numbers,
-        "negation_mismatch": negation_mismatch,
-        "missing_entities": missing_names,
+        "coverage": round(_coverage(checkable, joined), 4),
+        "best_passage_coverage": round(
+            _coverage(checkable, " ".join(passage for passage, _ in best)), 4
+        ),
+        "own_words": len(terms) - len(checkable),
+        "missing_numbers": sorted(numbers(claim) - numbers(joined)),
+        "negation_mismatch": contradicts,
+        "missing_entities": sorted(entities(claim) - _terms_of(joined)),
     }
-    if missing_numbers or negation_mismatch:
-        return "none", "", features
-    if coverage >= COVERAGE_NONE:
-        if best_coverage >= COVERAGE_FULL and not missing_names:
-            return "full", best, features
-        return "partial", best, features
-    semantic = _semantic_verdict(statement, source, features)
-    if semantic is None:
-        return "none", "", features
-    if semantic[0] == "full" and missing_names:
-        return "partial", semantic[1], features
-    return semantic
+    if features["missing_numbers"] or features["negation_mismatch"]:
+        return ClaimSupport(0, "", features)
+    capped = bool(features["missing_entities"])
+    # the words find a claim fully only when most of its words can be checked
+    mostly_checked = 2 * len(checkable) >= len(terms)
+    if len(checkable) >= min(2, len(terms)) and features["coverage"] >= COVERAGE_NONE:
+        if mostly_checked and features["best_passage_coverage"] >= COVERAGE_FULL:
+            return ClaimSupport(1 if capped else 2, evidence, features)
+        if len(texts) + len(others) < VOCABULARY_SOURCES:
+            return ClaimSupport(1, evidence, features)
+        # the words find part of the claim; its meaning, tested against the turn's other
+        # sources, may find the rest said in other words
+        level, closest = _semantic_level(claim, texts, others, features)
+        if level == 2 and not capped:
+            return ClaimSupport(2, closest, features)
+        return ClaimSupport(1, evidence, features)
+    level, evidence = _semantic_level(claim, texts, others, features)
+    return ClaimSupport(min(level, 1) if capped else level, evidence, features)
 
 
-def _semantic_verdict(
-    statement: str, source: str, features: dict[str, Any]
-) -> tuple[str, str, dict[str, Any]] | None:
-    """The semantic model's verdict and the passage it rests on; ``None`` without the model."""
-    from genir_eval.judges.offline.semantic import cosine_matrix, embedder
+def _semantic_level(
+    claim: str, texts: Sequence[str], others: Sequence[str], features: dict[str, Any]
+) -> tuple[int, str]:
+    from genir_eval.judges.offline.semantic import embedder
 
-    model = embedder()
-    if model is None:
-        return None
-    candidates = passages(source) or [source]
-    similarity = cosine_matrix(model, [statement], candidates)[0]
-    best = int(similarity.argmax())
-    value = float(similarity[best])
+    if embedder() is None:
+        return 0, ""
+    closest, value = max((_closest(claim, text) for text in texts), key=lambda pair: pair[1])
+    rivals = sorted(_closest(claim, other)[1] for other in others)
     features["semantic_similarity"] = round(value, 4)
-    if value >= SEMANTIC_FULL:
-        return "full", candidates[best], features
-    if value >= SEMANTIC_PARTIAL:
-        return "partial", candidates[best], features
-    return "none", "", features
+    if rivals:
+        features["closer_than_uncited"] = round(sum(r < value for r in rivals) / len(rivals), 4)
+    closest_of_all = not rivals or value >= rivals[-1]
+    better_half = not rivals or value >= rivals[len(rivals) // 2]
+    if value >= SEMANTIC_FULL and closest_of_all:
+        return 2, closest
+    if value >= SEMANTIC_PARTIAL and better_half:
+        return 1, closest
+    return 0, ""
+
+
+@functools.lru_cache(maxsize=1024)
+def _source_vectors(text: str) -> tuple[list[str], np.ndarray]:
+    """A source's candidate passages and their unit vectors: a turn's sources are read for
+    every claim of every statement, so each is embedded once."""
+    from genir_eval.judges.offline.semantic import embedder, unit_vectors
+
+    candidates = list(_passages(text)) or [text]
+    return candidates, unit_vectors(embedder(), candidates)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _closest(claim: str, text: str) -> tuple[str, float]:
+    """The passage of ``text`` closest in meaning to ``claim``, and their cosine similarity
+    (called only when the semantic model is there)."""
+    from genir_eval.judges.offline.semantic import embedder, unit_vectors
+
+    candidates, vectors = _source_vectors(text)
+    similarity = vectors @ unit_vectors(embedder(), [claim])[0]
+    at = int(similarity.argmax())
+    return candidates[at], float(similarity[at])
+
+
+def support_verdict(
+    statement: str, source: str, *, cited: Sequence[str] = (), others: Sequence[str] = ()
+) -> tuple[str, str, dict[str, Any]]:
+    """``(support, evidence, features)`` for a statement against one cited source.
+
+    ``cited`` are the texts of the statement's other citations, ``others`` those of the
+    turn's sources it does not cite. The statement is judged claim by claim
+    (:func:`claims`, :func:`claim_support`), and the source by what it brings (after ALCE's
+    citation precision, Gao et al. 2023, which credits a citation that the statement's
+    support needs): ``full`` when the statement's citations together support every claim
+    fully and this source fully supports one of them, ``partial`` when it supports some
+    claim at least in part, ``none`` otherwise. With no other citation that is: ``full``
+    when it supports every claim fully. Clauses of a source that address the judge
+    (:func:`without_instructions`) are not evidence."""
+    source = _evidence_text(source)
+    cited = [_evidence_text(text) for text in cited]
+    others = [_evidence_text(text) for text in others]
+    parts = claims(statement)
+    alone = [claim_support(claim, [source], others) for claim in parts]
+    together = (
+        [claim_support(claim, [source, *cited], others) for claim in parts] if cited else alone
+    )
+    features = _summary(alone, together)
+    supported = max(alone, key=lambda claim: claim.level)
+    if supported.level == 0:
+        return "none", "", features
+    if all(claim.level == 2 for claim in together):
+        return "full", supported.evidence, features
+    return "partial", supported.evidence, features
+
+
+def _summary(alone: Sequence[ClaimSupport], together: Sequence[ClaimSupport]) -> dict[str, Any]:
+    """The features a reply keeps: the least supported claim's values (what decided), and
+    how many claims this source and all the citations support."""
+    weakest = min(alone, key=lambda claim: (claim.level, claim.features["coverage"]))
+    features = dict(weakest.features)
+    for claim in alone:  # what any claim misses, the statement misses
+        for key in ("missing_numbers", "missing_entities"):
+            features[key] = sorted(set(features[key]) | set(claim.features[key]))
+        features["negation_mismatch"] = (
+            features["negation_mismatch"] or claim.features["negation_mismatch"]
+        )
+    features["claims"] = len(alone)
+    features["claims_supported"] = sum(1 for claim in alone if claim.level > 0)
+    features["claims_supported_by_citations"] = sum(1 for claim in together if claim.level > 0)
+    features["claims_full_by_citations"] = sum(1 for claim in together if claim.level == 2)
+    return features
 
 
 def _title_verdict(statement: str, title: str, url: str) -> str:
     words = " ".join([title, re.sub(r"[/_.:-]+", " ", url)])
     return "partial" if _coverage(key_terms(statement), words) >= TITLE_PARTIAL else "none"
+
+
+def _turn_sources(context: JudgeContext, position: int) -> tuple[list[str], list[str]]:
+    """The texts of the statement's other citations, and of the turn's sources it does not
+    cite (none when the request does not say which statement it judges)."""
+    turn = context.turn
+    if turn is None or not 1 <= position <= len(turn.statements):
+        return [], []
+    citing = set(turn.statements[position - 1].citations)
+    cited: list[str] = []
+    others: list[str] = []
+    for link in turn.links:
+        if link.id == context.link_id or not link.has_text:
+            continue
+        (cited if link.id in citing else others).append(str(link.text))
+    return cited, others
 
 
 def offline_reply(request: Request) -> str:
@@ -205,7 +389,10 @@ def offline_reply(request: Request) -> str:
         return json.dumps(
             {"support": verdict, "evidence": "", "reason": reason}, ensure_ascii=False
         )
-    verdict, evidence, features = support_verdict(statement, str(source))
+    cited, others = _turn_sources(context, int(extra.get("statement_index", 0)))
+    verdict, evidence, features = support_verdict(
+        statement, str(source), cited=cited, others=others
+    )
     reason = support_reason(verdict, features, "source_text")
     return json.dumps(
         {"support": verdict, "evidence": evidence, "features": features, "reason": reason},

@@ -120,20 +120,42 @@ def session_reason(turns: Sequence[TurnEvidence], rating: float | None = None) -
 
 
 def support_reason(support: str, features: Mapping[str, Any] | None, basis: str) -> str:
-    """Why the citation-support twin gave ``support``, from the features it computed
-    (``coverage``, ``best_passage_coverage``, ``missing_numbers``, ``negation_mismatch``,
-    ``missing_entities``), or from title and url only."""
+    """Why the citation-support twin gave ``support``, from the features it computed: how
+    many of the statement's claims the source supports (and all its citations together),
+    and for its least supported claim the share of key terms the source and its best
+    passage hold, the similarity in meaning when it was read, and what is missing
+    (``missing_numbers``, ``negation_mismatch``, ``missing_entities``); or from title and
+    url only."""
     verdict = SUPPORT_WORDS.get(support, support)
     if basis != "source_text" or not features:
         return (
             f"the source {verdict} the statement, judged from its title and url only "
             "(no source text): at best partly."
         )
-    parts = [
-        f"the source holds {_share(float(features.get('coverage', 0)))} of the statement's "
-        "key terms",
+    parts = []
+    claims = int(features.get("claims", 1))
+    if claims > 1:
+        parts.append(
+            f"it supports {features.get('claims_supported', 0)} of the statement's {claims} "
+            f"claims, the statement's citations together {features.get('claims_full_by_citations', 0)} "
+            "fully"
+        )
+    which = "the least supported claim's" if claims > 1 else "the statement's"
+    parts += [
+        f"the source holds {_share(float(features.get('coverage', 0)))} of {which} key terms",
         f"its best passage {_share(float(features.get('best_passage_coverage', 0)))}",
     ]
+    own = int(features.get("own_words", 0))
+    if own:
+        parts.append(f"{own} of its words in none of the turn's sources, read as wording")
+    if "semantic_similarity" in features:
+        meaning = f"similarity in meaning {float(features['semantic_similarity']):.2f}"
+        if "closer_than_uncited" in features:
+            meaning += (
+                f", closer than {_share(float(features['closer_than_uncited']))} of the "
+                "sources it does not cite"
+            )
+        parts.append(meaning)
     numbers = features.get("missing_numbers") or []
     if numbers:
         parts.append(f"the number(s) {', '.join(map(str, numbers))} are not in the source")

@@ -35,6 +35,7 @@ __all__ = [
     "evidence_name",
     "available",
     "cosine_matrix",
+    "unit_vectors",
     "best_match",
 ]
 
@@ -129,11 +130,16 @@ def evidence_name() -> str:
 _SPACE = re.compile(r"\s+")
 
 
+def unit_vectors(model: Embedder | None, texts: Sequence[str]) -> np.ndarray:
+    """The unit vectors of ``texts``, whitespace runs read as one space."""
+    if model is None:
+        raise RuntimeError("the semantic model is not loaded")
+    return model.encode([_SPACE.sub(" ", t).strip() for t in texts])
+
+
 def cosine_matrix(model: Embedder, first: Sequence[str], second: Sequence[str]) -> np.ndarray:
     """Cosine similarity of every text of ``first`` with every text of ``second``."""
-    a = model.encode([_SPACE.sub(" ", t).strip() for t in first])
-    b = model.encode([_SPACE.sub(" ", t).strip() for t in second])
-    return a @ b.T
+    return unit_vectors(model, first) @ unit_vectors(model, second).T
 
 
 def best_match(model: Embedder, text: str, source: str) -> float:
