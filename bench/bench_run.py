@@ -112,16 +112,16 @@ def main(argv: list[str] | None = None) -> int:
     judging = max(engine["elapsed_s"] for engine in run.info["engines"])
     bound = args.concurrency / args.latency
     share = (calls / judging) / bound
-    print(f"sessions              {len(run.sessions)}")
+    print(f"sessions              {len(sessions)}")
     print(
         f"provider calls        {calls} (server answered {served.answered_ok}, peak in flight {served.max_in_flight})"
     )
     print(f"missing labels        {len(run.info['failures'])}")
     print(
-        f"whole run             {wall:.1f} s  ->  {len(run.sessions) / wall * 60:,.0f} sessions/minute"
+        f"whole run             {wall:.1f} s  ->  {len(sessions) / wall * 60:,.0f} sessions/minute"
     )
     print(
-        f"judging               {judging:.1f} s  ->  {len(run.sessions) / judging * 60:,.0f} sessions/minute"
+        f"judging               {judging:.1f} s  ->  {len(sessions) / judging * 60:,.0f} sessions/minute"
     )
     print(
         f"client CPU            {cpu:.1f} s = {cpu / max(calls, 1) * 1000:.2f} ms per call "

@@ -4,9 +4,11 @@ unchanged (the job passes and posts a green summary) and once with a regression 
 fails at its last step, after posting the red summary).
 
 Only what needs the hosted service is stood in for: ``pip`` (genir-eval is already
-installed), ``gh`` and ``curl`` (they record the comment they would post); ``genir-eval`` is
-this checkout's. Steps that ``uses:`` an action (checkout, setup-python, cache, artifacts)
-are GitHub's own and are not run.
+installed: it checks the folder it is given holds genir-eval's source tree, which the
+product repository keeps at ``tools/genir-eval``, here this checkout), ``gh`` and ``curl``
+(they record the comment they would post); ``genir-eval`` is this checkout's. Steps that
+``uses:`` an action (checkout, setup-python, cache, artifacts) are GitHub's own and are not
+run.
 """
 
 from __future__ import annotations
@@ -60,6 +62,16 @@ done
 """
 
 
+PIP = """\
+#!/bin/sh
+# records its arguments; `pip install DIR` must be given genir-eval's source tree
+echo "pip $*" >> "$STUB_LOG"
+if [ "$1" = "install" ]; then
+  grep -q '^name = "genir-eval"$' "$2/pyproject.toml" || exit 1
+fi
+"""
+
+
 GH = """\
 #!{python}
 # records its arguments and keeps the pull request's comments in $STUB_COMMENTS (JSON), as
@@ -94,8 +106,8 @@ store.write_text(json.dumps(comments))
 
 def _tools(folder: Path) -> Path:
     folder.mkdir()
-    for name in ("pip", "curl"):
-        (folder / name).write_text(RECORDER, encoding="utf-8")
+    (folder / "curl").write_text(RECORDER, encoding="utf-8")
+    (folder / "pip").write_text(PIP, encoding="utf-8")
     (folder / "gh").write_text(GH.format(python=sys.executable), encoding="utf-8")
     (folder / "genir-eval").write_text(
         f'#!/bin/sh\nexec "{sys.executable}" -m genir_eval "$@"\n', encoding="utf-8"
@@ -109,6 +121,9 @@ def _product_repo(tmp_path: Path) -> Path:
     repo = tmp_path / "product"
     (repo / "eval").mkdir(parents=True)
     shutil.copy(ROOT / "fixtures" / "product_logs.md", repo / "eval" / "logs.md")
+    # genir-eval's source tree kept in the repository (a submodule or a copy): this checkout
+    (repo / "tools").mkdir()
+    (repo / "tools" / "genir-eval").symlink_to(ROOT, target_is_directory=True)
     (repo / "eval" / "product.toml").write_text(SCENARIO, encoding="utf-8")
     return repo
 
@@ -144,7 +159,7 @@ def accepted_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _checkout(accepted_repo: Path, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(accepted_repo, tmp_path / "checkout"))
+    return Path(shutil.copytree(accepted_repo, tmp_path / "checkout", symlinks=True))
 
 
 def _regress(repo: Path) -> None:
@@ -191,13 +206,9 @@ def _run_github(
     workflow = yaml.safe_load((EXAMPLES / "github-actions.yml").read_text(encoding="utf-8"))
     job = workflow["jobs"]["evaluate"]
     env = {**env, **{k: _expand(v, expressions) for k, v in workflow["env"].items()}}
-    # the second checkout puts genir-eval's repository, at the pinned ref, in .genir-eval
-    checkout = next(s for s in job["steps"] if s.get("with", {}).get("path") == ".genir-eval")
-    assert checkout["uses"].startswith("actions/checkout@")
-    assert checkout["with"]["repository"] == "${{ env.GENIR_EVAL_REPOSITORY }}"
-    assert checkout["with"]["ref"] == "${{ env.GENIR_EVAL_REF }}"
-    if not (repo / ".genir-eval").exists():
-        (repo / ".genir-eval").symlink_to(ROOT, target_is_directory=True)
+    # the one checkout brings genir-eval's tree along (a submodule of the product repository)
+    [checkout] = [s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@")]
+    assert checkout["with"]["submodules"] is True
     github_env = tmp_path / "github_env"
     summary = tmp_path / "step_summary.md"
     github_env.write_text("")
@@ -230,6 +241,8 @@ def _run_gitlab(repo: Path, env: dict[str, str]) -> int:
     """Run the job's script as GitLab's shell does: one bash session, stop at a failure."""
     job = yaml.safe_load((EXAMPLES / "gitlab-ci.yml").read_text(encoding="utf-8"))["genir-eval"]
     assert job["rules"][0]["if"] == '$CI_PIPELINE_SOURCE == "merge_request_event"'
+    # the checkout brings genir-eval's tree along (a submodule of the product repository)
+    assert job["variables"]["GIT_SUBMODULE_STRATEGY"] == "recursive"
     env = {
         **env,
         **{k: str(v) for k, v in job["variables"].items()},
@@ -265,8 +278,8 @@ def test_github_actions_workflow(accepted_repo: Path, tmp_path: Path, regression
         _regress(repo)
     failed_step, summary = _run_github(repo, env, tmp_path)
     calls = (tmp_path / "calls.log").read_text()
-    # genir-eval is installed from its repository's checked-out tree, not the package index
-    assert "pip install ./.genir-eval" in calls
+    # genir-eval is installed from the tree the repository keeps, not the package index
+    assert "pip install ./tools/genir-eval" in calls
     assert "gh pr comment 42 --body-file genir-eval-comment.md" in calls
     [comment] = _comments(tmp_path)
     assert comment["body"] == MARKER + summary  # the comment is the compare output
@@ -339,7 +352,7 @@ def test_gitlab_ci_job(accepted_repo: Path, tmp_path: Path, regression: bool) ->
     status = _run_gitlab(repo, env)
     calls = (tmp_path / "calls.log").read_text()
     posted = (tmp_path / "posted.md").read_text()
-    assert "pip install git+https://github.com/your-org/genir-eval.git@v0.1.0" in calls
+    assert "pip install ./tools/genir-eval" in calls
     assert "curl --fail" in calls
     assert "https://gitlab.example/api/v4/projects/7/merge_requests/42/notes" in calls
     assert "PRIVATE-TOKEN: token-for-tests" in calls
@@ -359,3 +372,21 @@ def test_gitlab_ci_job_posts_why_compare_could_not_compare(
     posted = (tmp_path / "posted.md").read_text()
     assert posted.startswith("### genir-eval: could not compare")
     assert "no such folder" in posted
+
+
+def test_the_projects_own_workflow_runs_the_readme_command_from_its_checkout() -> None:
+    """genir-eval's own CI (.github/workflows/ci.yml) checks out this repository, no other,
+    and runs .ci/run, which installs that checkout and runs the README's test command."""
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "ci.yml").read_text("utf-8"))
+    [job] = workflow["jobs"].values()
+    checkouts = [s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@")]
+    assert checkouts and all("repository" not in (s.get("with") or {}) for s in checkouts)
+    assert [s["run"] for s in job["steps"] if "run" in s] == [".ci/run"]
+    ci_run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    [command] = [line.strip() for line in ci_run.splitlines() if "pytest" in line]
+    assert command.startswith('python -m pip install -e ".[test]" && ')
+    assert command in readme  # the README's test command, verbatim
+    assert os.access(ROOT / ".ci" / "run", os.X_OK)
+    for recipe in (*EXAMPLES.glob("*.yml"), ROOT / ".github" / "workflows" / "ci.yml"):
+        assert "your-org" not in recipe.read_text(encoding="utf-8"), recipe

@@ -50,6 +50,8 @@ import asyncio
 import contextlib
 import logging
 import os
+import socket
+import threading
 import time
 import warnings
 from collections import deque
@@ -65,7 +67,7 @@ from genir_eval.records import Session
 from genir_eval.runner.executor import Judged, judge_locally
 from genir_eval.runner.scenario import Scenario
 
-__all__ = ["Coordinator", "RayJudging", "SharedRate", "judge_on_ray", "shards"]
+__all__ = ["Coordinator", "GcsWatch", "RayJudging", "SharedRate", "judge_on_ray", "shards"]
 
 #: Attempts of a shard whose worker died (Ray's ``max_retries``: retries, not attempts).
 SHARD_RETRIES = 3
@@ -74,6 +76,13 @@ SHARD_RETRIES = 3
 #: ``rpm / 60`` of them with 25 ms to spare for the way from the send to the provider.
 SLOT_GUARD = 0.05
 SLOT_LATE_S = 0.025
+#: The driver ends the run (a :class:`ClusterError`, the journals kept) once the cluster's GCS
+#: has not accepted a connection for this long: Ray itself ends a driver's process 60 s after
+#: losing its GCS (``gcs_rpc_server_reconnect_timeout_s``), saying nothing of what is kept.
+GCS_LOST_S = 15.0
+#: How long the driver waits for the coordinator's stats at the end of a run (an actor call
+#: can hang once the GCS is gone, and Ray ends the process 60 s after that).
+STATS_WAIT_S = 5.0
 
 
 def _ray() -> Any:
@@ -123,6 +132,55 @@ def _connect(ray: Any, address: str | None) -> None:
         raise ConfigError(
             f"{given}: Ray could not start: {type(error).__name__}: {text[:300]}"
         ) from None
+
+
+class GcsWatch:
+    """Whether the cluster's GCS (Ray's head process, ``host:port``) still accepts connections,
+    asked every ``every_s`` from a thread; ``on_lost(seconds)`` is called once (from that
+    thread) when it has refused them for ``lost_s``. A GCS that comes back in time (Ray's
+    GCS fault tolerance restarts it) resets the count."""
+
+    def __init__(
+        self,
+        address: str,
+        on_lost: Callable[[float], None],
+        *,
+        every_s: float = 1.0,
+        lost_s: float = GCS_LOST_S,
+    ) -> None:
+        host, _, port = address.rpartition(":")
+        self.where = (host, int(port))
+        self.on_lost = on_lost
+        self.every_s = every_s
+        self.lost_s = lost_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="genir-eval-gcs", daemon=True)
+
+    def start(self) -> GcsWatch:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _answers(self) -> bool:
+        try:
+            with socket.create_connection(self.where, timeout=min(2.0, self.every_s * 2)):
+                return True
+        except OSError:
+            return False
+
+    def _watch(self) -> None:
+        since: float | None = None
+        while not self._stop.wait(self.every_s):
+            if self._answers():
+                since = None
+                continue
+            now = time.monotonic()
+            since = now if since is None else since
+            if now - since >= self.lost_s:
+                self.on_lost(now - since)
+                return
 
 
 class Coordinator:
@@ -337,6 +395,9 @@ class RayJudging:
         self._coordinator: Any = None
         self._task: Any = None
         self._n = 1
+        self._watch: GcsWatch | None = None
+        #: set (to the line saying so) when the cluster's GCS is lost
+        self._gone: asyncio.Future[str] | None = None
 
     async def __aenter__(self) -> RayJudging:
         ray = _ray()
@@ -344,6 +405,7 @@ class RayJudging:
             # Left running for the next run of this process; Ray shuts it down at exit.
             _connect(ray, self.address)
         self._n = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        self._watch_gcs(ray)
         name = f"genir-eval-coordinator-{os.getpid()}-{id(self)}"
         # A coordinator killed mid-run is restarted by Ray and the workers' calls to it are
         # retried, so the run goes on (its slot spacing starts again from the restart)
@@ -374,7 +436,7 @@ class RayJudging:
             for k, part in enumerate(parts)
         ]
         try:
-            results: list[Judged] = list(await asyncio.gather(*refs))
+            results: list[Judged] = await self._results(refs)
         except BaseException as error:
             # the run stops (another window failed, or this one): no more calls for it
             for ref in refs:
@@ -397,11 +459,56 @@ class RayJudging:
         )
         return labels
 
+    def _watch_gcs(self, ray: Any) -> None:
+        """Watch the cluster's GCS (not through Ray Client, whose server on the head node
+        holds the connection): its loss ends the run with a line, before Ray ends the
+        process with none."""
+        if ray.util.client.ray.is_connected():
+            return
+        try:
+            address = ray.get_runtime_context().gcs_address
+        except Exception:  # noqa: BLE001 - an older Ray: no watch, Ray's own exit stays
+            return
+        loop = asyncio.get_running_loop()
+        gone: asyncio.Future[str] = loop.create_future()
+        self._gone = gone
+
+        def lost(seconds: float) -> None:
+            line = self._line(f"its GCS at {address} has refused connections for {seconds:.0f} s")
+
+            def settle() -> None:
+                if not gone.done():
+                    gone.set_result(line)
+
+            loop.call_soon_threadsafe(settle)
+
+        self._watch = GcsWatch(address, lost).start()
+
+    async def _results(self, refs: list[Any]) -> list[Judged]:
+        """The shards' results, or :class:`ClusterError` as soon as the GCS is lost."""
+        gathered: asyncio.Future[Any] = asyncio.gather(*refs)
+        if self._gone is None:
+            return list(await gathered)
+        try:
+            either: list[asyncio.Future[Any]] = [gathered, self._gone]
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not gathered.done():
+                gathered.cancel()
+                # the shards' cancellation is this run's own doing: nothing to report
+                gathered.add_done_callback(lambda f: None if f.cancelled() else f.exception())
+        if self._gone.done():
+            raise ClusterError(self._gone.result())
+        return list(gathered.result())
+
     def _lost(self, error: BaseException) -> str:
         """The line for a cluster that failed mid-run (a shard past its retries, a node or
         the coordinator lost for good): what happened, what is kept, how to resume."""
         lines = [line.strip() for line in str(error).splitlines() if line.strip()]
         what = f"{type(error).__name__}: {lines[-1] if lines else 'no detail'}"
+        return self._line(what)
+
+    def _line(self, what: str) -> str:
         return (
             f"the Ray cluster failed during the run ({what[:300]}); the judgments finished so "
             f"far are kept in the journal shards in {self.out}: run again to resume (with any "
@@ -414,9 +521,13 @@ class RayJudging:
             return
         ray = _ray()
         coordinator, self._coordinator = self._coordinator, None
+        if self._watch is not None:
+            self._watch.stop()
         rate: dict[str, Any] | None = None
         try:
-            rate = await coordinator.stats.remote()
+            if self._gone is not None and self._gone.done():
+                raise ClusterError("no stats from a cluster without its GCS")
+            rate = await asyncio.wait_for(coordinator.stats.remote(), STATS_WAIT_S)
         except Exception:  # noqa: BLE001 - a run that fails keeps its own error
             rate = None
         finally:

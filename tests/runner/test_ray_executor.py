@@ -200,6 +200,64 @@ def test_a_killed_worker_repeats_no_finished_call(
     assert run.info["cache"]["resumed"] >= done
 
 
+@pytest.mark.parametrize("concurrency", [2, 4])
+def test_a_worker_killed_while_its_journal_waits_repeats_only_its_places(
+    cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, concurrency: int
+) -> None:
+    """A worker killed while its journal's commits wait (here: the test holds the journal
+    shard's write lock, as another process or a slow disk may) repeats at most
+    ``concurrency`` judgments: a judgment holds its place from its first call until its
+    label is committed, so the worker stops sending instead of piling up replies it has
+    paid for and not journaled (the red team saw 94 calls repeated, not the 16 in flight)."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with FakeLLMServer(reply=_link_reply, latency=0.05) as server:
+        scenario = _llm_scenario(server, concurrency=concurrency)
+        out = tmp_path / "run"
+        result: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                result["run"] = run_scenario(
+                    scenario, out_dir=out, overrides=Overrides(executor="ray", ray_workers=2)
+                )
+            except BaseException as error:  # noqa: BLE001 - reported by the assertions
+                result["error"] = error
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        shard0 = out / "journal.shard-0-of-2.sqlite"
+        deadline = time.monotonic() + 120
+        while _finished(shard0) < 2 and time.monotonic() < deadline and thread.is_alive():
+            time.sleep(0.02)
+        assert _finished(shard0) >= 2, "the Ray run never got going"
+        lock = sqlite3.connect(shard0, isolation_level=None, timeout=30)
+        try:
+            lock.execute("BEGIN IMMEDIATE")  # the worker's commits now wait for this
+            committed = _finished(shard0)
+            # long enough for the worker to send the rest of its shard had nothing held it
+            # (15 links at 0.05 s a call, ``concurrency`` at a time, well under 1.5 s)
+            time.sleep(1.5)
+            names = [n for n in ray.util.list_named_actors() if n.startswith("genir-eval-")]
+            coordinator = ray.get_actor(names[0])
+            killed = ray.get(coordinator.where.remote())[0][0]["pid"]
+            os.kill(killed, signal.SIGKILL)
+        finally:
+            lock.execute("ROLLBACK")
+            lock.close()
+        thread.join(300)
+        assert not thread.is_alive()
+        assert "error" not in result, result.get("error")
+        asked = dict(server.stats.by_prompt)
+    run = result["run"]
+    assert run.info["judges"][0]["missing"] == 0, run.info["failures"][:3]
+    assert len(asked) == run.info["judges"][0]["labels"]
+    repeated = sum(count - 1 for count in asked.values())
+    # at most the killed worker's places (well-formed replies: one call a judgment) ...
+    assert repeated <= concurrency
+    # ... and the shard did have more to do than that when the worker was killed
+    assert run.info["cache"]["resumed"] >= committed
+
+
 def test_learned_rate_is_one_budget_across_workers(
     cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
