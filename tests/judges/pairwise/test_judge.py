@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 
 import pytest
 
@@ -10,7 +11,7 @@ from genir_eval.errors import ConfigError
 from genir_eval.judges.base import make_judge
 from genir_eval.judges.pairwise import Pair, PairwiseJudge, combine, parse_preference
 from genir_eval.judges.pairwise.judge import OrderVerdict
-from genir_eval.judges.pairwise.twin import answer_evidence, twin_reply
+from genir_eval.judges.pairwise.twin import answer_evidence, compare_evidence, twin_reply
 from genir_eval.judges.parsing import ReplyError
 from genir_eval.llm.engine import Engine
 from genir_eval.llm.offline import OfflineProvider
@@ -82,6 +83,24 @@ def test_twin_is_antisymmetric_and_prefers_the_richer_answer() -> None:
     assert forward["overall"] == 1 and backward["overall"] == 2
     assert forward["criteria"] == {"coverage": 1, "clarity": 1, "depth": 1}
     assert twin_reply(rich, rich, ["coverage"])["overall"] == 0  # equal evidence: a tie
+
+
+@pytest.mark.parametrize(
+    ("name", "x", "y", "expected"),
+    [
+        # computed by hand from the twin's docstring: counts as ln((x+1)/(y+1)), shares as x-y
+        ("coverage", 3.0, 1.0, math.log(2.0)),
+        ("coverage", 7.0, 3.0, math.log(2.0)),  # doubling counts the same at any size
+        ("clarity", 0.0, 0.0, 0.0),
+        ("synthesis", 0.30, 0.15, 0.15),
+        ("support", 1.0, 0.5, 0.5),
+    ],
+)
+def test_evidence_is_compared_on_its_own_scale(
+    name: str, x: float, y: float, expected: float
+) -> None:
+    assert compare_evidence(name, x, y) == pytest.approx(expected, abs=1e-12)
+    assert compare_evidence(name, y, x) == pytest.approx(-expected, abs=1e-12)
 
 
 def test_copied_answers_lose_synthesis() -> None:
