@@ -213,9 +213,11 @@ def crowdrag(args: argparse.Namespace, work: Path) -> int:
         print(f"the rule 'more distinct cited passages wins' on the same pairs: {rule:.3f}")
         print(f"Kendall tau (six systems, BT score vs people's win rate): {tau:.3f}")
     consistency = document["consistency"]
+    rate = consistency["position_consistency"]
     print(
-        f"position consistency: {consistency['position_consistency']:.3f} over "
-        f"{consistency['pairs_in_both_orders']} pairs; missing pairs: "
+        f"position consistency: {'-' if rate is None else f'{rate:.3f}'} over "
+        f"{consistency['pairs_in_both_orders']} pairs judged in both orders "
+        f"({consistency['mirrored_pairs']} judged once, the swap mirrored); missing pairs: "
         f"{document['pairs']['missing']}; intransitive cycles: "
         f"{consistency['intransitive_cycles']} of {consistency['decided_triads']} triads"
     )
@@ -277,12 +279,19 @@ def scale(args: argparse.Namespace, work: Path) -> int:
     cpu = usage.ru_utime + usage.ru_stime - cpu_before
     peak = usage.ru_maxrss / 1024
     pairs = sum(1 for _ in (work / "arena" / "pairs.jsonl").open())
+    document = json.loads((work / "arena" / "arena.json").read_text(encoding="utf-8"))
+    judged = sum(e["calls"] for e in document["engines"]) or pairs
+    rate = pairs / cpu
     print(
-        f"{args.scale} queries x 3 systems offline: {pairs} pairs ({2 * pairs} verdicts) in "
-        f"{elapsed:.1f}s wall, {cpu:.1f}s CPU ({2 * pairs / cpu:.0f} verdicts per CPU second), "
-        f"exit code {code}, peak RSS {peak:.0f} MB, load average {os.getloadavg()[0]:.1f}; "
-        f"10,000 queries x 3 systems at this CPU rate: {60_000 / (2 * pairs / cpu):.0f}s "
-        "(budget 60 s)"
+        f"{args.scale} queries x 3 systems offline: {pairs} pairs in {elapsed:.1f}s wall, "
+        f"{cpu:.1f}s CPU ({rate:.0f} pairs per CPU second; {judged} orders judged, "
+        f"{document['consistency']['mirrored_pairs']} mirrored), exit code {code}, peak RSS "
+        f"{peak:.0f} MB, load average {os.getloadavg()[0]:.1f}"
+        + (
+            f"; 10,000 queries x 3 systems at this CPU rate: {30_000 / rate:.0f}s (budget 60 s)"
+            if args.scale != 10_000
+            else " (budget 60 s)"
+        )
     )
     return 0
 

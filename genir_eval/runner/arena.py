@@ -310,7 +310,10 @@ def _scenario(settings: ArenaSettings, overrides: Overrides | None) -> Scenario:
 
 def _compact(row: Mapping[str, Any]) -> dict[str, Any]:
     keep = ("session_id", "turn", "a", "b", "winner", "consistent", "style")
-    return {k: row[k] for k in keep}
+    return {
+        **{k: row[k] for k in keep},
+        "mirrored": any(o.get("mirrored") for o in row["orders"]),
+    }
 
 
 async def _judge_pairs(
@@ -320,25 +323,34 @@ async def _judge_pairs(
     matched: Matched,
     out: TextIO,
     window: int,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
+    """Judge ``specs`` ``window`` at a time, writing each row as it is judged; returns the
+    compact rows, the failed orders and how many orders were judged (a mirrored one is not:
+    the offline twin is computed in-process, see :meth:`PairwiseJudge.compare_offline`)."""
     group = judging.groups[0]
     assert group.engine is not None
     engine = group.engine
+    offline = group.provider == "offline"
     kept: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
+    judged = 0
     for start in range(0, len(specs), window):
         pairs = [_pair(spec, matched) for spec in specs[start : start + window]]
-        verdicts = await asyncio.gather(*(judge.compare(pair, engine) for pair in pairs))
+        if offline:
+            verdicts = [judge.compare_offline(pair) for pair in pairs]
+        else:
+            verdicts = await asyncio.gather(*(judge.compare(pair, engine) for pair in pairs))
         for verdict in verdicts:
             row = pair_row(verdict)
             out.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
             kept.append(_compact(row))
+            judged += sum(1 for order in verdict.orders if not order.mirrored)
             failures.extend(
                 {"judge": NAME, "reason": order.missing_reason}
                 for order in verdict.orders
                 if order.overall is None
             )
-    return kept, failures
+    return kept, failures, judged
 
 
 def _systems_table(
@@ -379,6 +391,8 @@ def _consistency(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {
         "position_consistency": sum(both) / len(both) if both else None,
         "pairs_in_both_orders": len(both),
+        # the offline twin's swapped order is its mirror: no position bias to measure
+        "mirrored_pairs": sum(1 for r in rows if r.get("mirrored")),
         "intransitive_cycles": cycles["cycles"],
         "decided_triads": cycles["triads"],
         "cycle_rate": cycles["cycles"] / cycles["triads"] if cycles["triads"] else None,
@@ -436,14 +450,15 @@ async def arun_arena(
     try:
         with _temporary(out / "pairs.jsonl") as handle:
             async with judging:
-                rows, failures = await _judge_pairs(judging, judge, specs, matched, handle, window)
+                rows, failures, orders = await _judge_pairs(
+                    judging, judge, specs, matched, handle, window
+                )
     except OSError as error:
         raise StorageError(
             f"cannot write pairs.jsonl: {error.strerror or error}", path=str(out)
         ) from None
     outcomes = Outcomes.from_rows(names, rows)
     missing_pairs = sum(1 for r in rows if r["winner"] is None)
-    orders = len(specs) * (2 if judge.options["orders"] == "both" else 1)
     group = judging.groups[0]
     status = run_status(
         {NAME: {"labels": orders, "missing": len(failures)}},

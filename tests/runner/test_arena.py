@@ -71,7 +71,11 @@ def test_arena_writes_the_run_folder(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert set(arena["systems"][0]) >= {"name", "score", "ci95", "wins", "ties", "losses"}
     assert arena["systems"][0]["wins"] == 6 and arena["systems"][2]["losses"] == 6
     assert set(arena["style_control"]["coefficients"]) == {"length", "sources", "markup"}
-    assert arena["consistency"]["position_consistency"] == 1.0
+    # the offline twin judges one order; the swapped one is its mirror, not a judgment
+    assert arena["consistency"]["position_consistency"] is None
+    assert arena["consistency"]["mirrored_pairs"] == 9
+    assert rows[0]["orders"][1] == {**rows[0]["orders"][1], "order": "ba", "mirrored": True}
+    assert "mirrored" not in rows[0]["orders"][0]
     assert arena["consistency"]["intransitive_cycles"] == 0
     assert (out / "report.html").read_text().count("<tr>") > 3
     assert "style control coefficients" in capsys.readouterr().out

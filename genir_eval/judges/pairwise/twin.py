@@ -43,7 +43,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -96,12 +96,21 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+def _content_of(words: Iterable[str]) -> set[str]:
+    return {w for w in set(words) - _STOP if not w.isdigit()}
+
+
 def _content(text: str) -> set[str]:
-    return {w for w in _words(text) if w not in _STOP and not w.isdigit()}
+    return _content_of(_words(text))
+
+
+def _gram_list(words: Sequence[str]) -> list[tuple[str, ...]]:
+    """The word 5-grams in order (the shifted copies are meant to be of unequal length)."""
+    return list(zip(*(words[i:] for i in range(_NGRAM)), strict=False))
 
 
 def _ngrams(words: Sequence[str]) -> set[tuple[str, ...]]:
-    return {tuple(words[i : i + _NGRAM]) for i in range(len(words) - _NGRAM + 1)}
+    return set(_gram_list(words))
 
 
 def answer_evidence(turn: Turn) -> AnswerEvidence:
@@ -115,21 +124,28 @@ def answer_evidence(turn: Turn) -> AnswerEvidence:
     synthesis: float | None = None
     support: float | None = None
     if sources:
+        # each source's words read once: its 5-grams for synthesis, its content for support
+        source_words = {cid: _words(source) for cid, source in sources.items()}
         source_grams: set[tuple[str, ...]] = set()
-        for source in sources.values():
-            source_grams |= _ngrams(_words(source))
-        grams = [tuple(g) for g in _sliding(_words(_MARKER.sub(" ", text)))]
+        for words in source_words.values():
+            source_grams |= _ngrams(words)
+        source_content = {cid: _content_of(words) for cid, words in source_words.items()}
+        answer_words = _words(_MARKER.sub(" ", text))
+        grams = _gram_list(answer_words)
         if grams:
             synthesis = 1.0 - sum(g in source_grams for g in grams) / len(grams)
         shares = []
         for statement in statements:
+            if not statement.citations:
+                continue
             own = _content(_MARKER.sub(" ", statement.text))
+            if not own:
+                continue
             theirs: set[str] = set()
             for cid in statement.citations:
-                if cid in sources:
-                    theirs |= _content(sources[cid])
-            if own and statement.citations:
-                shares.append(len(own & theirs) / len(own))
+                if cid in source_content:
+                    theirs |= source_content[cid]
+            shares.append(len(own & theirs) / len(own))
         support = sum(shares) / len(shares) if shares else None
     return AnswerEvidence(
         coverage=float(len(cited)),
@@ -140,16 +156,14 @@ def answer_evidence(turn: Turn) -> AnswerEvidence:
     )
 
 
-def _sliding(words: Sequence[str]) -> list[Sequence[str]]:
-    return [words[i : i + _NGRAM] for i in range(len(words) - _NGRAM + 1)]
-
-
 def compare_evidence(name: str, x: float, y: float) -> float:
     """How much more of evidence ``name`` the first answer has (positive: more): a count's
     log ratio ``ln((x + 1) / (y + 1))``, a share's difference ``x - y``. Antisymmetric, so
     swapping the answers negates it exactly and the twin never depends on the order it is
     shown them."""
-    return math.log((x + 1.0) / (y + 1.0)) if name in COUNTS else x - y
+    # log1p(x) - log1p(y), not log of the ratio: a difference of the same two floats is
+    # exactly negated by the swap, so the mirrored order needs no second computation
+    return math.log1p(x) - math.log1p(y) if name in COUNTS else x - y
 
 
 def preference(first: AnswerEvidence, second: AnswerEvidence, evidence: Sequence[str]) -> float:

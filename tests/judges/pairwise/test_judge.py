@@ -127,6 +127,29 @@ def test_judge_runs_offline_in_both_orders() -> None:
     assert [o.order for o in verdict.orders] == ["ab", "ba"]  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize(("a", "b"), [(RICH, POOR), (POOR, RICH), (RICH, RICH)])
+def test_offline_fast_path_gives_the_engines_verdict(a: Turn, b: Turn) -> None:
+    """The in-process twin (one order judged, its swap mirrored) against the same twin asked
+    through the engine in both orders: same winner and criteria, the swap marked mirrored."""
+    judge = make_judge("pairwise")
+    assert isinstance(judge, PairwiseJudge)
+
+    async def go() -> object:
+        engine = Engine(OfflineProvider(), concurrency=2, quiet=True)
+        try:
+            return await judge.compare(_pair(a, b), engine)
+        finally:
+            await engine.aclose()
+
+    through_engine = asyncio.run(go())
+    fast = judge.compare_offline(_pair(a, b))
+    assert fast.winner == through_engine.winner  # type: ignore[attr-defined]
+    assert fast.criteria == through_engine.criteria  # type: ignore[attr-defined]
+    assert through_engine.consistent is True  # type: ignore[attr-defined]
+    assert fast.consistent is None
+    assert [(o.order, o.mirrored) for o in fast.orders] == [("ab", False), ("ba", True)]
+
+
 def test_every_log_field_is_fenced() -> None:
     judge = make_judge("pairwise")
     assert isinstance(judge, PairwiseJudge)
