@@ -133,7 +133,7 @@ def answer_evidence(turn: Turn) -> AnswerEvidence:
         answer_words = _words(_MARKER.sub(" ", text))
         grams = _gram_list(answer_words)
         if grams:
-            synthesis = 1.0 - sum(g in source_grams for g in grams) / len(grams)
+            synthesis = 1.0 - sum(map(source_grams.__contains__, grams)) / len(grams)
         shares = []
         for statement in statements:
             if not statement.citations:
@@ -166,18 +166,27 @@ def compare_evidence(name: str, x: float, y: float) -> float:
     return math.log1p(x) - math.log1p(y) if name in COUNTS else x - y
 
 
-def preference(first: AnswerEvidence, second: AnswerEvidence, evidence: Sequence[str]) -> float:
-    """Sum of the comparisons over ``evidence`` (positive: the first is better),
-    leaving out a kind either answer has no reading for (``support`` -> ``grounding``)."""
-    total = 0.0
-    for name in evidence:
+_KINDS = ("coverage", "clarity", "grounding", "support", "synthesis")
+
+
+def _comparisons(first: AnswerEvidence, second: AnswerEvidence) -> dict[str, float]:
+    """Each kind of evidence compared (:func:`compare_evidence`), a kind either answer has
+    no reading for left out (``support`` -> ``grounding``)."""
+    out = {}
+    for name in _KINDS:
         x, y = getattr(first, name), getattr(second, name)
         if (x is None or y is None) and name == "support":
             x, y = first.grounding, second.grounding
-        if x is None or y is None:
-            continue
-        total += compare_evidence(name, float(x), float(y))
-    return total
+        if x is not None and y is not None:
+            out[name] = compare_evidence(name, float(x), float(y))
+    return out
+
+
+def preference(first: AnswerEvidence, second: AnswerEvidence, evidence: Sequence[str]) -> float:
+    """Sum of the comparisons over ``evidence`` (positive: the first is better),
+    leaving out a kind either answer has no reading for (``support`` -> ``grounding``)."""
+    found = _comparisons(first, second)
+    return sum(found.get(name, 0.0) for name in evidence)
 
 
 def _verdict(score: float) -> int:
@@ -189,6 +198,11 @@ def _describe(first: AnswerEvidence, second: AnswerEvidence) -> str:
         f"cites {first.coverage:g} vs {second.coverage:g} distinct sources",
         f"{first.clarity:g} vs {second.clarity:g} layout blocks",
     ]
+    if first.support is not None and second.support is not None:
+        parts.append(
+            f"{first.support:.0%} vs {second.support:.0%} of cited statements' words in their "
+            "sources"
+        )
     if first.synthesis is not None and second.synthesis is not None:
         parts.append(
             f"{1 - first.synthesis:.0%} vs {1 - second.synthesis:.0%} copied from its sources"
@@ -200,9 +214,10 @@ def twin_reply(
     first: AnswerEvidence, second: AnswerEvidence, criteria: Sequence[str]
 ) -> dict[str, Any]:
     """The reply the pairwise judge's prompt asks for (1: first answer, 2: second, 0: tie)."""
-    overall = preference(first, second, OVERALL_EVIDENCE)
+    found = _comparisons(first, second)
+    overall = sum(found.get(name, 0.0) for name in OVERALL_EVIDENCE)
     verdicts = {
-        name: _verdict(preference(first, second, _CRITERION_EVIDENCE[name]))
+        name: _verdict(sum(found.get(kind, 0.0) for kind in _CRITERION_EVIDENCE[name]))
         if name in _CRITERION_EVIDENCE
         else _verdict(overall)
         for name in criteria
