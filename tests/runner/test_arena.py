@@ -101,6 +101,30 @@ def test_sessions_that_do_not_match_are_a_located_error(
     assert "Traceback" not in err
 
 
+def test_a_session_only_the_second_system_answers_is_a_located_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = _system(tmp_path / "a.jsonl", 2, QUERIES[:2])
+    b = _system(tmp_path / "b.jsonl", 2)  # s3 as well
+    assert _arena(tmp_path, a, b, "--out", str(tmp_path / "o")) == 2
+    err = capsys.readouterr().err
+    assert "b.jsonl" in err and "'s3'" in err and "not by a" in err and "Traceback" not in err
+    assert not (tmp_path / "o" / "pairs.jsonl").exists()
+
+
+def test_bad_system_files_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = _system(tmp_path / "a.jsonl", 2)
+    twice = tmp_path / "twice.jsonl"
+    twice.write_text(Path(a).read_text() + Path(a).read_text().splitlines()[0] + "\n")
+    assert _arena(tmp_path, a, str(twice), "--out", str(tmp_path / "o1")) == 2
+    err = capsys.readouterr().err  # the reader locates it: file, line, column
+    assert "twice.jsonl, line 4, column 'session_id'" in err and "duplicate session id 's1'" in err
+    assert _arena(tmp_path, a, f"a={twice}", "--out", str(tmp_path / "o2")) == 2
+    assert "two systems are named 'a'" in capsys.readouterr().err
+    assert _arena(tmp_path, a, str(tmp_path / "none.jsonl"), "--out", str(tmp_path / "o3")) == 2
+    assert "none.jsonl" in (err := capsys.readouterr().err) and "Traceback" not in err
+
+
 def test_match_by_query_counts_unmatched_answers(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
