@@ -114,7 +114,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.set_defaults(func=run)
 
 
-def _options(pairs: list[str]) -> dict[str, Any]:
+def judge_options(pairs: list[str]) -> dict[str, Any]:
+    """``--option KEY=VALUE`` pairs -> the pairwise judge's options (a value read as JSON, else
+    as text)."""
     options: dict[str, Any] = {}
     for item in pairs:
         key, sep, value = item.partition("=")
@@ -194,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
         max_pairs=args.max_pairs,
         seed=args.seed,
         resamples=args.resamples,
-        options=_options(args.option),
+        options=judge_options(args.option),
         gold=Path(args.gold) if args.gold else None,
         gold_criterion=args.gold_criterion or None,
         baseline=args.baseline,

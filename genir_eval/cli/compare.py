@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from genir_eval.cli import COMMANDS
-from genir_eval.cli.engine_options import add_engine_arguments
+from genir_eval.cli.engine_options import add_engine_arguments, engine_overrides
 from genir_eval.errors import ConfigError, InputError
 from genir_eval.settings import setting_type
 
@@ -141,6 +141,12 @@ def _check_pairwise(args: argparse.Namespace) -> None:
                 raise ConfigError(f"--{flag.replace('_', '-')} needs --pairwise")
         if args.option:
             raise ConfigError("--option needs --pairwise")
+        given = [f for f in ("provider", "model", "base_url") if getattr(args, f) is not None]
+        given += list(engine_overrides(args, "all"))
+        if given:
+            raise ConfigError(
+                f"--{given[0].replace('_', '-')}: the engine options judge pairs, with --pairwise"
+            )
         return
     for name, default in _SCORE_ONLY.items():
         if getattr(args, name) != default:
@@ -157,7 +163,7 @@ def _check_pairwise(args: argparse.Namespace) -> None:
 
 def _pairwise(args: argparse.Namespace, run_a: Any, run_b: Any, output: str) -> int:
     """``--pairwise``: the two runs' answers as a two-system arena, gated on B's win rate."""
-    from genir_eval.cli.arena import _options
+    from genir_eval.cli.arena import judge_options
     from genir_eval.cli.run import overrides_from_args
     from genir_eval.runner.arena import ArenaSettings, run_arena, systems_of_runs
     from genir_eval.runner.pairwise_gate import gate_markdown, gate_text
@@ -175,7 +181,7 @@ def _pairwise(args: argparse.Namespace, run_a: Any, run_b: Any, output: str) -> 
             out=out,
             seed=args.seed,
             resamples=0,
-            options=_options(args.option),
+            options=judge_options(args.option),
             baseline=systems[0].name,
             min_win_rate=0.5 if args.min_win_rate is None else args.min_win_rate,
             alpha=args.alpha,

@@ -144,6 +144,8 @@ def test_pairwise_options_need_pairwise(
     command = ["compare", str(runs["base"]), str(runs["worse"]), "--min-win-rate", "0.4"]
     assert main(command) == 2
     assert "--min-win-rate needs --pairwise" in capsys.readouterr().err
+    assert main([*command[:3], "--concurrency", "4"]) == 2
+    assert "--concurrency: the engine options judge pairs" in capsys.readouterr().err
 
 
 def test_refuses_bad_folders(
