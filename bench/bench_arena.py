@@ -10,7 +10,12 @@ and people's win rates on the gold pairs, the position-consistency rate and the 
     python bench/bench_arena.py                          # offline twin, all dev topics
     python bench/bench_arena.py --base-url http://127.0.0.1:8091/v1 --topics 2
                                                         # an LLM on the first 2 topics' gold pairs
+    python bench/bench_arena.py --halves                 # also each half of the dev topics
     python bench/bench_arena.py --scale 10000            # 10,000 queries x 3 systems, offline
+
+``--halves`` also prints both figures on each half of the topics (file order: the first 10
+and the last 10), the arena refitted on that half's pairs alone: a check that a design chosen
+on some topics holds on others.
 
 With ``--base-url`` only the gold pairs of the first ``--topics`` topics (in file order) are
 judged (``--pairs``), both orders, through the OpenAI-compatible endpoint (model ``local``
@@ -35,6 +40,7 @@ from scipy.stats import kendalltau
 from genir_eval.cli import main as cli_main
 from genir_eval.ingest.crowdrag import convert_crowdrag
 from genir_eval.ingest.preferences import read_preferences
+from genir_eval.judges.pairwise.ranking import Outcomes, fit_davidson
 
 ROOT = Path(__file__).resolve().parent.parent
 CROWDRAG = ROOT.parent / "shared" / "crowdrag"
@@ -67,6 +73,46 @@ def _people_win_rates(gold: dict[tuple[str, str, str], str]) -> dict[str, float]
         seen[b] += 1
         wins[winner] += 1
     return {name: wins[name] / seen[name] for name in seen}
+
+
+def _tau(rows: list[dict[str, object]], gold: dict[tuple[str, str, str], str]) -> float:
+    """Kendall's tau-b between the Davidson scores fitted on ``rows`` and people's win rates
+    on ``gold`` (what the held-out check compares: ``arena.json``'s score order)."""
+    people = _people_win_rates(gold)
+    names = sorted(people)
+    theta = fit_davidson(Outcomes.from_rows(names, rows)).theta
+    return float(kendalltau(theta, [people[n] for n in names]).statistic)
+
+
+def _agreement(rows: list[dict[str, object]], gold: dict[tuple[str, str, str], str]) -> float:
+    """Agreement with the gold winners (a judged tie counts half)."""
+    verdicts = {}
+    for row in rows:
+        a, b = sorted((str(row["a"]), str(row["b"])))
+        winner = row["winner"]
+        verdicts[(str(row["session_id"]), a, b)] = (
+            "tie" if winner == "tie" else None if winner is None else str(row[str(winner)])
+        )
+    got = [verdicts.get(key) for key in gold]
+    return sum(
+        1.0 if v == w else 0.5 if v == "tie" else 0.0
+        for v, w in zip(got, gold.values(), strict=True)
+    ) / len(gold)
+
+
+def _halves(out: Path, gold: dict[tuple[str, str, str], str]) -> None:
+    rows = [json.loads(line) for line in (out / "pairs.jsonl").read_text().splitlines()]
+    topics = list(dict.fromkeys(key[0] for key in gold))
+    middle = len(topics) // 2
+    for label, chosen in (("first", topics[:middle]), ("second", topics[middle:])):
+        keep = set(chosen)
+        half_rows = [r for r in rows if r["session_id"] in keep]
+        half_gold = {k: w for k, w in gold.items() if k[0] in keep}
+        print(
+            f"{label} half ({len(chosen)} topics, {chosen[0]}..{chosen[-1]}, "
+            f"{len(half_gold)} decided gold pairs): agreement {_agreement(half_rows, half_gold):.3f}, "
+            f"Kendall tau {_tau(half_rows, half_gold):.3f}"
+        )
 
 
 def _distinct_rule(systems: list[Path], gold: dict[tuple[str, str, str], str]) -> float:
@@ -167,13 +213,17 @@ def crowdrag(args: argparse.Namespace, work: Path) -> int:
         print(f"the rule 'more distinct cited passages wins' on the same pairs: {rule:.3f}")
         print(f"Kendall tau (six systems, BT score vs people's win rate): {tau:.3f}")
     consistency = document["consistency"]
+    rate = consistency["position_consistency"]
     print(
-        f"position consistency: {consistency['position_consistency']:.3f} over "
-        f"{consistency['pairs_in_both_orders']} pairs; missing pairs: "
+        f"position consistency: {'-' if rate is None else f'{rate:.3f}'} over "
+        f"{consistency['pairs_in_both_orders']} pairs judged in both orders "
+        f"({consistency['mirrored_pairs']} judged once, the swap mirrored); missing pairs: "
         f"{document['pairs']['missing']}; intransitive cycles: "
         f"{consistency['intransitive_cycles']} of {consistency['decided_triads']} triads"
     )
     print(f"time: {elapsed:.1f}s for {document['pairs']['judged']} pairs")
+    if args.halves:
+        _halves(out, gold)
     return 0
 
 
@@ -229,12 +279,19 @@ def scale(args: argparse.Namespace, work: Path) -> int:
     cpu = usage.ru_utime + usage.ru_stime - cpu_before
     peak = usage.ru_maxrss / 1024
     pairs = sum(1 for _ in (work / "arena" / "pairs.jsonl").open())
+    document = json.loads((work / "arena" / "arena.json").read_text(encoding="utf-8"))
+    judged = sum(e["calls"] for e in document["engines"]) or pairs
+    rate = pairs / cpu
     print(
-        f"{args.scale} queries x 3 systems offline: {pairs} pairs ({2 * pairs} verdicts) in "
-        f"{elapsed:.1f}s wall, {cpu:.1f}s CPU ({2 * pairs / cpu:.0f} verdicts per CPU second), "
-        f"exit code {code}, peak RSS {peak:.0f} MB, load average {os.getloadavg()[0]:.1f}; "
-        f"10,000 queries x 3 systems at this CPU rate: {60_000 / (2 * pairs / cpu):.0f}s "
-        "(budget 60 s)"
+        f"{args.scale} queries x 3 systems offline: {pairs} pairs in {elapsed:.1f}s wall, "
+        f"{cpu:.1f}s CPU ({rate:.0f} pairs per CPU second; {judged} orders judged, "
+        f"{document['consistency']['mirrored_pairs']} mirrored), exit code {code}, peak RSS "
+        f"{peak:.0f} MB, load average {os.getloadavg()[0]:.1f}"
+        + (
+            f"; 10,000 queries x 3 systems at this CPU rate: {30_000 / rate:.0f}s (budget 60 s)"
+            if args.scale != 10_000
+            else " (budget 60 s)"
+        )
     )
     return 0
 
@@ -248,6 +305,9 @@ def main() -> int:
     parser.add_argument("--limit", type=int, help="at most this many gold pairs with --base-url")
     parser.add_argument(
         "--source-chars", type=int, default=300, help="source text shown per cited passage"
+    )
+    parser.add_argument(
+        "--halves", action="store_true", help="also the figures on each half of the topics"
     )
     parser.add_argument("--scale", type=int, help="queries of the synthetic speed bench")
     args = parser.parse_args()

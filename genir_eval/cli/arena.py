@@ -50,10 +50,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         help="judge only the pairs listed (JSONL: session_id, turn, a, b; default: all pairs)",
     )
     parser.add_argument(
-        "--max-pairs", metavar="N", type=setting_type("max_pairs"), help="judge a seeded sample of N pairs (default: all)"
+        "--max-pairs",
+        metavar="N",
+        type=setting_type("max_pairs"),
+        help="judge a seeded sample of N pairs (default: all)",
     )
     parser.add_argument(
-        "--seed", type=setting_type("seed"), default=0, help="sampling and bootstrap seed (default 0)"
+        "--seed",
+        type=setting_type("seed"),
+        default=0,
+        help="sampling and bootstrap seed (default 0)",
     )
     parser.add_argument(
         "--resamples",
@@ -93,7 +99,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "below P (default: no gate)",
     )
     parser.add_argument(
-        "--alpha", type=setting_type("alpha"), default=0.05, help="the gate's interval level 1-ALPHA (default 0.05)"
+        "--alpha",
+        type=setting_type("alpha"),
+        default=0.05,
+        help="the gate's interval level 1-ALPHA (default 0.05)",
     )
     parser.add_argument(
         "--format",
@@ -105,7 +114,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.set_defaults(func=run)
 
 
-def _options(pairs: list[str]) -> dict[str, Any]:
+def judge_options(pairs: list[str]) -> dict[str, Any]:
+    """``--option KEY=VALUE`` pairs -> the pairwise judge's options (a value read as JSON, else
+    as text)."""
     options: dict[str, Any] = {}
     for item in pairs:
         key, sep, value = item.partition("=")
@@ -148,7 +159,13 @@ def _text(document: dict[str, Any]) -> str:
     pc = c["position_consistency"]
     lines.append(
         f"position consistency: {'-' if pc is None else f'{pc:.3f}'} "
-        f"({c['pairs_in_both_orders']} pairs); intransitive cycles: "
+        f"({c['pairs_in_both_orders']} pairs"
+        + (
+            f"; {c['mirrored_pairs']} mirrored by the offline twin"
+            if c.get("mirrored_pairs")
+            else ""
+        )
+        + "); intransitive cycles: "
         f"{c['intransitive_cycles']} of {c['decided_triads']} triads"
     )
     gold = document.get("gold")
@@ -179,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
         max_pairs=args.max_pairs,
         seed=args.seed,
         resamples=args.resamples,
-        options=_options(args.option),
+        options=judge_options(args.option),
         gold=Path(args.gold) if args.gold else None,
         gold_criterion=args.gold_criterion or None,
         baseline=args.baseline,

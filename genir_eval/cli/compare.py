@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
+import tempfile
+from pathlib import Path
+from typing import Any
 
 from genir_eval.cli import COMMANDS
+from genir_eval.cli.engine_options import add_engine_arguments, engine_overrides
 from genir_eval.errors import ConfigError, InputError
 from genir_eval.settings import setting_type
 
@@ -21,7 +26,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
             "Paired comparison of run B against run A (per-session or per-turn deltas, "
             "paired bootstrap interval, randomisation test, Cohen's d_z). Exits 1 when a "
             "chosen metric's mean drops by more than --max-drop, drops significantly at "
-            "--alpha, or falls below --fail-below; 0 otherwise. Usable as a CI step."
+            "--alpha, or falls below --fail-below; 0 otherwise. Usable as a CI step. With "
+            "--pairwise: B's answers judged against A's by the pairwise judge, exit 1 when B's "
+            "win rate is significantly below --min-win-rate."
         ),
     )
     parser.add_argument("run_a", metavar="RUN_A", help="the baseline run directory")
@@ -84,7 +91,140 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         help="text for a terminal, json, or markdown for a pull-request comment (default: text)",
     )
     parser.add_argument("--json", action="store_true", help="the same as --format json")
+    pairwise = parser.add_argument_group("pairwise gate (--pairwise)")
+    pairwise.add_argument(
+        "--pairwise",
+        action="store_true",
+        help="judge each of RUN_B's answers against RUN_A's on the same session and turn with "
+        "the pairwise judge (both runs' logs, as their run.json names them, read again) and "
+        "gate on B's win rate against A (ties half) with a bootstrap interval over queries",
+    )
+    pairwise.add_argument(
+        "--min-win-rate",
+        metavar="P",
+        type=setting_type("min_win_rate"),
+        default=None,
+        help="with --pairwise: exit 1 when B's win rate against A is significantly below P "
+        "(its whole 1-ALPHA interval under P; default 0.5: B significantly worse than A)",
+    )
+    pairwise.add_argument(
+        "--out",
+        metavar="DIR",
+        help="with --pairwise: keep the judged pairs there (pairs.jsonl, arena.json, "
+        "report.html; running again resumes; default: a temporary folder, removed)",
+    )
+    pairwise.add_argument(
+        "--option",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="with --pairwise: a pairwise judge option (as for arena; default: none)",
+    )
+    add_engine_arguments(parser)
     parser.set_defaults(func=run)
+
+
+#: compare's options that gate on scores, meaningless for a pairwise gate (its defaults)
+_SCORE_ONLY = {
+    "metric": None,
+    "level": "session",
+    "max_drop": None,
+    "fail_below": None,
+    "common": False,
+}
+
+
+def _check_pairwise(args: argparse.Namespace) -> None:
+    if not args.pairwise:
+        for flag in ("min_win_rate", "out"):
+            if getattr(args, flag) is not None:
+                raise ConfigError(f"--{flag.replace('_', '-')} needs --pairwise")
+        if args.option:
+            raise ConfigError("--option needs --pairwise")
+        given = [f for f in ("provider", "model", "base_url") if getattr(args, f) is not None]
+        given += list(engine_overrides(args, "all"))
+        if given:
+            raise ConfigError(
+                f"--{given[0].replace('_', '-')}: the engine options judge pairs, with --pairwise"
+            )
+        return
+    for name, default in _SCORE_ONLY.items():
+        if getattr(args, name) != default:
+            raise ConfigError(
+                f"--{name.replace('_', '-')} gates on scores; a pairwise comparison gates on "
+                "B's win rate (--min-win-rate)"
+                + (
+                    ": to match answers by query text use `genir-eval arena --match query`"
+                    if name == "common"
+                    else ""
+                )
+            )
+
+
+def _pairwise(args: argparse.Namespace, run_a: Any, run_b: Any, output: str) -> int:
+    """``--pairwise``: the two runs' answers as a two-system arena, gated on B's win rate."""
+    from genir_eval.cli.arena import judge_options
+    from genir_eval.cli.run import overrides_from_args
+    from genir_eval.runner.arena import ArenaSettings, run_arena, systems_of_runs
+    from genir_eval.runner.pairwise_gate import gate_markdown, gate_text
+    from genir_eval.runner.status import failure_lines, raise_if_failed
+
+    systems = systems_of_runs(run_a, run_b)
+    with contextlib.ExitStack() as stack:
+        out = (
+            Path(args.out)
+            if args.out
+            else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="genir-pairwise-")))
+        )
+        settings = ArenaSettings(
+            systems=systems,
+            out=out,
+            seed=args.seed,
+            resamples=0,
+            options=judge_options(args.option),
+            baseline=systems[0].name,
+            min_win_rate=0.5 if args.min_win_rate is None else args.min_win_rate,
+            alpha=args.alpha,
+            gate_resamples=args.resamples,
+        )
+        document = run_arena(
+            settings,
+            overrides=overrides_from_args(args),
+            progress=not args.quiet,
+            log=None if args.quiet else sys.stderr,
+        )
+    gate = document["gate"]
+    if output == "json":
+        json.dump(
+            {
+                "version": 1,
+                "pairwise": gate,
+                "pairs": document["pairs"],
+                "runs": {"a": args.run_a, "b": args.run_b},
+                "passed": gate["passed"],
+            },
+            sys.stdout,
+            indent=2,
+        )
+        print()
+    elif output == "markdown":
+        sys.stdout.write(gate_markdown(gate))
+    else:
+        sys.stdout.write(gate_text(gate))
+    status = document["status"]
+    for line in failure_lines(status):
+        print(f"genir-eval: {line}", file=sys.stderr)
+    raise_if_failed(status, str(out) if args.out else "a temporary folder", shown=True)
+    if not gate["passed"]:
+        print(
+            f"FAIL: {systems[1].name}'s win rate against {systems[0].name} is significantly "
+            f"below {gate['threshold']:g}",
+            file=sys.stderr,
+        )
+        return 1
+    if output == "text":
+        print("PASS")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -101,6 +241,7 @@ def run(args: argparse.Namespace) -> int:
         markdown_summary,
     )
 
+    _check_pairwise(args)
     output = "json" if args.json else args.format
     run_a, run_b = load_run(args.run_a), load_run(args.run_b)
     for run in (run_a, run_b):
@@ -111,6 +252,8 @@ def run(args: argparse.Namespace) -> int:
                 f"{'; '.join(status.get('reasons', ()))}; its scores are not a result to compare",
                 path=str(run.directory),
             )
+    if args.pairwise:
+        return _pairwise(args, run_a, run_b, output)
     metrics = args.metric or [headline_score(run_b)]
     if metrics == [None]:
         raise ConfigError("--metric: RUN_B has no scores to compare")

@@ -73,7 +73,13 @@ def _consistency(document: Mapping[str, Any]) -> str:
     gold = document.get("gold")
     lines = [
         f"position consistency: {_number(c['position_consistency'], 3)} over "
-        f"{c['pairs_in_both_orders']} pairs judged in both orders",
+        f"{c['pairs_in_both_orders']} pairs judged in both orders"
+        + (
+            f" ({c['mirrored_pairs']} pairs judged once by the offline twin, the swapped "
+            "order its mirror by construction)"
+            if c.get("mirrored_pairs")
+            else ""
+        ),
         f"intransitive cycles: {c['intransitive_cycles']} of {c['decided_triads']} decided triads",
         f"pairs judged: {document['pairs']['judged']}, missing: {document['pairs']['missing']}, "
         f"ties: {document['pairs']['ties']}",

@@ -42,10 +42,21 @@ from genir_eval.judges.pairwise.ranking import (
     style_fit,
     win_matrix,
 )
-from genir_eval.judges.pairwise.rows import agreement_with_gold, gold_winners, pair_row
+from genir_eval.judges.pairwise.rows import (
+    agreement_with_gold,
+    gold_winners,
+    pair_row,
+    style_features,
+)
 from genir_eval.judges.prompting import session_language
 from genir_eval.records import Turn
-from genir_eval.report.outputs import OUTPUT_VERSION, _temporary, check_writable_folder, write_json
+from genir_eval.report.outputs import (
+    OUTPUT_VERSION,
+    Run,
+    _temporary,
+    check_writable_folder,
+    write_json,
+)
 from genir_eval.runner.executor import LocalJudging, where
 from genir_eval.runner.pairwise_gate import gate_against
 from genir_eval.runner.run import Overrides, apply_overrides
@@ -62,15 +73,28 @@ from genir_eval.runner.scenario import (
 )
 from genir_eval.runner.status import run_status
 
-__all__ = ["ArenaSettings", "System", "system_args", "run_arena", "arun_arena", "match_answers"]
+__all__ = [
+    "ArenaSettings",
+    "System",
+    "system_args",
+    "systems_of_runs",
+    "run_arena",
+    "arun_arena",
+    "match_answers",
+]
 
 WINDOW = 2000
 
 
 @dataclass(frozen=True)
 class System:
+    """One system's logs: ``format`` detected when ``None``; ``sources`` a side file of
+    source texts (as ``run`` reads them)."""
+
     name: str
     path: Path
+    format: str | None = None
+    sources: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +114,8 @@ class ArenaSettings:
     baseline: str | None = None
     min_win_rate: float | None = None
     alpha: float = 0.05
+    #: the gate's bootstrap resamples (default: ``max(resamples, 1000)``)
+    gate_resamples: int | None = None
 
 
 def system_args(arguments: Sequence[str]) -> tuple[System, ...]:
@@ -117,6 +143,36 @@ def system_args(arguments: Sequence[str]) -> tuple[System, ...]:
     return tuple(systems)
 
 
+def systems_of_runs(run_a: Run, run_b: Run) -> tuple[System, System]:
+    """The logs two runs read, as two systems (``genir-eval compare --pairwise``): each run's
+    ``run.json`` names its input (path, format, source texts); the systems are named by the
+    run folders (``A`` and ``B`` when both folders have one name)."""
+    names = [run_a.directory.name, run_b.directory.name]
+    if names[0] == names[1]:
+        names = ["A", "B"]
+    systems = []
+    for name, run in zip(names, (run_a, run_b), strict=True):
+        found = run.info.get("input")
+        if not isinstance(found, Mapping) or not found.get("path"):
+            raise InputError(
+                "run.json names no input logs (input.path): a pairwise comparison judges the "
+                "runs' answers, read again from their logs",
+                path=str(run.directory / "run.json"),
+            )
+        path = Path(str(found["path"]))
+        if not path.is_file():
+            raise InputError(
+                f"the logs this run read ({path}) are gone: a pairwise comparison reads the "
+                "answers from them (run.json input.path)",
+                path=str(run.directory / "run.json"),
+            )
+        sources = found.get("sources")
+        systems.append(
+            System(name, path, found.get("format"), Path(str(sources)) if sources else None)
+        )
+    return systems[0], systems[1]
+
+
 def normalised_query(text: str) -> str:
     """Case-folded, accents and punctuation removed, whitespace collapsed."""
     text = unicodedata.normalize("NFKC", text).casefold()
@@ -132,7 +188,12 @@ def _read_system(system: System, match: str) -> tuple[Answers, int]:
     the same query asked twice; the first answer is kept)."""
     answers: Answers = {}
     repeated = 0
-    for session in iter_sessions(system.path):
+    stream = iter_sessions(
+        system.path,
+        format=system.format,  # type: ignore[arg-type]
+        sources=system.sources,
+    )
+    for session in stream:
         language = session_language(session)
         for turn in session.turns:
             key: Key = (
@@ -310,7 +371,10 @@ def _scenario(settings: ArenaSettings, overrides: Overrides | None) -> Scenario:
 
 def _compact(row: Mapping[str, Any]) -> dict[str, Any]:
     keep = ("session_id", "turn", "a", "b", "winner", "consistent", "style")
-    return {k: row[k] for k in keep}
+    return {
+        **{k: row[k] for k in keep},
+        "mirrored": any(o.get("mirrored") for o in row["orders"]),
+    }
 
 
 async def _judge_pairs(
@@ -320,25 +384,45 @@ async def _judge_pairs(
     matched: Matched,
     out: TextIO,
     window: int,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
+    """Judge ``specs`` ``window`` at a time, writing each row as it is judged; returns the
+    compact rows, the failed orders and how many orders were judged (a mirrored one is not:
+    the offline twin is computed in-process, see :meth:`PairwiseJudge.compare_offline`)."""
     group = judging.groups[0]
     assert group.engine is not None
     engine = group.engine
+    offline = group.provider == "offline"
     kept: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
+    judged = 0
+    # an answer meets every other system's: its style figures are read once per window
+    styles: dict[int, tuple[Turn, dict[str, float]]] = {}
+
+    def style(turn: Turn) -> dict[str, float]:
+        found = styles.get(id(turn))
+        if found is None or found[0] is not turn:
+            found = styles[id(turn)] = (turn, style_features(turn))
+        return found[1]
+
     for start in range(0, len(specs), window):
+        styles.clear()
         pairs = [_pair(spec, matched) for spec in specs[start : start + window]]
-        verdicts = await asyncio.gather(*(judge.compare(pair, engine) for pair in pairs))
+        if offline:
+            verdicts = [judge.compare_offline(pair) for pair in pairs]
+        else:
+            verdicts = await asyncio.gather(*(judge.compare(pair, engine) for pair in pairs))
         for verdict in verdicts:
-            row = pair_row(verdict)
+            pair = verdict.pair
+            row = pair_row(verdict, (style(pair.answer_a), style(pair.answer_b)))
             out.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
             kept.append(_compact(row))
+            judged += sum(1 for order in verdict.orders if not order.mirrored)
             failures.extend(
                 {"judge": NAME, "reason": order.missing_reason}
                 for order in verdict.orders
                 if order.overall is None
             )
-    return kept, failures
+    return kept, failures, judged
 
 
 def _systems_table(
@@ -379,6 +463,8 @@ def _consistency(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {
         "position_consistency": sum(both) / len(both) if both else None,
         "pairs_in_both_orders": len(both),
+        # the offline twin's swapped order is its mirror: no position bias to measure
+        "mirrored_pairs": sum(1 for r in rows if r.get("mirrored")),
         "intransitive_cycles": cycles["cycles"],
         "decided_triads": cycles["triads"],
         "cycle_rate": cycles["cycles"] / cycles["triads"] if cycles["triads"] else None,
@@ -436,14 +522,15 @@ async def arun_arena(
     try:
         with _temporary(out / "pairs.jsonl") as handle:
             async with judging:
-                rows, failures = await _judge_pairs(judging, judge, specs, matched, handle, window)
+                rows, failures, orders = await _judge_pairs(
+                    judging, judge, specs, matched, handle, window
+                )
     except OSError as error:
         raise StorageError(
             f"cannot write pairs.jsonl: {error.strerror or error}", path=str(out)
         ) from None
     outcomes = Outcomes.from_rows(names, rows)
     missing_pairs = sum(1 for r in rows if r["winner"] is None)
-    orders = len(specs) * (2 if judge.options["orders"] == "both" else 1)
     group = judging.groups[0]
     status = run_status(
         {NAME: {"labels": orders, "missing": len(failures)}},
@@ -484,7 +571,7 @@ async def arun_arena(
             systems=names,
             threshold=settings.min_win_rate,
             alpha=settings.alpha,
-            resamples=max(settings.resamples, 1000),
+            resamples=settings.gate_resamples or max(settings.resamples, 1000),
             seed=settings.seed,
         )
     document["duration_s"] = round(time.monotonic() - started, 3)

@@ -71,7 +71,11 @@ def test_arena_writes_the_run_folder(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert set(arena["systems"][0]) >= {"name", "score", "ci95", "wins", "ties", "losses"}
     assert arena["systems"][0]["wins"] == 6 and arena["systems"][2]["losses"] == 6
     assert set(arena["style_control"]["coefficients"]) == {"length", "sources", "markup"}
-    assert arena["consistency"]["position_consistency"] == 1.0
+    # the offline twin judges one order; the swapped one is its mirror, not a judgment
+    assert arena["consistency"]["position_consistency"] is None
+    assert arena["consistency"]["mirrored_pairs"] == 9
+    assert rows[0]["orders"][1] == {**rows[0]["orders"][1], "order": "ba", "mirrored": True}
+    assert "mirrored" not in rows[0]["orders"][0]
     assert arena["consistency"]["intransitive_cycles"] == 0
     assert (out / "report.html").read_text().count("<tr>") > 3
     assert "style control coefficients" in capsys.readouterr().out
@@ -95,6 +99,30 @@ def test_sessions_that_do_not_match_are_a_located_error(
     err = capsys.readouterr().err
     assert "b.jsonl" in err and "'s2'" in err and "--match query" in err
     assert "Traceback" not in err
+
+
+def test_a_session_only_the_second_system_answers_is_a_located_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = _system(tmp_path / "a.jsonl", 2, QUERIES[:2])
+    b = _system(tmp_path / "b.jsonl", 2)  # s3 as well
+    assert _arena(tmp_path, a, b, "--out", str(tmp_path / "o")) == 2
+    err = capsys.readouterr().err
+    assert "b.jsonl" in err and "'s3'" in err and "not by a" in err and "Traceback" not in err
+    assert not (tmp_path / "o" / "pairs.jsonl").exists()
+
+
+def test_bad_system_files_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = _system(tmp_path / "a.jsonl", 2)
+    twice = tmp_path / "twice.jsonl"
+    twice.write_text(Path(a).read_text() + Path(a).read_text().splitlines()[0] + "\n")
+    assert _arena(tmp_path, a, str(twice), "--out", str(tmp_path / "o1")) == 2
+    err = capsys.readouterr().err  # the reader locates it: file, line, column
+    assert "twice.jsonl, line 4, column 'session_id'" in err and "duplicate session id 's1'" in err
+    assert _arena(tmp_path, a, f"a={twice}", "--out", str(tmp_path / "o2")) == 2
+    assert "two systems are named 'a'" in capsys.readouterr().err
+    assert _arena(tmp_path, a, str(tmp_path / "none.jsonl"), "--out", str(tmp_path / "o3")) == 2
+    assert "none.jsonl" in (err := capsys.readouterr().err) and "Traceback" not in err
 
 
 def test_match_by_query_counts_unmatched_answers(

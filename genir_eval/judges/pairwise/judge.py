@@ -16,6 +16,12 @@ answer shown first is better (a tie counts half), turned into the probability th
 
 A pair is not a session, so the judge is called per :class:`Pair` (:meth:`PairwiseJudge.
 compare`) by ``genir-eval arena``; calling it on one session is a configuration error.
+
+The offline twin is judged without the engine (:meth:`PairwiseJudge.compare_offline`): it
+reads the answers' structured evidence, never the prompt, and is antisymmetric by
+construction, so one order is computed and the swapped order is recorded as its mirror
+(``mirrored: true``), not as a second judgment; and it is neither journaled nor cached, as
+computing a verdict costs less than reading a journal row.
 """
 
 from __future__ import annotations
@@ -28,7 +34,12 @@ from typing import Any
 from genir_eval.errors import ConfigError
 from genir_eval.judges.base import JudgeStats, Label, ask, check_options
 from genir_eval.judges.common import DEFAULT_TOP_LOGPROBS, generate_config
-from genir_eval.judges.pairwise.twin import AnswerEvidence, answer_evidence, register_twin
+from genir_eval.judges.pairwise.twin import (
+    AnswerEvidence,
+    answer_evidence,
+    register_twin,
+    twin_reply,
+)
 from genir_eval.judges.parsing import ReplyError, expect_mapping, extract_object
 from genir_eval.judges.probabilities import label_distribution, value_offset
 from genir_eval.judges.prompting import (
@@ -133,9 +144,11 @@ class OrderVerdict:
     reason: str = ""
     expected_a: float | None = None
     missing_reason: str | None = None
+    #: the other order's verdict mirrored, not judged (the offline twin is antisymmetric)
+    mirrored: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "order": self.order,
             "overall": self.overall,
             "criteria": dict(self.criteria),
@@ -143,6 +156,9 @@ class OrderVerdict:
             "expected_a": self.expected_a,
             "missing_reason": self.missing_reason,
         }
+        if self.mirrored:
+            out["mirrored"] = True
+        return out
 
 
 @dataclass(frozen=True)
@@ -239,6 +255,22 @@ class PairwiseJudge:
             shown.append((pair.b, pair.a))
         orders = await asyncio.gather(*(self._order(pair, f, s, engine) for f, s in shown))
         return combine(pair, tuple(orders), list(self.criteria))
+
+    def compare_offline(self, pair: Pair) -> PairVerdict:
+        """The offline twin's verdict on ``pair``, computed here rather than through an
+        engine (see the module docstring): order (a, b) judged, order (b, a), when both are
+        asked, its mirror. ``consistent`` is ``None``: one judgment cannot disagree with
+        itself, so it says nothing about position bias."""
+        reply = twin_reply(
+            self.evidence(pair.answer_a), self.evidence(pair.answer_b), list(self.criteria)
+        )
+        side = {1: "a", 2: "b", 0: "tie"}
+        overall = side[reply["overall"]]
+        criteria = {name: side[choice] for name, choice in reply["criteria"].items()}
+        orders = [OrderVerdict("ab", overall, criteria, reply["reason"])]
+        if self.options["orders"] == "both":
+            orders.append(OrderVerdict("ba", overall, criteria, mirrored=True))
+        return PairVerdict(pair, overall, criteria, tuple(orders), reply["reason"], None)
 
     async def _order(self, pair: Pair, first: str, second: str, engine: Any) -> OrderVerdict:
         language = self.language(pair)

@@ -46,8 +46,13 @@ def style_features(turn: Turn) -> dict[str, float]:
     }
 
 
-def pair_row(verdict: PairVerdict) -> dict[str, Any]:
+def pair_row(
+    verdict: PairVerdict, styles: tuple[Mapping[str, float], Mapping[str, float]] | None = None
+) -> dict[str, Any]:
+    """The ``pairs.jsonl`` row of ``verdict``; ``styles``: both answers' :func:`style_features`
+    when the caller has them already (an answer meets every other system's)."""
     pair = verdict.pair
+    style_a, style_b = styles or (style_features(pair.answer_a), style_features(pair.answer_b))
     return {
         "version": PAIRS_VERSION,
         "session_id": pair.session_id,
@@ -61,7 +66,7 @@ def pair_row(verdict: PairVerdict) -> dict[str, Any]:
         "expected_a": verdict.expected_a,
         "orders": [o.to_dict() for o in verdict.orders],
         "missing_reason": verdict.missing_reason,
-        "style": {"a": style_features(pair.answer_a), "b": style_features(pair.answer_b)},
+        "style": {"a": dict(style_a), "b": dict(style_b)},
     }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 
 import pytest
 
@@ -10,7 +11,7 @@ from genir_eval.errors import ConfigError
 from genir_eval.judges.base import make_judge
 from genir_eval.judges.pairwise import Pair, PairwiseJudge, combine, parse_preference
 from genir_eval.judges.pairwise.judge import OrderVerdict
-from genir_eval.judges.pairwise.twin import answer_evidence, twin_reply
+from genir_eval.judges.pairwise.twin import answer_evidence, compare_evidence, twin_reply
 from genir_eval.judges.parsing import ReplyError
 from genir_eval.llm.engine import Engine
 from genir_eval.llm.offline import OfflineProvider
@@ -84,6 +85,24 @@ def test_twin_is_antisymmetric_and_prefers_the_richer_answer() -> None:
     assert twin_reply(rich, rich, ["coverage"])["overall"] == 0  # equal evidence: a tie
 
 
+@pytest.mark.parametrize(
+    ("name", "x", "y", "expected"),
+    [
+        # computed by hand from the twin's docstring: counts as ln((x+1)/(y+1)), shares as x-y
+        ("coverage", 3.0, 1.0, math.log(2.0)),
+        ("coverage", 7.0, 3.0, math.log(2.0)),  # doubling counts the same at any size
+        ("clarity", 0.0, 0.0, 0.0),
+        ("synthesis", 0.30, 0.15, 0.15),
+        ("support", 1.0, 0.5, 0.5),
+    ],
+)
+def test_evidence_is_compared_on_its_own_scale(
+    name: str, x: float, y: float, expected: float
+) -> None:
+    assert compare_evidence(name, x, y) == pytest.approx(expected, abs=1e-12)
+    assert compare_evidence(name, y, x) == pytest.approx(-expected, abs=1e-12)
+
+
 def test_copied_answers_lose_synthesis() -> None:
     source = "the quick brown fox jumps over the lazy dog every single morning"
     copied = _turn(f"{source} [1]", [1], source=source)
@@ -106,6 +125,29 @@ def test_judge_runs_offline_in_both_orders() -> None:
     verdict = asyncio.run(go())
     assert verdict.winner == "a" and verdict.consistent is True  # type: ignore[attr-defined]
     assert [o.order for o in verdict.orders] == ["ab", "ba"]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("a", "b"), [(RICH, POOR), (POOR, RICH), (RICH, RICH)])
+def test_offline_fast_path_gives_the_engines_verdict(a: Turn, b: Turn) -> None:
+    """The in-process twin (one order judged, its swap mirrored) against the same twin asked
+    through the engine in both orders: same winner and criteria, the swap marked mirrored."""
+    judge = make_judge("pairwise")
+    assert isinstance(judge, PairwiseJudge)
+
+    async def go() -> object:
+        engine = Engine(OfflineProvider(), concurrency=2, quiet=True)
+        try:
+            return await judge.compare(_pair(a, b), engine)
+        finally:
+            await engine.aclose()
+
+    through_engine = asyncio.run(go())
+    fast = judge.compare_offline(_pair(a, b))
+    assert fast.winner == through_engine.winner  # type: ignore[attr-defined]
+    assert fast.criteria == through_engine.criteria  # type: ignore[attr-defined]
+    assert through_engine.consistent is True  # type: ignore[attr-defined]
+    assert fast.consistent is None
+    assert [(o.order, o.mirrored) for o in fast.orders] == [("ab", False), ("ba", True)]
 
 
 def test_every_log_field_is_fenced() -> None:

@@ -1,0 +1,175 @@
+"""``genir-eval compare RUN_A RUN_B --pairwise``: the pairwise CI gate between two runs.
+
+The runs are real ``genir-eval run`` folders over small JSONL logs; the pairwise judge is the
+offline twin, which prefers the answer citing more distinct sources (see its module), so a
+run whose answers cite one source loses every pair against one whose answers cite four.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from genir_eval.cli import main
+
+
+def _session(sid: str, n_links: int) -> dict[str, object]:
+    lines = [f"point {k} about topic {sid}" for k in range(n_links)]
+    return {
+        "version": 1,
+        "session_id": sid,
+        "language": "en",
+        "turns": [
+            {
+                "index": 1,
+                "query": f"what is {sid}",
+                "response_text": "\n".join(f"{line} [{i}]" for i, line in enumerate(lines, 1)),
+                "links": [
+                    {"id": i, "url": f"https://e.org/{sid}/{i}", "title": f"t{i}", "text": f"{i}"}
+                    for i in range(1, n_links + 1)
+                ],
+            }
+        ],
+    }
+
+
+def _run(folder: Path, name: str, links_per_answer: list[int]) -> Path:
+    logs = folder / f"{name}.jsonl"
+    logs.write_text(
+        "".join(json.dumps(_session(f"s{i}", n)) + "\n" for i, n in enumerate(links_per_answer)),
+        encoding="utf-8",
+    )
+    scenario = folder / f"{name}.toml"
+    scenario.write_text(
+        f'version = 1\nname = "{name}"\n\n[input]\npath = "{name}.jsonl"\n\n'
+        '[[judges]]\nname = "satisfaction.urs"\n',
+        encoding="utf-8",
+    )
+    out = folder / f"run-{name}"
+    assert main(["run", str(scenario), "--out", str(out), "--quiet", "--cache", "none"]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("pairwise-runs")
+    return {
+        "base": _run(folder, "base", [4] * 8),
+        "worse": _run(folder, "worse", [1] * 8),
+        "same": _run(folder, "same", [4] * 8),
+        # better on three sessions, worse on three, equal on two
+        "mixed": _run(folder, "mixed", [6, 6, 6, 1, 1, 1, 4, 4]),
+        "other": _run(folder, "other", [4] * 7),
+    }
+
+
+def _compare(*args: str) -> int:
+    return main(["compare", *map(str, args), "--pairwise", "--quiet", "--resamples", "2000"])
+
+
+def test_fails_when_b_is_significantly_worse(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _compare(runs["base"], runs["worse"], "--format", "markdown") == 1
+    captured = capsys.readouterr()
+    # every pair lost: win rate 0 with the interval [0, 0], below the default 0.5
+    assert "### Pairwise gate: FAIL" in captured.out
+    assert "| `run-worse` | 0.000 [0.000, 0.000] over 8 pairs | FAIL |" in captured.out
+    assert "significantly below 0.5" in captured.err and "Traceback" not in captured.err
+
+
+def test_passes_when_b_is_not_worse(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the other way round, B wins every pair
+    assert _compare(runs["worse"], runs["base"]) == 0
+    assert "run-base: 1.000 [1.000, 1.000] over 8 pairs  pass" in capsys.readouterr().out
+    # the same answers: every pair a tie, win rate 0.5, not below 0.5
+    assert _compare(runs["base"], runs["same"], "--format", "json") == 0
+    document = json.loads(capsys.readouterr().out)
+    (candidate,) = document["pairwise"]["candidates"]
+    assert document["passed"] is True and candidate["win_rate"] == 0.5
+    assert candidate["ci"] == [0.5, 0.5] and document["pairs"]["ties"] == 8
+    # as good on balance (3 wins, 3 losses, 2 ties): 0.5, its interval spans the threshold
+    assert _compare(runs["base"], runs["mixed"], "--format", "json") == 0
+    (candidate,) = json.loads(capsys.readouterr().out)["pairwise"]["candidates"]
+    assert candidate["win_rate"] == 0.5 and candidate["ci"][0] < 0.5 < candidate["ci"][1]
+
+
+def test_the_threshold_is_the_users(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # ties all the way (0.5 exactly) fail a gate that asks B to win 60% of its pairs...
+    assert _compare(runs["base"], runs["same"], "--min-win-rate", "0.6") == 1
+    # ...and the mixed run's wide interval does not: not significantly below 0.6
+    assert _compare(runs["base"], runs["mixed"], "--min-win-rate", "0.6") == 0
+    # losing every pair passes only a gate that asks nothing
+    assert _compare(runs["base"], runs["worse"], "--min-win-rate", "0") == 0
+    capsys.readouterr()
+
+
+def test_keeps_the_pairs_and_resumes(runs: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "pairs"
+    assert _compare(runs["base"], runs["worse"], "--out", out) == 1
+    rows = [json.loads(line) for line in (out / "pairs.jsonl").read_text().splitlines()]
+    assert len(rows) == 8 and {r["winner"] for r in rows} == {"a"}
+    assert {(r["a"], r["b"]) for r in rows} == {("run-base", "run-worse")}
+    assert json.loads((out / "arena.json").read_text())["gate"]["passed"] is False
+    assert _compare(runs["base"], runs["worse"], "--out", out) == 1
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--metric", "sdcg_urge"], "--metric gates on scores"),
+        (["--max-drop", "0.1"], "--max-drop gates on scores"),
+        (["--common"], "arena --match query"),
+        (["--min-win-rate", "1.5"], "--min-win-rate"),
+    ],
+)
+def test_refuses_score_options_and_bad_thresholds(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str], flags: list[str], message: str
+) -> None:
+    assert _compare(runs["base"], runs["worse"], *flags) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_pairwise_options_need_pairwise(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    command = ["compare", str(runs["base"]), str(runs["worse"]), "--min-win-rate", "0.4"]
+    assert main(command) == 2
+    assert "--min-win-rate needs --pairwise" in capsys.readouterr().err
+    assert main([*command[:3], "--concurrency", "4"]) == 2
+    assert "--concurrency: the engine options judge pairs" in capsys.readouterr().err
+
+
+def test_refuses_bad_folders(
+    runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a folder that does not exist, a folder that is not a run
+    assert _compare(runs["base"], tmp_path / "nowhere") == 2
+    assert "nowhere" in (err := capsys.readouterr().err) and "no such folder" in err
+    (tmp_path / "empty").mkdir()
+    assert _compare(tmp_path / "empty", runs["base"]) == 2
+    assert "not a finished run directory" in capsys.readouterr().err
+    # runs over different sessions: a located error naming the file and the session
+    assert _compare(runs["base"], runs["other"]) == 2
+    err = capsys.readouterr().err
+    assert "other.jsonl" in err and "'s7'" in err and "Traceback" not in err
+    # a run whose logs are gone: named, with where the run says they were
+    moved = tmp_path / "moved"
+    shutil.copytree(runs["same"], moved)
+    logs = runs["same"].parent / "same.jsonl"
+    kept = logs.read_bytes()
+    logs.unlink()
+    try:
+        assert _compare(runs["base"], moved) == 2
+        err = capsys.readouterr().err
+        assert "same.jsonl" in err and "are gone" in err and "run.json" in err
+    finally:
+        logs.write_bytes(kept)
