@@ -91,6 +91,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         help="text for a terminal, json, or markdown for a pull-request comment (default: text)",
     )
     parser.add_argument("--json", action="store_true", help="the same as --format json")
+    _add_pairwise_arguments(parser)
+    add_engine_arguments(parser)
+    parser.set_defaults(func=run)
+
+def _add_pairwise_arguments(parser: argparse.ArgumentParser) -> None:
+    """The pairwise gate's own flags (``--pairwise`` and what only it reads)."""
     pairwise = parser.add_argument_group("pairwise gate (--pairwise)")
     pairwise.add_argument(
         "--pairwise",
@@ -120,8 +126,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         default=[],
         help="with --pairwise: a pairwise judge option (as for arena; default: none)",
     )
-    add_engine_arguments(parser)
-    parser.set_defaults(func=run)
+
 
 
 #: compare's options that gate on scores, meaningless for a pairwise gate (its defaults)
@@ -198,7 +203,7 @@ def _pairwise(args: argparse.Namespace, run_a: Any, run_b: Any, output: str) -> 
         json.dump(
             {
                 "version": 1,
-                "pairwise": gate,
+                "gate": gate,
                 "pairs": document["pairs"],
                 "runs": {"a": args.run_a, "b": args.run_b},
                 "passed": gate["passed"],

@@ -90,12 +90,12 @@ def test_passes_when_b_is_not_worse(
     # the same answers: every pair a tie, win rate 0.5, not below 0.5
     assert _compare(runs["base"], runs["same"], "--format", "json") == 0
     document = json.loads(capsys.readouterr().out)
-    (candidate,) = document["pairwise"]["candidates"]
+    (candidate,) = document["gate"]["candidates"]
     assert document["passed"] is True and candidate["win_rate"] == 0.5
     assert candidate["ci"] == [0.5, 0.5] and document["pairs"]["ties"] == 8
     # as good on balance (3 wins, 3 losses, 2 ties): 0.5, its interval spans the threshold
     assert _compare(runs["base"], runs["mixed"], "--format", "json") == 0
-    (candidate,) = json.loads(capsys.readouterr().out)["pairwise"]["candidates"]
+    (candidate,) = json.loads(capsys.readouterr().out)["gate"]["candidates"]
     assert candidate["win_rate"] == 0.5 and candidate["ci"][0] < 0.5 < candidate["ci"][1]
 
 
