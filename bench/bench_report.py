@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from genir_eval.report.html import render_report
-from genir_eval.report.outputs import LinkRow, SessionRow, TurnRow, load_run, write_run
+from genir_eval.rundir.folder import LinkRow, SessionRow, TurnRow, load_run, write_run
 
 
 def synthetic_run(directory: Path, n: int) -> Path:

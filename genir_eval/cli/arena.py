@@ -184,9 +184,9 @@ def _text(document: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     _check(args)
+    from genir_eval.rundir.status import failure_lines, raise_if_failed
     from genir_eval.runner.arena import ArenaSettings, run_arena, system_args
     from genir_eval.runner.pairwise_gate import gate_markdown, gate_text
-    from genir_eval.runner.status import failure_lines, raise_if_failed
 
     settings = ArenaSettings(
         systems=system_args(args.files),

@@ -170,9 +170,9 @@ def _pairwise(args: argparse.Namespace, run_a: Any, run_b: Any, output: str) -> 
     """``--pairwise``: the two runs' answers as a two-system arena, gated on B's win rate."""
     from genir_eval.cli.arena import judge_options
     from genir_eval.cli.run import overrides_from_args
+    from genir_eval.rundir.status import failure_lines, raise_if_failed
     from genir_eval.runner.arena import ArenaSettings, run_arena, systems_of_runs
     from genir_eval.runner.pairwise_gate import gate_markdown, gate_text
-    from genir_eval.runner.status import failure_lines, raise_if_failed
 
     systems = systems_of_runs(run_a, run_b)
     with contextlib.ExitStack() as stack:
@@ -236,7 +236,7 @@ def run(args: argparse.Namespace) -> int:
     # every number was checked as the command line was read (genir_eval.settings): a
     # negative --worst would slice the list from its end, all but the last sessions
     from genir_eval.report.html import headline_score
-    from genir_eval.report.outputs import load_run
+    from genir_eval.rundir.folder import load_run
     from genir_eval.runner.compare import (
         Comparison,
         GateResult,

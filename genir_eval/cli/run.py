@@ -60,8 +60,8 @@ def overrides_from_args(args: argparse.Namespace) -> Overrides:
 def run(args: argparse.Namespace) -> int:
     # the runner and the report are imported when a run starts, not for `--help`
     from genir_eval.report.summary import format_paths, format_summary
+    from genir_eval.rundir.status import failure_lines, raise_if_failed
     from genir_eval.runner.run import run_scenario
-    from genir_eval.runner.status import failure_lines, raise_if_failed
 
     result = run_scenario(
         args.scenario,

@@ -8,7 +8,8 @@ from genir_eval.report.html import (
     render_report,
     write_report,
 )
-from genir_eval.report.outputs import (
+from genir_eval.report.scores import ScoreSummary, score_summaries
+from genir_eval.rundir.folder import (
     OUTPUT_VERSION,
     CitationRow,
     LinkRow,
@@ -18,7 +19,6 @@ from genir_eval.report.outputs import (
     load_run,
     write_run,
 )
-from genir_eval.report.scores import ScoreSummary, score_summaries
 
 __all__ = [
     "OUTPUT_VERSION",

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from genir_eval.report.outputs import write_text_atomic
+from genir_eval.rundir.folder import write_text_atomic
 
 __all__ = ["render_arena"]
 

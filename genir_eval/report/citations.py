@@ -15,8 +15,8 @@ from typing import Any
 
 from genir_eval.errors import ConfigError
 from genir_eval.metrics import CitationMeasure, parse_measure
-from genir_eval.report.outputs import CitationRow, Run, _citation_row_from_dict
 from genir_eval.report.tables import turn_key
+from genir_eval.rundir.folder import CitationRow, Run, _citation_row_from_dict
 
 __all__ = ["citations_section", "citation_score_names", "CITATIONS_CSS"]
 

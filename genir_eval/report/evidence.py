@@ -21,7 +21,7 @@ from typing import Any
 from genir_eval.errors import InputError
 from genir_eval.judges.base import Label
 from genir_eval.records import Session, Turn
-from genir_eval.report.outputs import EVIDENCE_FILE
+from genir_eval.rundir.folder import EVIDENCE_FILE
 
 __all__ = [
     "EVIDENCE_FILE",

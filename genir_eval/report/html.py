@@ -36,7 +36,6 @@ from genir_eval.report.citations import CITATIONS_CSS, citations_section
 from genir_eval.report.glossary import describe_score
 from genir_eval.report.judge_quality import SECTION_TITLE as QUALITY_TITLE
 from genir_eval.report.judge_quality import quality_section
-from genir_eval.report.outputs import FAILURES_FILE, REPORT_FILE, Run, load_run
 from genir_eval.report.plots import histogram_svg, scatter_svg, task_bars_svg
 from genir_eval.report.preferences import preferences_section
 from genir_eval.report.scores import BOOTSTRAP_MAX_N, SMALL_N, summarize
@@ -57,6 +56,7 @@ from genir_eval.report.views import (
     mean_cell,
     table,
 )
+from genir_eval.rundir.folder import FAILURES_FILE, REPORT_FILE, Run, load_run
 
 __all__ = [
     "render_report",

@@ -8,7 +8,7 @@ import html
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from genir_eval.report.outputs import Run
+from genir_eval.rundir.folder import Run
 
 __all__ = ["preferences_section", "preference_criteria"]
 

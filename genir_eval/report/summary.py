@@ -25,10 +25,10 @@ from genir_eval.judges.kinds import (
 )
 from genir_eval.report.html import headline_score
 from genir_eval.report.judge_quality import quality_lines
-from genir_eval.report.outputs import META_FILE, REPORT_FILE, Run
 from genir_eval.report.preferences import preference_criteria
 from genir_eval.report.scores import SMALL_N, ScoreSummary, score_summaries
 from genir_eval.report.tables import count_rows
+from genir_eval.rundir.folder import META_FILE, REPORT_FILE, Run
 
 __all__ = [
     "format_summary",

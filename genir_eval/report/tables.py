@@ -2,7 +2,7 @@
 
 A run of a million sessions has tables far larger than the memory the report may use, so
 the report never holds them as records: each part reads the JSONL files through
-:meth:`Run.iter_rows <genir_eval.report.outputs.Run.iter_rows>` and keeps only what it
+:meth:`Run.iter_rows <genir_eval.rundir.folder.Run.iter_rows>` and keeps only what it
 shows: score columns as float arrays (:class:`LevelTable`), counts and label pairs
 (:class:`LinkFacts`), sorted arrays of row keys (:class:`LinkKeys`), and the few rows it
 prints in full (:func:`session_rows`, :func:`turn_rows`, :func:`link_rows`).
@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from genir_eval.report.outputs import (
+from genir_eval.rundir.folder import (
     Level,
     LinkRow,
     Run,

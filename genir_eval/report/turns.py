@@ -32,9 +32,9 @@ from genir_eval.report.evidence import (
     TurnEvidence,
     read_evidence,
 )
-from genir_eval.report.outputs import EVIDENCE_FILE, LinkRow, SessionRow, TurnRow
 from genir_eval.report.tables import link_rows, session_rows, turn_rows
 from genir_eval.report.views import ReportContext, esc, fmt
+from genir_eval.rundir.folder import EVIDENCE_FILE, LinkRow, SessionRow, TurnRow
 
 __all__ = [
     "TurnDetail",

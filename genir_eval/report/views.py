@@ -19,7 +19,6 @@ import numpy as np
 from genir_eval.errors import ConfigError
 from genir_eval.judges.kinds import judge_kind
 from genir_eval.metrics.measures import parse_measure
-from genir_eval.report.outputs import Run
 from genir_eval.report.scores import (
     SMALL_N,
     ScoreSummary,
@@ -35,6 +34,7 @@ from genir_eval.report.tables import (
     read_link_keys,
     read_links,
 )
+from genir_eval.rundir.folder import Run
 
 __all__ = [
     "ReportLimits",

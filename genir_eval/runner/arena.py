@@ -50,13 +50,14 @@ from genir_eval.judges.pairwise.rows import (
 )
 from genir_eval.judges.prompting import session_language
 from genir_eval.records import Turn
-from genir_eval.report.outputs import (
+from genir_eval.rundir.folder import (
     OUTPUT_VERSION,
     Run,
     _temporary,
     check_writable_folder,
     write_json,
 )
+from genir_eval.rundir.status import run_status
 from genir_eval.runner.executor import LocalJudging, where
 from genir_eval.runner.pairwise_gate import gate_against
 from genir_eval.runner.run import Overrides, apply_overrides
@@ -71,7 +72,6 @@ from genir_eval.runner.scenario import (
     Scenario,
     check_credentials,
 )
-from genir_eval.runner.status import run_status
 
 __all__ = [
     "ArenaSettings",

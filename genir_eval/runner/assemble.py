@@ -55,7 +55,7 @@ from genir_eval.metrics import (
     zscore_combine,
 )
 from genir_eval.records import Session, Turn
-from genir_eval.report.outputs import (
+from genir_eval.rundir.folder import (
     MAX_LISTED_FAILURES,
     OUTPUT_VERSION,
     CitationRow,

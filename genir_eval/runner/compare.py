@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from genir_eval.errors import InputError
-from genir_eval.report.outputs import Level, Run, load_run
+from genir_eval.rundir.folder import Level, Run, load_run
 
 __all__ = [
     "COMPARE_VERSION",

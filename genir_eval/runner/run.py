@@ -4,7 +4,7 @@
 call), runs every judge over every session concurrently through the engine (one engine per
 provider/model, sharing one cache; one progress line for the whole run), assembles the
 tables and the meta-evaluation (:mod:`genir_eval.runner.assemble`) and writes the run
-directory (:mod:`genir_eval.report.outputs`) and ``report.html``.
+directory (:mod:`genir_eval.rundir.folder`) and ``report.html``.
 
 A run resumes: every judgment is journaled in the output directory as it completes, so
 running the same scenario into the same directory again only asks for what is missing;
@@ -38,7 +38,8 @@ from genir_eval.paths import real_path
 from genir_eval.records import Session
 from genir_eval.report.evidence import evidence_rows
 from genir_eval.report.html import render_report
-from genir_eval.report.outputs import OUTPUT_VERSION, Run, RunWriter, check_writable_folder
+from genir_eval.rundir.folder import OUTPUT_VERSION, Run, RunWriter, check_writable_folder
+from genir_eval.rundir.status import run_status
 from genir_eval.runner.assemble import Assembly, JudgeInfo, link_judge_ids
 from genir_eval.runner.executor import Group, LocalJudging, groups_of, where
 from genir_eval.runner.scenario import (
@@ -49,7 +50,6 @@ from genir_eval.runner.scenario import (
     load_scenario,
     measure_groups,
 )
-from genir_eval.runner.status import run_status
 from genir_eval.settings import public_url
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from genir_eval.report.outputs import Level, Run, load_run
+from genir_eval.rundir.folder import Level, Run, load_run
 
 __all__ = ["assert_run"]
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from genir_eval.report.outputs import LinkRow, SessionRow, TurnRow, write_run
-from genir_eval.runner.status import run_status
+from genir_eval.rundir.folder import LinkRow, SessionRow, TurnRow, write_run
+from genir_eval.rundir.status import run_status
 
 HOSTILE = (
     "<script>document.title='pwned'</script><img src=x onerror=alert(1)><b id='injected'>x</b>"

@@ -5,7 +5,7 @@ from pathlib import Path
 from bs4 import BeautifulSoup
 
 from genir_eval.report.html import render_report, write_report
-from genir_eval.report.outputs import load_run
+from genir_eval.rundir.folder import load_run
 
 
 def _soup(run_dir: Path) -> BeautifulSoup:

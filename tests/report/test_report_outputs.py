@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from genir_eval.errors import InputError
-from genir_eval.report.outputs import OUTPUT_VERSION, load_run, write_run
+from genir_eval.rundir.folder import OUTPUT_VERSION, load_run, write_run
 
 
 def test_every_file_carries_version(run_dir: Path) -> None:
@@ -50,7 +50,7 @@ def test_unknown_score_names_the_known_ones(run_dir: Path) -> None:
 
 
 def test_nan_is_written_as_missing(tmp_path: Path) -> None:
-    from genir_eval.report.outputs import SessionRow
+    from genir_eval.rundir.folder import SessionRow
 
     write_run(
         tmp_path,

@@ -14,7 +14,10 @@ from genir_eval.llm.base import JudgmentKey
 from genir_eval.records import Gold, Link, Segment, Session, Statement, Turn
 from genir_eval.report.evidence import evidence_rows, judgment_reason, read_evidence
 from genir_eval.report.html import render_report
-from genir_eval.report.outputs import (
+from genir_eval.report.scores import SMALL_N, missing_reasons, summarize
+from genir_eval.report.turns import choose_sessions, response_html
+from genir_eval.report.views import ReportContext, ReportLimits, fmt
+from genir_eval.rundir.folder import (
     LinkRow,
     SessionRow,
     TurnRow,
@@ -22,9 +25,6 @@ from genir_eval.report.outputs import (
     load_run,
     write_run,
 )
-from genir_eval.report.scores import SMALL_N, missing_reasons, summarize
-from genir_eval.report.turns import choose_sessions, response_html
-from genir_eval.report.views import ReportContext, ReportLimits, fmt
 
 
 def test_small_samples_get_no_interval() -> None:
@@ -268,8 +268,8 @@ def test_failure_index_gives_each_sessions_and_turns_most_frequent_reason(
 ) -> None:
     # cases (by hand): s1 two timeouts and one 401 -> timeout; s1 turn 2 one 401 -> 401;
     # a tie in s2 (one each) -> the reason the run met first; judge b and s9 have none
-    from genir_eval.report.outputs import Run
     from genir_eval.report.scores import FailureIndex
+    from genir_eval.rundir.folder import Run
 
     failures = [
         {"judge": "a", "session_id": "s2", "turn": 1, "reason": "parse: no JSON"},

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from genir_eval.report.html import ReportLimits, render_report
-from genir_eval.report.outputs import Run, load_run
 from genir_eval.report.summary import format_summary
+from genir_eval.rundir.folder import Run, load_run
 from genir_eval.runner import run_scenario
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from genir_eval.errors import InputError
-from genir_eval.report.outputs import (
+from genir_eval.rundir.folder import (
     LinkRow,
     SessionRow,
     TurnRow,

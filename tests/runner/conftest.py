@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from genir_eval.report.outputs import SessionRow, TurnRow, write_run
+from genir_eval.rundir.folder import SessionRow, TurnRow, write_run
 
 RunFactory = Callable[..., Path]
 

@@ -29,8 +29,8 @@ def test_assert_run_bounds(make_scores_run) -> None:  # type: ignore[no-untyped-
 def _failed_run(tmp_path, name="failed"):  # type: ignore[no-untyped-def]
     """A small run folder recorded as failed the way a run records it: judge j has 3 of 10
     labels missing, over the 5% allowed (tests/runner/test_gate_verdict.py has a real one)."""
-    from genir_eval.report.outputs import SessionRow, TurnRow, write_run
-    from genir_eval.runner.status import run_status
+    from genir_eval.rundir.folder import SessionRow, TurnRow, write_run
+    from genir_eval.rundir.status import run_status
 
     scores = {"s1": 0.2, "s2": 0.4}
     failures = [{"judge": "j", "session_id": "s1", "turn": 1, "reason": "timeout"}] * 3
@@ -71,7 +71,7 @@ def test_compare_refuses_a_small_failed_run(tmp_path, make_scores_run, capsys) -
 
 
 def test_assert_run_bounds_are_inclusive_and_levels_differ(make_scores_run) -> None:  # type: ignore[no-untyped-def]
-    from genir_eval.report.outputs import load_run
+    from genir_eval.rundir.folder import load_run
 
     run = make_scores_run("a", {"s1": 0.25, "s2": 0.75})  # mean 0.5 exactly
     assert assert_run(run, metric="sdcg_urge", at_least=0.5, at_most=0.5) == 0.5
@@ -96,8 +96,8 @@ def test_assert_run_says_when_no_row_has_a_score(make_scores_run) -> None:  # ty
 
 
 def test_assert_run_lists_every_reason_a_run_failed(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from genir_eval.report.outputs import SessionRow, write_run
-    from genir_eval.runner.status import run_status
+    from genir_eval.rundir.folder import SessionRow, write_run
+    from genir_eval.rundir.status import run_status
 
     counts = {"j": {"labels": 10, "missing": 3}, "k": {"labels": 4, "missing": 2}}
     failures = [{"judge": "j"}] * 3 + [{"judge": "k"}] * 2

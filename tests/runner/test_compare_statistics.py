@@ -214,7 +214,7 @@ def test_compare_runs_passes_level_resamples_and_seed_on(make_scores_run) -> Non
     b = make_scores_run("b", {f"s{i}": 0.1 * i + (0.05 if i % 3 else -0.2) for i in range(6)})
     got = compare_runs(a, b, metric="sdcg_urge", level="turn", n_resamples=300, seed=7)
     assert got.level == "turn" and got.deltas[0].key == "s0#1"
-    from genir_eval.report.outputs import load_run
+    from genir_eval.rundir.folder import load_run
 
     maps = [load_run(r).scores("sdcg_urge", "turn") for r in (a, b)]
     expected = compare_scores(*maps, metric="sdcg_urge", level="turn", n_resamples=300, seed=7)

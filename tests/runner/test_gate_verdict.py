@@ -20,7 +20,7 @@ import pytest
 
 from genir_eval.cli import main
 from genir_eval.errors import InputError
-from genir_eval.report.outputs import RUN_FILES, file_digest, load_run
+from genir_eval.rundir.folder import RUN_FILES, file_digest, load_run
 from genir_eval.runner.testing import assert_run
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,8 +12,8 @@ import pytest
 
 from genir_eval.cli import main
 from genir_eval.ingest import load_sessions
+from genir_eval.rundir.status import run_status
 from genir_eval.runner import parse_scenario, run_scenario
-from genir_eval.runner.status import run_status
 from genir_eval.testing.fake_llm_server import FakeLLMServer, Fault
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -248,8 +248,8 @@ def test_every_failure_is_streamed_to_failures_jsonl_and_run_json_lists_the_firs
     # run.json lists at most MAX_LISTED_FAILURES (3 here) of the missing judgments and
     # their total; failures.jsonl holds every one; the status, summary and report count them all
     from genir_eval.report import html
-    from genir_eval.report.outputs import load_run
     from genir_eval.report.summary import format_summary
+    from genir_eval.rundir.folder import load_run
     from genir_eval.runner import assemble
 
     monkeypatch.setattr(assemble, "MAX_LISTED_FAILURES", 3)

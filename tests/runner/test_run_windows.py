@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from genir_eval.report.outputs import RunWriter, TurnRow, load_run
+from genir_eval.rundir.folder import RunWriter, TurnRow, load_run
 from genir_eval.runner import Overrides, run_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,7 +83,7 @@ def test_an_aborted_writer_leaves_no_run(tmp_path: Path) -> None:
 def test_run_writer_writes_what_write_run_writes(tmp_path: Path) -> None:
     # the same rows through both writers; the streaming one adds "z" to every turn row at
     # finish (as a z-score combination is added once every row is in)
-    from genir_eval.report.outputs import LinkRow, SessionRow, write_run
+    from genir_eval.rundir.folder import LinkRow, SessionRow, write_run
 
     links = [LinkRow("s1", 1, 1, "https://a.example/x", "=cmd()", labels={"j": 2.0})]
     turns = [

@@ -21,7 +21,7 @@ import pytest
 
 import genir_eval.runner.executor as executor
 from genir_eval.cli import main
-from genir_eval.report.outputs import RunWriter, remove_stale_parts
+from genir_eval.rundir.folder import RunWriter, remove_stale_parts
 from genir_eval.runner import parse_scenario, run_scenario
 from genir_eval.testing import FakeLLMServer
 

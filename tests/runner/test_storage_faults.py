@@ -303,7 +303,7 @@ def test_a_disk_that_fills_in_the_run_writer_keeps_the_judgments(
     place: str,
     code: int,
 ) -> None:
-    from genir_eval.report import outputs
+    from genir_eval.rundir import folder as outputs
 
     owner, name = _WRITER_FAULTS[place]
     target = outputs if owner is None else getattr(outputs, owner)

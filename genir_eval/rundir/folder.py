@@ -987,9 +987,9 @@ def _count_failures(out: Path, info: Mapping[str, Any]) -> Counter[str]:
 def _check_status(out: Path, info: Mapping[str, Any]) -> None:
     """The verdict comes from the run's contents, not from its flag: the status is worked out
     again from the run's own failures, label counts and engines with the threshold it ran
-    with (:func:`genir_eval.runner.status.run_status`), and a ``run.json`` whose stated
+    with (:func:`genir_eval.rundir.status.run_status`), and a ``run.json`` whose stated
     status, label counts or failure total disagree with them is refused."""
-    from genir_eval.runner.status import run_status
+    from genir_eval.rundir.status import run_status
 
     where = str(out / RUN_FILE)
     status = info.get("status")
