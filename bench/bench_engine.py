@@ -45,7 +45,7 @@ from genir_eval.llm import (
     Message,
     Request,
 )
-from genir_eval.llm.openai_provider import OpenAIProvider
+from genir_eval.llm.providers.openai_provider import OpenAIProvider
 from genir_eval.testing import FakeLLMServerProcess, FaultPlan
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from genir_eval.cli.engine_options import add_engine_arguments, engine_from_args
-from genir_eval.llm.providers import CALLS_PER_POOL, make_provider
+from genir_eval.llm.providers.factory import CALLS_PER_POOL, make_provider
 from genir_eval.records import Link, Session, Statement, Turn
 from genir_eval.runner.executor import LocalJudging
 from genir_eval.runner.scenario import LlmSpec, load_scenario

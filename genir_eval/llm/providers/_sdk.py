@@ -9,8 +9,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from genir_eval.llm.base import Provider, departure, report_departure
-from genir_eval.llm.classify import classify_exception
+from genir_eval.llm.providers.base import Provider, departure, report_departure
+from genir_eval.llm.providers.classify import classify_exception
 
 __all__ = ["SDKProvider"]
 
@@ -30,7 +30,7 @@ async def _trace_departure(request: Any) -> None:
     """An HTTP client's request hook: when an engine's call is under way, ask the connection
     for its trace events (HTTP core's ``trace`` extension) and report the request's departure
     when its body has been written, after any wait for a connection and the connection's
-    set-up (:func:`~genir_eval.llm.base.report_departure`)."""
+    set-up (:func:`~genir_eval.llm.providers.base.report_departure`)."""
     if departure.get() is None:
         return
     inner = request.extensions.get("trace")
@@ -45,8 +45,8 @@ async def _trace_departure(request: Any) -> None:
 
 
 class SDKProvider(Provider):
-    """Base of :class:`~genir_eval.llm.openai_provider.OpenAIProvider` and
-    :class:`~genir_eval.llm.anthropic_provider.AnthropicProvider`."""
+    """Base of :class:`~genir_eval.llm.providers.openai_provider.OpenAIProvider` and
+    :class:`~genir_eval.llm.providers.anthropic_provider.AnthropicProvider`."""
 
     _base_url: str
     _clients: list[Any]
@@ -97,7 +97,7 @@ class SDKProvider(Provider):
 
     async def _send(self, call: Callable[[Any], Awaitable[Any]]) -> Any:
         """``await call(client)`` on the next client of the pool; any exception it raises
-        becomes a classified, redacted :class:`~genir_eval.llm.base.ProviderError`."""
+        becomes a classified, redacted :class:`~genir_eval.llm.providers.base.ProviderError`."""
         try:
             return await call(next(self._next))
         except Exception as error:  # noqa: BLE001 - every SDK error is classified

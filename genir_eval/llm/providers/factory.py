@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from genir_eval.errors import ConfigError
-from genir_eval.llm.base import Provider
+from genir_eval.llm.providers.base import Provider
 
 __all__ = ["PROVIDER_NAMES", "DEFAULT_MODELS", "resolve_provider", "make_provider"]
 
@@ -87,11 +87,11 @@ def make_provider(
     resolved, _notice = resolve_provider(name, base_url=base_url, api_key=api_key)
     model = model or DEFAULT_MODELS[resolved]
     if resolved == "offline":
-        from genir_eval.llm.offline import OfflineProvider
+        from genir_eval.llm.providers.offline import OfflineProvider
 
         return OfflineProvider(model=model)
     if resolved == "openai":
-        from genir_eval.llm.openai_provider import OpenAIProvider
+        from genir_eval.llm.providers.openai_provider import OpenAIProvider
 
         return OpenAIProvider(
             model=model,
@@ -101,7 +101,7 @@ def make_provider(
             timeout=timeout,
             pool_shards=pool_shards,
         )
-    from genir_eval.llm.anthropic_provider import AnthropicProvider
+    from genir_eval.llm.providers.anthropic_provider import AnthropicProvider
 
     return AnthropicProvider(
         model=model,
