@@ -45,6 +45,7 @@ from genir_eval.llm import (
     Message,
     Request,
 )
+from genir_eval.llm.providers.factory import CALLS_PER_POOL
 from genir_eval.llm.providers.openai_provider import OpenAIProvider
 from genir_eval.testing import FakeLLMServerProcess, FaultPlan
 
@@ -70,7 +71,8 @@ async def _run(
         model="bench-model",
         base_url=server.openai_base_url,
         api_key=server.api_key,
-        pool_shards=max(1, args.concurrency // 16),
+        # as every engine of genir-eval gets them (make_provider)
+        pool_shards=max(1, args.concurrency // CALLS_PER_POOL),
     )
     engine = Engine(
         provider,

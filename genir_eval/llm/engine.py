@@ -59,6 +59,9 @@ __all__ = ["Engine"]
 _RETRIABLE = ("rate_limit", "transient")
 # Judgments between entering complete() and their journal/cache answer (see LookupWindow).
 _LOOKUP_WINDOW = 64
+# Requests whose cache key is kept between their lookup and their journal row (the oldest
+# dropped first: a judge that never records one only costs its place).
+_KEYS_KEPT = 4096
 
 
 class _Usage:
@@ -198,6 +201,7 @@ class Engine:
         self.errors_seen: Counter[str] = Counter()
         self._usage: dict[tuple[str, str, str], _Usage] = {}
         self._cache_by_task: dict[str, Counter[str]] = {}
+        self._keys: dict[int, tuple[Request, str, str]] = {}
 
     # -- identity --------------------------------------------------------------------------
     @property
@@ -210,8 +214,21 @@ class Engine:
         return self._key(request)[0]
 
     def _key(self, request: Request) -> tuple[str, str]:
+        """:func:`cache_key` of ``request``, computed once for the lookup and the journal
+        row (canonical JSON and SHA-256: a tenth of the engine's own CPU a judgment)."""
+        keys = self._keys
+        known = keys.get(id(request))
+        if known is not None and known[0] is request:
+            return known[1], known[2]
         provider = self.provider
-        return cache_key(provider.name, provider.base_url, request, version=provider.version)
+        fingerprint, inputs = cache_key(
+            provider.name, provider.base_url, request, version=provider.version
+        )
+        # the request is held while its key is: its id cannot be another's meanwhile
+        keys[id(request)] = (request, fingerprint, inputs)
+        if len(keys) > _KEYS_KEPT:
+            del keys[next(iter(keys))]
+        return fingerprint, inputs
 
     def resume(self, request: Request) -> JournalEntry | None:
         """The journal's ``ok`` entry for this request if its fingerprint still matches."""
@@ -251,6 +268,7 @@ class Engine:
                     fingerprint,
                     inputs,
                     provider=self.provider.name,
+                    model=request.config.model,
                     task=request.task,
                     completion=result,
                 )
@@ -322,6 +340,7 @@ class Engine:
         if self.journal is None:
             return
         fingerprint = self.fingerprint(request)
+        self._keys.pop(id(request), None)
         if failure is not None:
             failure = replace(failure, message=self.provider.redact(failure.message))
         if isinstance(result, Failure):

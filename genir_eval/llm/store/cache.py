@@ -276,8 +276,12 @@ class Cache:
         provider: str,
         task: str,
         completion: Completion,
+        model: str | None = None,
     ) -> None:
-        model = json.loads(inputs)["model"]
+        """Store ``completion`` under ``key``; ``model`` is the one ``inputs`` names (read
+        from them when not given)."""
+        if model is None:
+            model = json.loads(inputs)["model"]
         values = (
             key,
             CACHE_VERSION,
