@@ -488,6 +488,8 @@ class Engine:
         finally:
             departure.reset(token)
             self.in_flight -= 1
+            if send is not None:
+                send.settle(time.monotonic())
         call.latency = time.perf_counter() - started
         return call
 
@@ -631,6 +633,9 @@ class Engine:
                 # from its grant to leaving
                 "departed": self._rate.window.departed,
                 "max_departure_delay_s": round(self._rate.window.max_delay, 4),
+                # sends whose grant left the window before they left the client, held
+                # until they did
+                "overdue": self._rate.window.overdue,
             }
         learned = self._learned
         if learned is None:

@@ -63,6 +63,14 @@ class SendWindow:
     ``max_lead_s`` (a small part of the window's time margin, so a send leaving much faster
     than the recent ones still keeps the window).
 
+    A send still not gone a whole window after its grant (a starved client: the SDK's work
+    for it queued behind other calls for more than a second) would otherwise drop out of the
+    window at its grant's stamp, and its place go to the next send, while it was still to
+    leave: it then shared a second at the provider with a full window of later sends. Once
+    departures are reported, such a send is held as leaving now, a place taken in every
+    window, until it reports its departure (counted from then) or its call ends without one
+    (counted from the end, the latest it can have left).
+
     The stamps stay in order (a stamp moved later moves the later sends' stamps with it, never
     earlier: counted longer, never shorter).
     """
@@ -93,6 +101,10 @@ class SendWindow:
         self._start: float | None = None
         self.lead_s = 1.0
         self._delays: deque[tuple[float, float]] = deque()
+        # sends whose stamp left the window before they left the client (see _expire)
+        self._overdue: set[Send] = set()
+        self.overdue = 0  # how many sends were
+        self.overdue_poll_s = 0.005
 
     @property
     def stamps(self) -> list[float]:
@@ -102,23 +114,33 @@ class SendWindow:
     def _expire(self, now: float, window_s: float) -> None:
         sends = self._sends
         while sends and sends[0].at <= now - window_s:
-            sends.popleft()
+            send = sends.popleft()
+            if self.departed and not send.departed:
+                # Granted a window ago and still not gone (a starved client: the SDK's work
+                # queued behind other calls): it leaves later, counted from then; until it
+                # has, it holds a place in every window.
+                self._overdue.add(send)
 
     def count(self, now: float, window_s: float) -> int:
-        """Sends stamped within the last ``window_s``."""
+        """Sends stamped within the last ``window_s``, and those granted earlier that have
+        not left yet."""
         self._expire(now, window_s)
-        return len(self._sends)
+        return len(self._sends) + len(self._overdue)
 
     def next_at(self, now: float, cap: int, window_s: float) -> float:
         """The earliest time a send may go (``<= now``: at once)."""
         self._expire(now, window_s)
         at = self._last + window_s / (cap * self.catch_up)
         sends = self._sends
-        if len(sends) >= cap:
+        # each send that is still to leave takes a place as if it left now
+        room = cap - len(self._overdue)
+        if room <= 0:
+            return max(at, now + self.overdue_poll_s)  # until one of them leaves
+        if len(sends) >= room:
             # Granted ahead by the shortest recent wait from a grant to its departure, the
             # send leaves no sooner than the window allows.
             lead = min(self._delays[0][1], self.max_lead_s) if self._delays else 0.0
-            at = max(at, sends[len(sends) - cap].at + window_s - lead)
+            at = max(at, sends[len(sends) - room].at + window_s - lead)
         return at
 
     def admit(self, now: float) -> Send:
@@ -138,6 +160,11 @@ class SendWindow:
             return
         send.departed = True
         self.departed += 1
+        if send in self._overdue:
+            self._overdue.discard(send)
+            self.overdue += 1
+            self._return(send, at)
+            return
         delay = max(0.0, at - send.granted)
         self.max_delay = max(self.max_delay, delay)
         # the shortest delay of the sends granted within the last lead_s, kept as a
@@ -157,6 +184,25 @@ class SendWindow:
         # Never before an earlier send's stamp, and later sends no earlier than this one.
         send.at = max(at, sends[i - 1].at) if i > 0 else at
         self._order(i + 1)
+
+    def _return(self, send: Send, at: float) -> None:
+        """An overdue send left at ``at``: back into the window, counted from then (never
+        before the last stamp, so the stamps stay in order)."""
+        sends = self._sends
+        send.at = max(at, sends[-1].at) if sends else at
+        sends.append(send)
+
+    def settle(self, send: Send, at: float) -> None:
+        """The call of ``send`` ended at ``at``: if it never reported leaving (an error
+        before the request was written, or a provider that cannot tell) it is counted as it
+        was, or, overdue, from ``at``, the latest it can have left."""
+        if send.departed:
+            return
+        send.departed = True
+        if send in self._overdue:
+            self._overdue.discard(send)
+            self.overdue += 1
+            self._return(send, at)
 
     def _order(self, i: int) -> None:
         sends = self._sends
@@ -201,6 +247,11 @@ class Send:
     def depart(self, at: float) -> None:
         """The request was written to the provider at ``at`` (``time.monotonic()``)."""
         self._window.depart(self, at)
+
+    def settle(self, at: float) -> None:
+        """The call ended at ``at`` (``time.monotonic()``), whether or not it reported
+        leaving."""
+        self._window.settle(self, at)
 
 
 async def pace_send(
