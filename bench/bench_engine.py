@@ -45,7 +45,9 @@ from genir_eval.llm import (
     Message,
     Request,
 )
-from genir_eval.llm.openai_provider import OpenAIProvider
+from genir_eval.llm.limits import Send
+from genir_eval.llm.providers.factory import CALLS_PER_POOL
+from genir_eval.llm.providers.openai_provider import OpenAIProvider
 from genir_eval.testing import FakeLLMServerProcess, FaultPlan
 
 
@@ -70,7 +72,8 @@ async def _run(
         model="bench-model",
         base_url=server.openai_base_url,
         api_key=server.api_key,
-        pool_shards=max(1, args.concurrency // 16),
+        # as every engine of genir-eval gets them (make_provider)
+        pool_shards=max(1, args.concurrency // CALLS_PER_POOL),
     )
     engine = Engine(
         provider,
@@ -91,15 +94,45 @@ async def _run(
         await engine.record(request, result, value={"label": getattr(result, "text", None)})
         return isinstance(result, Completion)
 
+    # when each request left the client, as its connection reported it: the client's own
+    # count, beside the server's count of arrivals (which a stalled server bunches)
+    departures: list[float] = []
+    depart = Send.depart
+
+    def departed(send: Send, at: float) -> None:
+        departures.append(at)
+        depart(send, at)
+
+    Send.depart = departed  # type: ignore[method-assign]
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    async with engine:
-        ok = await asyncio.gather(*(judge(i) for i in range(args.n)))
-        stats = engine.stats()
+    try:
+        async with engine:
+            ok = await asyncio.gather(*(judge(i) for i in range(args.n)))
+            stats = engine.stats()
+    finally:
+        Send.depart = depart  # type: ignore[method-assign]
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     if storage:
         with Journal(storage / "cache.sqlite") as journal:
             lost = args.n - journal.counts()["ok"]
-    return {"wall": wall, "cpu": cpu, "ok": sum(ok), "stats": stats, "lost": lost}
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "ok": sum(ok),
+        "stats": stats,
+        "lost": lost,
+        "departed": _most_in(sorted(departures), 1.0),
+    }
+
+
+def _most_in(times: list[float], window_s: float) -> int:
+    """The most of the sorted ``times`` within any ``window_s``."""
+    most, first = 0, 0
+    for last, at in enumerate(times):
+        while at - times[first] >= window_s:
+            first += 1
+        most = max(most, last - first + 1)
+    return most
 
 
 _CASES = {
@@ -221,6 +254,12 @@ def _case(args: argparse.Namespace, case: str, bound: float) -> tuple[float, int
         if rate["source"] == "learned"
         else ""
     )
+    stall = (
+        f"longest client stall {rate['max_loop_lag_s']:.3f}s, longest grant-to-departure "
+        f"{rate['max_departure_delay_s']:.3f}s; "
+        if rate["source"] == "configured"
+        else ""
+    )
     start = min(served.arrivals)
     late = [t for t in served.arrivals if t >= start + 10.0]
     refused_late = len(late) - sum(1 for t in served.admitted if t >= start + 10.0)
@@ -242,7 +281,8 @@ def _case(args: argparse.Namespace, case: str, bound: float) -> tuple[float, int
         f"client CPU {out['cpu']:.2f}s = {1000 * out['cpu'] / args.n:.2f} ms/judgment; "
         f"max in flight at server {served.max_in_flight}; max requests in any 1 s: "
         f"{served.max_in_window(1.0)} arrived, {served.max_in_window(1.0, admitted=True)} "
-        f"admitted (R/60 = {args.rpm / 60:g}); lowest AIMD limit "
+        f"admitted, {out['departed']} left the client (R/60 = {args.rpm / 60:g}); "
+        f"{stall}lowest AIMD limit "
         f"{stats['concurrency']['lowest']}{learned}{late_429}"
     )
     return throughput / bound, served.max_in_window(1.0)

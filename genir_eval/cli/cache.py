@@ -16,8 +16,8 @@ from typing import Any
 
 from genir_eval.cli import COMMANDS
 from genir_eval.errors import InputError
-from genir_eval.llm.cache import Cache
 from genir_eval.llm.config import DEFAULT_CACHE_PATH
+from genir_eval.llm.store.cache import Cache
 from genir_eval.paths import why_missing
 
 __all__ = ["add_parser"]

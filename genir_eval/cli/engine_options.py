@@ -11,13 +11,14 @@ declaration.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from genir_eval.errors import GenirError
-from genir_eval.llm.cache import Cache
 from genir_eval.llm.config import (
     DEFAULT_CACHE_PATH,
     EngineConfig,
@@ -26,9 +27,10 @@ from genir_eval.llm.config import (
     setting_value,
 )
 from genir_eval.llm.engine import Engine
-from genir_eval.llm.journal import Journal
 from genir_eval.llm.prices import load_prices
-from genir_eval.llm.providers import PROVIDER_NAMES, make_provider, resolve_provider
+from genir_eval.llm.providers.factory import PROVIDER_NAMES, make_provider, resolve_provider
+from genir_eval.llm.store.cache import Cache
+from genir_eval.llm.store.journal import Journal
 from genir_eval.settings import check_base_url, setting_type
 
 __all__ = [
@@ -106,11 +108,23 @@ def config_from_args(args: argparse.Namespace, command: str = "all") -> EngineCo
     return EngineConfig(**values)
 
 
-def engine_from_args(args: argparse.Namespace) -> Engine:
-    """An :class:`Engine` from the options of :func:`add_engine_arguments`. Use it as
-    ``async with engine_from_args(args) as engine:`` (prints the provider notice on entry and
-    the summary on exit unless ``--quiet``). Without ``--journal`` the journal is the cache
-    file."""
+@contextlib.asynccontextmanager
+async def engine_from_args(args: argparse.Namespace) -> AsyncIterator[Engine]:
+    """An open :class:`Engine` from the options of :func:`add_engine_arguments`:
+    ``async with engine_from_args(args) as engine:`` (prints the provider notice on entry, a
+    progress line while judging and the summary on exit unless ``--quiet``). Without
+    ``--journal`` the journal is the cache file."""
+    from genir_eval.runner.progress import Progress  # the drawing: not for `--help`
+
+    display = Progress(quiet=args.quiet)
+    async with _engine(args, display) as engine:
+        try:
+            yield engine
+        finally:
+            display.close()  # before the engine's summary line
+
+
+def _engine(args: argparse.Namespace, display: Any) -> Engine:
     config = config_from_args(args)
     resolved, notice = resolve_provider(args.provider or "auto", base_url=args.base_url)
     provider = make_provider(
@@ -141,7 +155,7 @@ def engine_from_args(args: argparse.Namespace) -> Engine:
         cache=cache,
         journal=journal,
         prices=prices,
-        progress=not args.quiet,
+        progress=display,
         quiet=args.quiet,
         summary_stream=sys.stderr,
         notice=notice,

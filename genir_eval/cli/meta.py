@@ -20,13 +20,13 @@ from genir_eval.judges import judge_names, make_judge
 from genir_eval.judges.base import Label
 from genir_eval.judges.kinds import judge_kind, judge_kinds
 from genir_eval.judges.prompting import check_template_file
-from genir_eval.llm.progress import Heartbeat
 from genir_eval.meta.preferences import agreement_table, label_scores
 from genir_eval.meta.prompt_selection import select_prompts
 from genir_eval.paths import real_path, why_missing
 from genir_eval.report.judge_quality import quality_lines
 from genir_eval.rundir.status import failure_lines, raise_if_failed, run_status
 from genir_eval.runner.judge_eval import DEFAULT_LINK_BASELINE, evaluate_judge
+from genir_eval.runner.progress import Heartbeat
 from genir_eval.settings import check_setting, public_url, setting_type
 
 __all__ = ["add_parser", "run", "parse_option", "format_result"]

@@ -22,7 +22,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from genir_eval.errors import ConfigError, did_you_mean
 from genir_eval.judges.parsing import ReplyError
 from genir_eval.judges.prompting import check_template_file
-from genir_eval.llm.base import (
+from genir_eval.llm.providers.base import (
     Completion,
     Failure,
     GenerateConfig,
@@ -30,7 +30,7 @@ from genir_eval.llm.base import (
     Message,
     Request,
 )
-from genir_eval.llm.journal import as_stored
+from genir_eval.llm.store.journal import as_stored
 from genir_eval.records import Session
 from genir_eval.settings import check_judge_options
 

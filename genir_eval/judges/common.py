@@ -12,7 +12,7 @@ from typing import Any
 from genir_eval.judges.base import JudgeStats, Label, ask, check_options
 from genir_eval.judges.probabilities import LabelDistribution, sample_distribution
 from genir_eval.judges.prompting import fence, load_template, session_language, template_version
-from genir_eval.llm.base import GenerateConfig, JudgmentKey
+from genir_eval.llm.providers.base import GenerateConfig, JudgmentKey
 from genir_eval.records import Session, Turn
 
 __all__ = [

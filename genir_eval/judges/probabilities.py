@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from genir_eval.llm.base import Completion, TokenLogprob
+from genir_eval.llm.providers.base import Completion, TokenLogprob
 
 __all__ = [
     "LabelDistribution",

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from genir_eval.errors import ConfigError
-from genir_eval.llm.base import Message
+from genir_eval.llm.providers.base import Message
 from genir_eval.paths import why_missing
 from genir_eval.records import Session
 

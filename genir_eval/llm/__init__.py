@@ -6,7 +6,10 @@ a :class:`Failure`, never an exception for provider errors), parses the text and
 outcome with ``await engine.record(request, result, value=parsed)``.
 """
 
-from genir_eval.llm.base import (
+from genir_eval.llm.config import DEFAULT_CACHE_PATH, EngineConfig, open_engine
+from genir_eval.llm.engine import Engine
+from genir_eval.llm.prices import Price, PriceTable, load_prices
+from genir_eval.llm.providers.base import (
     Completion,
     ErrorClass,
     Failure,
@@ -19,13 +22,10 @@ from genir_eval.llm.base import (
     TokenLogprob,
     Usage,
 )
-from genir_eval.llm.cache import CACHE_MODES, Cache, CacheMode, cache_key
-from genir_eval.llm.config import DEFAULT_CACHE_PATH, EngineConfig, open_engine
-from genir_eval.llm.engine import Engine
-from genir_eval.llm.journal import Journal, JournalEntry
-from genir_eval.llm.offline import OfflineProvider, offline_handler, register_offline
-from genir_eval.llm.prices import Price, PriceTable, load_prices
-from genir_eval.llm.providers import make_provider, resolve_provider
+from genir_eval.llm.providers.factory import make_provider, resolve_provider
+from genir_eval.llm.providers.offline import OfflineProvider, offline_handler, register_offline
+from genir_eval.llm.store.cache import CACHE_MODES, Cache, CacheMode, cache_key
+from genir_eval.llm.store.journal import Journal, JournalEntry
 from genir_eval.llm.sync import run_sync
 
 __all__ = [

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from genir_eval.llm.cache import CACHE_MODES
+from genir_eval.llm.store.cache import CACHE_MODES
 
 __all__ = [
     "DEFAULT_CACHE_PATH",

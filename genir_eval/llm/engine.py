@@ -11,7 +11,7 @@ per-attempt timeout. Rate limits and transient errors are retried with exponenti
 jitter (Brooker 2015, AWS Architecture Blog: "equal jitter" at least ``Retry-After`` when the
 provider sends one, "full jitter" otherwise), up to
 ``max_attempts`` and the per-judgment ``deadline``; permanent errors are not retried. Error
-messages pass through the provider's :meth:`~genir_eval.llm.base.Provider.redact` before they
+messages pass through the provider's :meth:`~genir_eval.llm.providers.base.Provider.redact` before they
 reach a :class:`Failure` or the journal, so an error body echoing the API key leaks nothing.
 """
 
@@ -25,22 +25,10 @@ import uuid
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from genir_eval.errors import ConfigError
-from genir_eval.llm.base import (
-    Completion,
-    Failure,
-    Provider,
-    ProviderError,
-    Request,
-    Usage,
-    departure,
-)
-from genir_eval.llm.cache import BadCacheRow, Cache, CacheMode, cache_key
-from genir_eval.llm.classify import classify_exception
 from genir_eval.llm.health import EndpointHealth
-from genir_eval.llm.journal import Journal, JournalEntry
 from genir_eval.llm.limits import (
     AdaptiveLimit,
     LearnedRate,
@@ -50,9 +38,20 @@ from genir_eval.llm.limits import (
     Send,
     TokenBudget,
 )
-from genir_eval.llm.offline import approx_tokens
 from genir_eval.llm.prices import PriceTable, load_prices
-from genir_eval.llm.progress import Progress
+from genir_eval.llm.providers.base import (
+    Completion,
+    Failure,
+    Provider,
+    ProviderError,
+    Request,
+    Usage,
+    departure,
+)
+from genir_eval.llm.providers.classify import classify_exception
+from genir_eval.llm.providers.offline import approx_tokens
+from genir_eval.llm.store.cache import BadCacheRow, Cache, CacheMode, cache_key
+from genir_eval.llm.store.journal import Journal, JournalEntry
 from genir_eval.settings import check_setting, public_url
 
 __all__ = ["Engine"]
@@ -60,6 +59,9 @@ __all__ = ["Engine"]
 _RETRIABLE = ("rate_limit", "transient")
 # Judgments between entering complete() and their journal/cache answer (see LookupWindow).
 _LOOKUP_WINDOW = 64
+# Requests whose cache key is kept between their lookup and their journal row (the oldest
+# dropped first: a judge that never records one only costs its place).
+_KEYS_KEPT = 4096
 
 
 class _Usage:
@@ -73,13 +75,38 @@ class _Usage:
         self.cost_known = True
 
 
+class _Call:
+    """What one provider call brought back: its answer or its error, when it was sent
+    (``time.monotonic()``) and how long it took (seconds)."""
+
+    __slots__ = ("completion", "error", "sent_at", "latency")
+
+    def __init__(self, sent_at: float) -> None:
+        self.completion: Completion | None = None
+        self.error: ProviderError | None = None
+        self.sent_at = sent_at
+        self.latency = 0.0
+
+
+class ProgressListener(Protocol):
+    """What the engine tells of its judgments, for a progress line drawn by the command line
+    or the runner (:class:`~genir_eval.runner.progress.Progress`)."""
+
+    def add_total(self, n: int) -> None:
+        """``n`` more judgments begun."""
+
+    def update(self, *, failed: bool = False, cached: bool = False) -> None:
+        """One judgment finished."""
+
+
 class Engine:
     """Limits, retries, cache and journal around one provider and model.
 
     ``concurrency`` caps requests in flight (AIMD lowers it on overload, a timeout, 503 or
     529, and climbs back by one per ``aimd_increase_every`` successes); ``rpm``/``tpm`` cap requests and tokens per
     minute; ``attempt_timeout`` bounds one attempt and ``deadline`` one judgment, retries and
-    waits included. ``cache_mode`` defaults to the cache's own mode.
+    waits included. ``cache_mode`` defaults to the cache's own mode. ``progress`` hears of
+    each judgment as it begins and as it ends (the engine draws nothing).
     """
 
     def __init__(
@@ -101,7 +128,7 @@ class Engine:
         aimd_increase_every: int = 4,
         aimd_cooldown_s: float = 2.0,
         prices: PriceTable | None = None,
-        progress: bool = False,
+        progress: ProgressListener | None = None,
         quiet: bool = False,
         summary_stream: TextIO | None = None,
         notice: str | None = None,
@@ -157,7 +184,7 @@ class Engine:
         self._rate: RequestRate | None = None
         self._learned: RateGate | None = None
         self._budget: TokenBudget | None = None
-        self._progress = Progress(quiet=quiet or not progress) if progress else None
+        self._progress = progress
         self._started = time.time()
         self._t0 = time.monotonic()
         self._first_send: float | None = None
@@ -174,6 +201,7 @@ class Engine:
         self.errors_seen: Counter[str] = Counter()
         self._usage: dict[tuple[str, str, str], _Usage] = {}
         self._cache_by_task: dict[str, Counter[str]] = {}
+        self._keys: dict[int, tuple[Request, str, str]] = {}
 
     # -- identity --------------------------------------------------------------------------
     @property
@@ -182,12 +210,25 @@ class Engine:
 
     def fingerprint(self, request: Request) -> str:
         """The request's cache key: the same bytes out for the same inputs (see cache.py),
-        the provider's :attr:`~genir_eval.llm.base.Provider.version` included."""
+        the provider's :attr:`~genir_eval.llm.providers.base.Provider.version` included."""
         return self._key(request)[0]
 
     def _key(self, request: Request) -> tuple[str, str]:
+        """:func:`cache_key` of ``request``, computed once for the lookup and the journal
+        row (canonical JSON and SHA-256: a tenth of the engine's own CPU a judgment)."""
+        keys = self._keys
+        known = keys.get(id(request))
+        if known is not None and known[0] is request:
+            return known[1], known[2]
         provider = self.provider
-        return cache_key(provider.name, provider.base_url, request, version=provider.version)
+        fingerprint, inputs = cache_key(
+            provider.name, provider.base_url, request, version=provider.version
+        )
+        # the request is held while its key is: its id cannot be another's meanwhile
+        keys[id(request)] = (request, fingerprint, inputs)
+        if len(keys) > _KEYS_KEPT:
+            del keys[next(iter(keys))]
+        return fingerprint, inputs
 
     def resume(self, request: Request) -> JournalEntry | None:
         """The journal's ``ok`` entry for this request if its fingerprint still matches."""
@@ -203,15 +244,12 @@ class Engine:
             return None
         return entry
 
-    def expect(self, n: int) -> None:
-        """Announce ``n`` more calls to the progress bar (its total)."""
-        if self._progress is not None:
-            self._progress.add_total(n)
-
     # -- the call --------------------------------------------------------------------------
     async def complete(self, request: Request) -> Completion | Failure:
         self._bind_loop()
         self.requests += 1
+        if self._progress is not None:
+            self._progress.add_total(1)  # the total is known before the first wait
         use_cache = self.cache is not None and self.cache_mode != "off" and self.provider.cacheable
         if self.journal is None and not use_cache:
             return self._done(await self._attempts(request))
@@ -230,6 +268,7 @@ class Engine:
                     fingerprint,
                     inputs,
                     provider=self.provider.name,
+                    model=request.config.model,
                     task=request.task,
                     completion=result,
                 )
@@ -301,6 +340,7 @@ class Engine:
         if self.journal is None:
             return
         fingerprint = self.fingerprint(request)
+        self._keys.pop(id(request), None)
         if failure is not None:
             failure = replace(failure, message=self.provider.redact(failure.message))
         if isinstance(result, Failure):
@@ -355,125 +395,153 @@ class Engine:
         return self._rng.random() * ceiling
 
     async def _attempts(self, request: Request) -> Completion | Failure:
-        loop_time = asyncio.get_running_loop().time
-        deadline = loop_time() + self.deadline
+        """Attempts at ``request`` until one is answered, its error is final, or the
+        judgment's ``deadline`` or ``max_attempts`` is reached."""
+        deadline = asyncio.get_running_loop().time() + self.deadline
         attempt = 0
         while True:
             attempt += 1
-            error: ProviderError | None = None
-            completion: Completion | None = None
-            if self.health.reason is not None:
-                return self._stopped(attempt - 1)
-            await self._limit.acquire(first=attempt > 1)
-            try:
-                if self.health.reason is not None:
-                    return self._stopped(attempt - 1)
-                # Tokens first, the request rate last: a send admitted by the rate and then
-                # kept waiting for tokens would go out late, bunched with later ones.
-                reservation = (
-                    await self._budget.acquire(self._estimate_tokens(request))
-                    if self._budget is not None
-                    else None
-                )
-                send: Send | None = None
-                if self._rate is not None:
-                    send = await self._rate.acquire(first=attempt > 1)
-                elif self._learned is not None:
-                    send = await self._learned.acquire(first=attempt > 1)
-                remaining = deadline - loop_time()
-                if remaining <= 0:
-                    return Failure(
-                        "deadline",
-                        f"deadline of {self.deadline:g}s reached before attempt {attempt}",
-                        attempts=attempt - 1,
-                    )
-                timeout = min(self.attempt_timeout, remaining)
-                self.calls += 1
-                sent_at = time.monotonic()
-                if self._first_send is None:
-                    self._first_send = sent_at
-                started = time.perf_counter()
-                self.in_flight += 1
-                # the provider tells the rate when the request leaves (the call's task copies
-                # this context)
-                token = departure.set(None if send is None else send.depart)
-                try:
-                    completion = await asyncio.wait_for(
-                        self.provider.generate(request.messages, request.config, request=request),
-                        timeout,
-                    )
-                except asyncio.TimeoutError:
-                    error = ProviderError(
-                        f"attempt timed out after {timeout:g}s",
-                        error_class="transient",
-                        overload=True,
-                    )
-                except ProviderError as raised:
-                    error = raised
-                except Exception as raised:  # noqa: BLE001 - classified, never propagated
-                    error = classify_exception(raised)
-                finally:
-                    departure.reset(token)
-                    self.in_flight -= 1
-                latency = time.perf_counter() - started
-                if reservation is not None and self._budget is not None:
-                    used = (
-                        completion.usage.input_tokens + completion.usage.output_tokens
-                        if completion is not None
-                        else reservation.tokens
-                    )
-                    self._budget.reconcile(reservation, used)
-            finally:
-                self._limit.release()
-            if completion is not None:
-                self.health.on_reply()
-                if isinstance(self._learned, LearnedRate):
-                    self._learned.on_answer(completion.rate_limit, sent_at=sent_at)
-                elif self._learned is not None:
-                    self._learned.on_answer(completion.rate_limit)
-                self._limit.on_success(latency)
-                completion = replace(
-                    completion,
-                    latency_s=latency,
-                    model=completion.model or request.config.model,
-                    cached=False,
-                )
-                self._account(request, completion.usage)
-                return completion
-            assert error is not None
-            # Redacted here too (not only in the SDK providers): whatever a provider raised
-            # goes into a Failure, the journal and the run's output.
-            message = self.provider.redact(str(error))
-            self.errors_seen[error.error_class] += 1
-            self.health.on_error(error, message, sent_at=sent_at)
-            # A 429 is retried after its Retry-After; the pace hears of it and decides whether
-            # it shows a limit (LearnedRate.evident). Only overload (a timeout, 503, 529)
-            # lowers the in-flight limit: a 429 speaks of a rate, a 500 or a dropped
-            # connection of nothing the provider accepts.
-            if error.overload:
-                self._limit.on_overload(sent_at=sent_at)
-            if error.error_class == "rate_limit":
-                if self._learned is not None:
-                    self._learned.on_rate_limit(sent_at=sent_at, info=error.rate_limit)
-            elif error.status is not None and self._learned is not None:
-                self._learned.on_answer()  # an HTTP error still took a place in the rate
-            if error.error_class not in _RETRIABLE or attempt >= self.max_attempts:
-                return Failure(error.error_class, message, attempts=attempt)
-            delay = self._backoff(attempt, error.retry_after)
-            if loop_time() + delay >= deadline:
-                return Failure(
-                    "deadline",
-                    f"deadline of {self.deadline:g}s reached after {attempt} attempts; "
-                    f"last error ({error.error_class}): {message}",
-                    attempts=attempt,
-                )
+            outcome = await self._attempt(request, attempt, deadline)
+            if not isinstance(outcome, float):
+                return outcome
             self.retries += 1
             self.backing_off += 1
             try:
                 # woken early when the engine stops: the next round returns "stopped"
-                await self.health.sleep(delay)
+                await self.health.sleep(outcome)
             finally:
                 self.backing_off -= 1
+
+    async def _attempt(
+        self, request: Request, attempt: int, deadline: float
+    ) -> Completion | Failure | float:
+        """Attempt number ``attempt``: an in-flight slot, then the token budget and the
+        request rate, then the call. Its answer, a final failure, or how long to wait before
+        the next attempt (seconds)."""
+        if self.health.reason is not None:
+            return self._stopped(attempt - 1)
+        await self._limit.acquire(first=attempt > 1)
+        try:
+            if self.health.reason is not None:
+                return self._stopped(attempt - 1)
+            # Tokens first, the request rate last: a send admitted by the rate and then
+            # kept waiting for tokens would go out late, bunched with later ones.
+            reservation = (
+                await self._budget.acquire(self._estimate_tokens(request))
+                if self._budget is not None
+                else None
+            )
+            send = await self._admit(first=attempt > 1)
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                return Failure(
+                    "deadline",
+                    f"deadline of {self.deadline:g}s reached before attempt {attempt}",
+                    attempts=attempt - 1,
+                )
+            call = await self._call(request, min(self.attempt_timeout, remaining), send)
+            if reservation is not None and self._budget is not None:
+                used = (
+                    call.completion.usage.input_tokens + call.completion.usage.output_tokens
+                    if call.completion is not None
+                    else reservation.tokens
+                )
+                self._budget.reconcile(reservation, used)
+        finally:
+            self._limit.release()
+        if call.completion is not None:
+            return self._answered(request, call.completion, call)
+        return self._errored(call, attempt, deadline)
+
+    async def _admit(self, *, first: bool) -> Send | None:
+        """Wait for the request rate (configured, learned or shared) to let a send go."""
+        if self._rate is not None:
+            return await self._rate.acquire(first=first)
+        if self._learned is not None:
+            return await self._learned.acquire(first=first)
+        return None
+
+    async def _call(self, request: Request, timeout: float, send: Send | None) -> _Call:
+        """One provider call under ``timeout``; its errors classified, never raised."""
+        self.calls += 1
+        call = _Call(time.monotonic())
+        if self._first_send is None:
+            self._first_send = call.sent_at
+        started = time.perf_counter()
+        self.in_flight += 1
+        # the provider tells the rate when the request leaves (the call's task copies this
+        # context)
+        token = departure.set(None if send is None else send.depart)
+        try:
+            call.completion = await asyncio.wait_for(
+                self.provider.generate(request.messages, request.config, request=request),
+                timeout,
+            )
+        except asyncio.TimeoutError:
+            call.error = ProviderError(
+                f"attempt timed out after {timeout:g}s", error_class="transient", overload=True
+            )
+        except ProviderError as raised:
+            call.error = raised
+        except Exception as raised:  # noqa: BLE001 - classified, never propagated
+            call.error = classify_exception(raised)
+        finally:
+            departure.reset(token)
+            self.in_flight -= 1
+            if send is not None:
+                send.settle(time.monotonic())
+        call.latency = time.perf_counter() - started
+        return call
+
+    def _answered(self, request: Request, completion: Completion, call: _Call) -> Completion:
+        """The limits hear of an answer; the completion gets its latency and model."""
+        self.health.on_reply()
+        if isinstance(self._learned, LearnedRate):
+            self._learned.on_answer(completion.rate_limit, sent_at=call.sent_at)
+        elif self._learned is not None:
+            self._learned.on_answer(completion.rate_limit)
+        self._limit.on_success(call.latency)
+        completion = replace(
+            completion,
+            latency_s=call.latency,
+            model=completion.model or request.config.model,
+            cached=False,
+        )
+        self._account(request, completion.usage)
+        return completion
+
+    def _errored(self, call: _Call, attempt: int, deadline: float) -> Failure | float:
+        """The limits and the endpoint's health hear of an error; the judgment's failure
+        when it is final, else the wait before the next attempt (seconds)."""
+        error = call.error
+        assert error is not None
+        # Redacted here too (not only in the SDK providers): whatever a provider raised
+        # goes into a Failure, the journal and the run's output.
+        message = self.provider.redact(str(error))
+        self.errors_seen[error.error_class] += 1
+        self.health.on_error(error, message, sent_at=call.sent_at)
+        # A 429 is retried after its Retry-After; the pace hears of it and decides whether
+        # it shows a limit (LearnedRate.evident). Only overload (a timeout, 503, 529)
+        # lowers the in-flight limit: a 429 speaks of a rate, a 500 or a dropped
+        # connection of nothing the provider accepts.
+        if error.overload:
+            self._limit.on_overload(sent_at=call.sent_at)
+        if error.error_class == "rate_limit":
+            if self._learned is not None:
+                self._learned.on_rate_limit(sent_at=call.sent_at, info=error.rate_limit)
+        elif error.status is not None and self._learned is not None:
+            self._learned.on_answer()  # an HTTP error still took a place in the rate
+        if error.error_class not in _RETRIABLE or attempt >= self.max_attempts:
+            return Failure(error.error_class, message, attempts=attempt)
+        delay = self._backoff(attempt, error.retry_after)
+        if asyncio.get_running_loop().time() + delay >= deadline:
+            return Failure(
+                "deadline",
+                f"deadline of {self.deadline:g}s reached after {attempt} attempts; "
+                f"last error ({error.error_class}): {message}",
+                attempts=attempt,
+            )
+        return delay
 
     def _stopped(self, attempts: int) -> Failure:
         return Failure("stopped", f"not sent: {self.health.reason}", attempts=attempts)
@@ -565,6 +633,9 @@ class Engine:
                 # from its grant to leaving
                 "departed": self._rate.window.departed,
                 "max_departure_delay_s": round(self._rate.window.max_delay, 4),
+                # sends whose grant left the window before they left the client, held
+                # until they did
+                "overdue": self._rate.window.overdue,
             }
         learned = self._learned
         if learned is None:
@@ -600,8 +671,6 @@ class Engine:
         if self._closed:
             return
         self._closed = True
-        if self._progress is not None:
-            self._progress.close()
         try:
             await self.provider.aclose()
         finally:

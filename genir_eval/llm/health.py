@@ -22,7 +22,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from genir_eval.llm.base import ProviderError
+from genir_eval.llm.providers.base import ProviderError
 
 __all__ = ["EndpointHealth", "is_endpoint_error", "is_connection_error"]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from genir_eval.errors import ConfigError
-from genir_eval.llm.base import Usage
+from genir_eval.llm.providers.base import Usage
 
 __all__ = ["Price", "PriceTable", "load_prices"]
 

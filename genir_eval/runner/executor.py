@@ -22,15 +22,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from genir_eval.judges.base import REPAIR_SUFFIX, Judge, Label, judge_sessions, make_judge
-from genir_eval.llm.base import Completion, Failure, JudgmentKey, Request
-from genir_eval.llm.cache import Cache
 from genir_eval.llm.config import open_engine
 from genir_eval.llm.engine import Engine
-from genir_eval.llm.journal import Journal
 from genir_eval.llm.prices import load_prices
-from genir_eval.llm.progress import Heartbeat, Progress
-from genir_eval.llm.providers import DEFAULT_MODELS, make_provider, resolve_provider
+from genir_eval.llm.providers.base import Completion, Failure, JudgmentKey, Request
+from genir_eval.llm.providers.factory import DEFAULT_MODELS, make_provider, resolve_provider
+from genir_eval.llm.store.cache import Cache
+from genir_eval.llm.store.journal import Journal
 from genir_eval.records import Session
+from genir_eval.runner.progress import Heartbeat, Progress
 from genir_eval.runner.scenario import JudgeSpec, Scenario
 from genir_eval.settings import public_url
 
@@ -118,29 +118,6 @@ def earlier_journals(out: Path, group: Group, n_groups: int, tag: str | None = N
             continue
         found.append(path)
     return found
-
-
-class _TrackedEngine:
-    """An engine as a judge sees it, reporting each finished call to the run's one
-    progress line (several engines, one display)."""
-
-    def __init__(self, engine: Engine, progress: Progress) -> None:
-        self._engine = engine
-        self._progress = progress
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._engine, name)
-
-    async def complete(self, request: Request) -> Completion | Failure:
-        result = await self._engine.complete(request)
-        self._progress.update(
-            failed=isinstance(result, Failure),
-            cached=isinstance(result, Completion) and result.cached,
-        )
-        return result
-
-    def expect(self, n: int) -> None:
-        self._progress.add_total(n)
 
 
 class _JournaledPlaces:
@@ -339,7 +316,7 @@ class LocalJudging:
                 cache=cache,
                 journal=group.journal,
                 prices=prices,
-                progress=False,
+                progress=self._display if self.progress else None,
                 quiet=True,
                 owns_storage=False,
                 rate_gate=self.rate_gate,
@@ -361,10 +338,8 @@ class LocalJudging:
 
         async def judge_all(spec: JudgeSpec, group: Group) -> None:
             assert group.engine is not None
-            # the wrapper only feeds the progress line: without one, no per-call detour
+            # a journaled engine holds a judgment's place until its label is committed
             engine: Any = self._journaled.get(id(group), group.engine)
-            if self.progress:
-                engine = _TrackedEngine(engine, self._display)
             labels[spec.id] = await judge_sessions(self.judges[spec.id], sessions, engine)
 
         await _all_or_none(judge_all(spec, group) for group in self.groups for spec in group.specs)

@@ -61,8 +61,8 @@ from typing import Any
 
 from genir_eval.errors import ClusterError, ConfigError
 from genir_eval.judges.base import Judge, Label, make_judge
-from genir_eval.llm.base import RateLimitInfo
 from genir_eval.llm.limits import LearnedRate
+from genir_eval.llm.providers.base import RateLimitInfo
 from genir_eval.records import Session
 from genir_eval.runner.executor import Judged, judge_locally
 from genir_eval.runner.scenario import Scenario

@@ -88,7 +88,7 @@ from typing import Any
 
 from genir_eval.errors import ConfigError, did_you_mean
 from genir_eval.llm.config import DEFAULT_CACHE_PATH, EngineConfig, engine_fields
-from genir_eval.llm.providers import PROVIDER_NAMES
+from genir_eval.llm.providers.factory import PROVIDER_NAMES
 from genir_eval.paths import real_path, why_missing
 from genir_eval.settings import check_base_url, check_setting
 

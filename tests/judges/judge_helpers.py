@@ -6,11 +6,11 @@ import asyncio
 from typing import Any
 
 from genir_eval.judges import Label, make_judge
-from genir_eval.llm.anthropic_provider import AnthropicProvider
-from genir_eval.llm.base import Completion, Request
 from genir_eval.llm.engine import Engine
-from genir_eval.llm.offline import OfflineProvider
-from genir_eval.llm.openai_provider import OpenAIProvider
+from genir_eval.llm.providers.anthropic_provider import AnthropicProvider
+from genir_eval.llm.providers.base import Completion, Request
+from genir_eval.llm.providers.offline import OfflineProvider
+from genir_eval.llm.providers.openai_provider import OpenAIProvider
 from genir_eval.records import Gold, Link, Segment, Session, Statement, Turn
 from genir_eval.testing.fake_llm_server import FakeLLMServer
 

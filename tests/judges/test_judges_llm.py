@@ -320,8 +320,8 @@ def test_resume_from_journal(
 
     from genir_eval.judges import make_judge
     from genir_eval.llm.engine import Engine
-    from genir_eval.llm.journal import Journal
-    from genir_eval.llm.openai_provider import OpenAIProvider
+    from genir_eval.llm.providers.openai_provider import OpenAIProvider
+    from genir_eval.llm.store.journal import Journal
 
     server = fake_server(lambda r: '{"M": 2, "T": 2, "O": 2}' if _link_id(r) == 1 else "nonsense")
 

@@ -17,7 +17,7 @@ import pytest
 from genir_eval.ingest import load_sessions
 from genir_eval.judges import Label, make_judge
 from genir_eval.llm.engine import Engine
-from genir_eval.llm.openai_provider import OpenAIProvider
+from genir_eval.llm.providers.openai_provider import OpenAIProvider
 from genir_eval.records import Session
 
 pytestmark = pytest.mark.local

@@ -17,7 +17,7 @@ from genir_eval.judges.parsing import (
     extract_object,
 )
 from genir_eval.judges.satisfaction.common import weighted_rating_at
-from genir_eval.llm.base import Completion, TokenLogprob
+from genir_eval.llm.providers.base import Completion, TokenLogprob
 
 EXTRACT = [
     ('{"O": 2}', {"O": 2}),

@@ -16,7 +16,7 @@ from genir_eval.judges.probabilities import (
     value_offset,
     value_offsets,
 )
-from genir_eval.llm.base import Completion, TokenLogprob
+from genir_eval.llm.providers.base import Completion, TokenLogprob
 from genir_eval.testing.fake_llm_server import FakeLLMServer, FakeRequest, ScriptedReply
 
 TOL = 1e-9

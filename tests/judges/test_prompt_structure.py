@@ -32,7 +32,7 @@ from judge_helpers import Recorder
 from genir_eval.ingest import load_sessions
 from genir_eval.judges import judge_names, make_judge
 from genir_eval.judges.prompting import fence, load_template, render_messages, template_sections
-from genir_eval.llm.base import Message
+from genir_eval.llm.providers.base import Message
 from genir_eval.records import (
     Dissatisfaction,
     Gold,

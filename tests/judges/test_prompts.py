@@ -11,7 +11,7 @@ from judge_helpers import run_judge, tiny_session
 from genir_eval.ingest import load_sessions
 from genir_eval.judges import make_judge
 from genir_eval.judges.prompting import fence, load_template, render_messages, session_language
-from genir_eval.llm.base import Message, Request
+from genir_eval.llm.providers.base import Message, Request
 from genir_eval.records import Session
 
 FENCE = re.compile(r"<<<BEGIN ([A-Z0-9 ]+)>>>\n(.*?)\n<<<END \1>>>", re.DOTALL)
@@ -28,7 +28,7 @@ class Recorder:
         return None
 
     async def complete(self, request: Request) -> object:
-        from genir_eval.llm.base import Completion
+        from genir_eval.llm.providers.base import Completion
 
         self.requests.append(request)
         return Completion(text='{"M": 1, "T": 1, "O": 1}')

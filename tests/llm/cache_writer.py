@@ -12,7 +12,7 @@ import sys
 from llm_helpers import make_request
 
 from genir_eval.llm import Cache, Completion, Usage
-from genir_eval.llm.cache import cache_key
+from genir_eval.llm.store.cache import cache_key
 
 
 async def main(db: str, writer: str, n: int) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from genir_eval.llm import Cache, Engine, GenerateConfig, Journal, JudgmentKey, Message, Request
-from genir_eval.llm.openai_provider import OpenAIProvider
+from genir_eval.llm.providers.openai_provider import OpenAIProvider
 
 
 def make_request(i: int, *, task: str = "test.echo", repeat: int = 0, **config: Any) -> Request:

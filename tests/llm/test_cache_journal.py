@@ -27,7 +27,7 @@ from genir_eval.llm import (
     cache_key,
     register_offline,
 )
-from genir_eval.llm import offline as offline
+from genir_eval.llm.providers import offline
 from genir_eval.testing import FakeLLMServer
 
 HERE = Path(__file__).resolve().parent

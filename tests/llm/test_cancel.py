@@ -15,7 +15,7 @@ import pytest
 from llm_helpers import make_request, openai_engine
 
 from genir_eval.llm import Journal
-from genir_eval.llm._sqlite import SqliteWorker
+from genir_eval.llm.store._sqlite import SqliteWorker
 from genir_eval.testing import FakeLLMServer
 
 N = 200

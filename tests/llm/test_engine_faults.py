@@ -11,7 +11,7 @@ from genir_eval.llm import Completion, Failure
 from genir_eval.testing import FakeLLMServer, Fault, FaultPlan
 
 # (fault script, expected outcome, provider calls the server should count); by hand from the
-# classification rules in genir_eval/llm/classify.py.
+# classification rules in genir_eval/llm/providers/classify.py.
 RECOVERED = [
     (["rate_limit"], 2),
     (["server_error"], 2),

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from genir_eval.llm.base import ProviderError
-from genir_eval.llm.classify import classify_exception
 from genir_eval.llm.health import EndpointHealth, is_connection_error, is_endpoint_error
+from genir_eval.llm.providers.base import ProviderError
+from genir_eval.llm.providers.classify import classify_exception
 
 
 class _Clock:

@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 from genir_eval.llm import Failure, Journal, JudgmentKey
-from genir_eval.llm.journal import RECENT
+from genir_eval.llm.store.journal import RECENT
 
 
 def _key(i: int) -> JudgmentKey:

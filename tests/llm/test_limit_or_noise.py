@@ -5,15 +5,16 @@ its limit, set a pace; the pace is dropped when they stop."""
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import pytest
 from llm_helpers import make_request, openai_engine
 
-from genir_eval.llm import Completion, limits
-from genir_eval.llm.base import RateLimitInfo
-from genir_eval.llm.classify import parse_limit_message
+from genir_eval.llm import Completion
 from genir_eval.llm.limits import LearnedRate
+from genir_eval.llm.providers.base import RateLimitInfo
+from genir_eval.llm.providers.classify import parse_limit_message
 from genir_eval.testing import FakeLLMServer, FaultPlan
 from genir_eval.testing.fake_llm_server import Fault
 
@@ -48,7 +49,7 @@ def test_a_limit_is_told_from_noise_by_the_share_of_429s(
     monkeypatch: pytest.MonkeyPatch, refused: int, answered: int, limit: bool
 ) -> None:
     clock = _Clock()
-    monkeypatch.setattr(limits.time, "monotonic", clock)
+    monkeypatch.setattr(time, "monotonic", clock)
     rate = LearnedRate(window_s=1.0)
     step = 0.5 / (answered + refused)
     for _ in range(answered + refused):  # the sends, unpaced: a rate to cut from
@@ -74,7 +75,7 @@ def test_a_limit_is_told_from_noise_by_the_share_of_429s(
 
 def test_a_pace_is_dropped_when_the_429s_stop(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = _Clock()
-    monkeypatch.setattr(limits.time, "monotonic", clock)
+    monkeypatch.setattr(time, "monotonic", clock)
     rate = LearnedRate(window_s=1.0, forget_s=5.0)
     for _ in range(30):
         clock.now += 0.01

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from llm_helpers import make_request, openai_engine
 
-from genir_eval.llm import Completion, limits
+from genir_eval.llm import Completion
 from genir_eval.llm.limits import (
     AdaptiveLimit,
     LookupWindow,
@@ -147,7 +147,7 @@ class _Clock:
 
 def test_aimd_decrease_stops_at_what_the_provider_served(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = _Clock()
-    monkeypatch.setattr(limits.time, "monotonic", clock)
+    monkeypatch.setattr(time, "monotonic", clock)
     limit = AdaptiveLimit(64, cooldown_s=0.0, window_s=2.0)
     # 2 s of successes at 200/s taking 0.2 s each: 40 served at once (Little's law, by hand).
     for _ in range(400):
@@ -170,7 +170,7 @@ def test_aimd_counts_overloads_of_requests_sent_before_a_decrease_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     clock = _Clock()
-    monkeypatch.setattr(limits.time, "monotonic", clock)
+    monkeypatch.setattr(time, "monotonic", clock)
     limit = AdaptiveLimit(16, cooldown_s=0.0)
     sent = clock.now
     clock.now += 0.1

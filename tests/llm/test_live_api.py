@@ -20,7 +20,7 @@ from genir_eval.llm import (
     Request,
     make_provider,
 )
-from genir_eval.llm.providers import DEFAULT_MODELS
+from genir_eval.llm.providers.factory import DEFAULT_MODELS
 
 pytestmark = pytest.mark.api
 

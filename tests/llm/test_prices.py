@@ -14,8 +14,8 @@ import math
 import pytest
 
 from genir_eval.errors import ConfigError
-from genir_eval.llm.base import Usage
 from genir_eval.llm.prices import load_prices
+from genir_eval.llm.providers.base import Usage
 
 ROW = {
     "provider": "openai",

@@ -25,8 +25,8 @@ from genir_eval.llm import (
     resolve_provider,
     run_sync,
 )
-from genir_eval.llm.anthropic_provider import AnthropicProvider
 from genir_eval.llm.prices import load_prices
+from genir_eval.llm.providers.anthropic_provider import AnthropicProvider
 from genir_eval.testing import FakeLLMServer, FakeRequest
 
 

@@ -6,17 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import math
+import time
 from typing import Any
 
 import pytest
 from llm_helpers import make_request, openai_engine
 
-from genir_eval.llm import Completion, limits
-from genir_eval.llm.anthropic_provider import AnthropicProvider
-from genir_eval.llm.base import GenerateConfig, Message, ProviderError, RateLimitInfo
-from genir_eval.llm.classify import parse_rate_limit
+from genir_eval.llm import Completion
 from genir_eval.llm.limits import LearnedRate
-from genir_eval.llm.openai_provider import OpenAIProvider
+from genir_eval.llm.providers.anthropic_provider import AnthropicProvider
+from genir_eval.llm.providers.base import GenerateConfig, Message, ProviderError, RateLimitInfo
+from genir_eval.llm.providers.classify import parse_rate_limit
+from genir_eval.llm.providers.openai_provider import OpenAIProvider
 from genir_eval.testing import FakeLLMServer, FaultPlan
 
 # Header values as the providers document them (OpenAI: a per-minute limit and a Go-style
@@ -79,7 +80,7 @@ NAMED = RateLimitInfo(names_limit=True)
 
 def test_learned_rate_from_headers_from_429s_and_climbing(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = _Clock()
-    monkeypatch.setattr(limits.time, "monotonic", clock)
+    monkeypatch.setattr(time, "monotonic", clock)
     rate = LearnedRate(
         window_s=1.0, backoff=0.95, increase=0.01, cooldown_s=1.0, guard=0.02, forget_s=math.inf
     )
@@ -114,7 +115,7 @@ def test_learned_rate_climbs_back_fast_after_a_cut_from_a_pace_the_provider_took
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     clock = _Clock()
-    monkeypatch.setattr(limits.time, "monotonic", clock)
+    monkeypatch.setattr(time, "monotonic", clock)
     rate = LearnedRate(
         window_s=1.0, backoff=0.95, increase=0.01, cooldown_s=1.0, recover_s=2.0, forget_s=math.inf
     )
@@ -145,7 +146,7 @@ def test_learned_rate_probes_faster_while_sends_wait_for_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     clock = _Clock()
-    monkeypatch.setattr(limits.time, "monotonic", clock)
+    monkeypatch.setattr(time, "monotonic", clock)
     rate = LearnedRate(window_s=1.0, increase=0.01, probe=0.004, forget_s=math.inf)
     for _ in range(45):
         clock.now += 1 / 30
@@ -170,7 +171,7 @@ def test_learned_rate_follows_the_providers_remaining_and_reset(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     clock = _Clock()
-    monkeypatch.setattr(limits.time, "monotonic", clock)
+    monkeypatch.setattr(time, "monotonic", clock)
     rate = LearnedRate()
     sent = clock.now
     clock.now += 0.2
@@ -328,7 +329,7 @@ def test_the_opening_grows_with_the_sends_and_ends_at_the_first_429(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     clock = _Clock()
-    monkeypatch.setattr(limits.time, "monotonic", clock)
+    monkeypatch.setattr(time, "monotonic", clock)
     rate = LearnedRate(window_s=1.0, backoff=0.95, opening=8.0, opening_growth=1.5)
     # Before any signal: paced at the opening rate, not yet at a learned one.
     assert rate.rate() is None and rate.pace() == 8.0 and not rate.opened
@@ -365,7 +366,7 @@ def test_offline_calls_are_never_paced(monkeypatch: pytest.MonkeyPatch) -> None:
     # 8/s, 36,250 offline calls of a 10,000-session run took 88 s of wall time for 32 s of
     # CPU). A provider that may limit by rate is still paced by its gate.
     from genir_eval.llm.engine import Engine
-    from genir_eval.llm.offline import OfflineProvider, register_offline
+    from genir_eval.llm.providers.offline import OfflineProvider, register_offline
 
     register_offline("unpaced.twin", lambda request: "label")
     asked: list[str] = []

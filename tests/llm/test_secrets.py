@@ -19,7 +19,7 @@ from genir_eval.llm import (
     Journal,
     ProviderError,
 )
-from genir_eval.llm.base import redactor
+from genir_eval.llm.providers.base import redactor
 from genir_eval.testing import FakeLLMServer
 from genir_eval.testing.fake_llm_server import _error_body
 
@@ -202,7 +202,7 @@ def test_masked_echoes_of_the_key_are_redacted(echo: str) -> None:
 def test_credentials_in_the_base_url_are_secrets(tmp_path: Path) -> None:
     """``https://user:key@host``: the key is redacted from errors; run.json and the cache
     key keep only scheme, host, port and path."""
-    from genir_eval.llm.openai_provider import OpenAIProvider
+    from genir_eval.llm.providers.openai_provider import OpenAIProvider
     from genir_eval.runner import parse_scenario, run_scenario
 
     password = "pw-" + SECRET[3:]

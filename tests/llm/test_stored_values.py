@@ -26,8 +26,8 @@ from llm_helpers import make_request
 from genir_eval.judges.base import JudgeStats, ask
 from genir_eval.judges.parsing import ReplyError
 from genir_eval.llm import Cache, Engine, GenerateConfig, Journal, JudgmentKey, Message
-from genir_eval.llm.base import Completion, Failure, Provider, ProviderError
-from genir_eval.llm.openai_provider import OpenAIProvider
+from genir_eval.llm.providers.base import Completion, Failure, Provider, ProviderError
+from genir_eval.llm.providers.openai_provider import OpenAIProvider
 from genir_eval.testing import FakeLLMServer
 
 KEY = "sk-live-0123456789abcdefghijklmnop"

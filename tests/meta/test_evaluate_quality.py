@@ -15,7 +15,7 @@ from judge_helpers import tiny_session  # noqa: E402
 
 from genir_eval.cli import main  # noqa: E402
 from genir_eval.judges import Label  # noqa: E402
-from genir_eval.llm.base import JudgmentKey  # noqa: E402
+from genir_eval.llm.providers.base import JudgmentKey  # noqa: E402
 from genir_eval.meta.evaluate import gold_sdcg, score_labels, sdcg_from_labels  # noqa: E402
 from genir_eval.records import Session  # noqa: E402
 

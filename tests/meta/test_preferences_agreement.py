@@ -7,7 +7,7 @@ import pytest
 
 from genir_eval.ingest.preferences import Preference
 from genir_eval.judges.base import Label
-from genir_eval.llm.base import JudgmentKey
+from genir_eval.llm.providers.base import JudgmentKey
 from genir_eval.meta.preferences import (
     agreement_table,
     label_scores,

@@ -11,7 +11,7 @@ import pytest
 from genir_eval.ingest import load_sessions
 from genir_eval.judges.prompting import load_template
 from genir_eval.llm.engine import Engine
-from genir_eval.llm.offline import OfflineProvider
+from genir_eval.llm.providers.offline import OfflineProvider
 from genir_eval.meta.prompt_selection import select_prompts, split_selection
 
 

@@ -10,7 +10,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from genir_eval.judges.base import Label
-from genir_eval.llm.base import JudgmentKey
+from genir_eval.llm.providers.base import JudgmentKey
 from genir_eval.records import Gold, Link, Segment, Session, Statement, Turn
 from genir_eval.report.evidence import evidence_rows, judgment_reason, read_evidence
 from genir_eval.report.html import render_report

@@ -14,7 +14,7 @@ from judge_helpers import bread_session, judge_session  # noqa: E402
 
 from genir_eval.errors import ConfigError
 from genir_eval.judges.base import Label
-from genir_eval.llm.base import JudgmentKey
+from genir_eval.llm.providers.base import JudgmentKey
 from genir_eval.report.trec import write_qrels, write_run
 
 _QRELS_LINE = re.compile(r"^\S+ 0 \S+ -?\d+$")

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from genir_eval.cli.engine_options import add_engine_arguments, engine_from_args
-from genir_eval.llm.providers import CALLS_PER_POOL, make_provider
+from genir_eval.llm.providers.factory import CALLS_PER_POOL, make_provider
 from genir_eval.records import Link, Session, Statement, Turn
 from genir_eval.runner.executor import LocalJudging
 from genir_eval.runner.scenario import LlmSpec, load_scenario
@@ -27,13 +27,13 @@ from genir_eval.testing import FakeLLMServer
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-test-builders"
 
-# concurrency -> pools: computed by hand from one pool per CALLS_PER_POOL (16) in flight
-CASES = [(1, 1), (16, 1), (31, 1), (32, 2), (64, 4), (100, 6)]
+# concurrency -> pools: computed by hand from one pool per CALLS_PER_POOL (4) in flight
+CASES = [(1, 1), (4, 1), (7, 1), (8, 2), (64, 16), (100, 25)]
 
 
 @pytest.mark.parametrize(("concurrency", "pools"), CASES)
 def test_make_provider_spreads_calls_by_concurrency(concurrency: int, pools: int) -> None:
-    assert CALLS_PER_POOL == 16
+    assert CALLS_PER_POOL == 4
     provider = make_provider(
         "openai", base_url="http://127.0.0.1:9/v1", api_key=KEY, concurrency=concurrency
     )

@@ -179,7 +179,7 @@ def test_run_status_counts_and_orders_reasons() -> None:
 def test_a_heartbeat_line_without_a_terminal(tmp_path: Path) -> None:
     import asyncio
 
-    from genir_eval.llm.progress import Heartbeat
+    from genir_eval.runner.progress import Heartbeat
 
     stream = io.StringIO()
 

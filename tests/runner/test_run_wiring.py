@@ -62,6 +62,35 @@ def test_a_run_without_a_terminal_prints_its_waiting_line(
     assert any("waiting for" in line for line in lines), lines
 
 
+def test_the_waiting_line_knows_its_total_before_the_first_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 22: the line read "0/0 judgments done" until the first answer (the engines never
+    announced their calls). Each judgment counts in the total as it begins: with replies
+    slower than the heartbeat, the lines before the first answer read 0/N, N the calls
+    begun (at least the two in flight), and never 0/0."""
+    monkeypatch.setattr(executor, "HEARTBEAT_S", 0.05)
+    log = io.StringIO()
+    with FakeLLMServer(reply=lambda request: REPLY, latency=0.4) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
+        run_scenario(
+            _scenario(tmp_path, server.openai_base_url),
+            out_dir=tmp_path / "run",
+            progress=True,
+            log=log,
+        )
+        calls = server.stats.total
+    counts = [
+        line.split("genir-eval: ", 1)[1].split(" ", 1)[0]
+        for line in log.getvalue().splitlines()
+        if "judgments done" in line
+    ]
+    assert counts and counts[0].startswith("0/"), counts
+    assert "0/0" not in counts
+    done, total = (int(x) for x in counts[0].split("/"))
+    assert done == 0 and 2 <= total <= calls, (counts, calls)
+
+
 def test_quiet_runs_print_no_waiting_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The line above comes from the heartbeat, not from anything else the run prints."""
     monkeypatch.setattr(executor, "HEARTBEAT_S", 0.05)

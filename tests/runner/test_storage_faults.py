@@ -23,11 +23,11 @@ import pytest
 
 from genir_eval.cli import main
 from genir_eval.errors import StorageError
-from genir_eval.llm.base import Completion, GenerateConfig, JudgmentKey, Message, Request
-from genir_eval.llm.cache import Cache
 from genir_eval.llm.engine import Engine
-from genir_eval.llm.journal import Journal
-from genir_eval.llm.openai_provider import OpenAIProvider
+from genir_eval.llm.providers.base import Completion, GenerateConfig, JudgmentKey, Message, Request
+from genir_eval.llm.providers.openai_provider import OpenAIProvider
+from genir_eval.llm.store.cache import Cache
+from genir_eval.llm.store.journal import Journal
 from genir_eval.testing.fake_llm_server import FakeLLMServer
 
 ROOT = Path(__file__).resolve().parents[2]

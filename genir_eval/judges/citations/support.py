@@ -35,7 +35,7 @@ from genir_eval.judges.base import Label, ask, check_options, register_judge
 from genir_eval.judges.common import BuiltinJudge, JudgeContext, generate_config
 from genir_eval.judges.parsing import ReplyError, expect_key, extract_object
 from genir_eval.judges.prompting import fence, render_messages
-from genir_eval.llm.base import Completion
+from genir_eval.llm.providers.base import Completion
 from genir_eval.records import SUPPORT_VALUE, Link, Session, Turn
 
 __all__ = [

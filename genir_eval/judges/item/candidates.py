@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from genir_eval.judges.prompting import fence, load_template, render_messages
-from genir_eval.llm.base import Message
+from genir_eval.llm.providers.base import Message
 from genir_eval.records import Turn
 
 __all__ = [

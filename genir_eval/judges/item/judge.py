@@ -36,7 +36,7 @@ from genir_eval.judges.item.replies import (
     useful_parser,
 )
 from genir_eval.judges.prompting import fence, load_template, session_language, template_version
-from genir_eval.llm.base import Completion, JudgmentKey
+from genir_eval.llm.providers.base import Completion, JudgmentKey
 from genir_eval.records import Session, Turn
 
 if TYPE_CHECKING:

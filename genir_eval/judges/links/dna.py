@@ -37,7 +37,7 @@ from genir_eval.judges.parsing import (
 )
 from genir_eval.judges.probabilities import label_distribution, value_offset, value_offsets
 from genir_eval.judges.prompting import fence, render_messages
-from genir_eval.llm.base import Completion
+from genir_eval.llm.providers.base import Completion
 from genir_eval.records import Session
 
 __all__ = ["DnaLinkJudge", "link_usefulness_dna", "parse_dna", "dna_schema", "dna_expected"]

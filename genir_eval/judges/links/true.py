@@ -28,7 +28,7 @@ from genir_eval.judges.offline.features import LinkEvidence, link_evidence
 from genir_eval.judges.parsing import expect_int, expect_key, expect_mapping, extract_object
 from genir_eval.judges.probabilities import label_distribution, value_offset
 from genir_eval.judges.prompting import fence, render_messages
-from genir_eval.llm.base import Completion
+from genir_eval.llm.providers.base import Completion
 from genir_eval.records import Session, Turn
 
 __all__ = [

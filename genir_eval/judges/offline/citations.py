@@ -68,8 +68,8 @@ from genir_eval.judges.common import JudgeContext
 from genir_eval.judges.offline.instructions import without_instructions
 from genir_eval.judges.offline.lexical import key_terms, tokenize
 from genir_eval.judges.offline.reasons import support_reason
-from genir_eval.llm.base import Request
-from genir_eval.llm.offline import register_offline
+from genir_eval.llm.providers.base import Request
+from genir_eval.llm.providers.offline import register_offline
 
 __all__ = [
     "COVERAGE_NONE",

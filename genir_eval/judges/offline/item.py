@@ -10,7 +10,7 @@ from typing import Any
 from genir_eval.judges.item.candidates import Candidate
 from genir_eval.judges.offline.lexical import BM25, key_terms, tokenize
 from genir_eval.judges.offline.reasons import item_reason
-from genir_eval.llm.offline import register_offline
+from genir_eval.llm.providers.offline import register_offline
 
 __all__ = ["OFFLINE_TASKS", "offline_reply"]
 

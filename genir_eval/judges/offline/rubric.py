@@ -11,7 +11,7 @@ from typing import Any
 from genir_eval.judges.offline.lexical import STOPWORDS, key_terms, tokenize
 from genir_eval.judges.offline.reasons import rubric_reason
 from genir_eval.judges.rubric.grading import GRADE_MAX
-from genir_eval.llm.offline import register_offline
+from genir_eval.llm.providers.offline import register_offline
 
 __all__ = ["offline_questions"]
 

@@ -26,7 +26,7 @@ from importlib import resources
 
 import numpy as np
 
-from genir_eval.llm.offline import register_offline_version
+from genir_eval.llm.providers.offline import register_offline_version
 
 __all__ = [
     "SEMANTIC_MODEL",

@@ -62,8 +62,8 @@ from genir_eval.judges.offline.features import (
 )
 from genir_eval.judges.offline.reasons import link_reason, session_reason, spans_reason, turn_reason
 from genir_eval.judges.satisfaction.common import DIMENSION_TEXT, GAH_DIMENSIONS, dimensions_for
-from genir_eval.llm.base import Request
-from genir_eval.llm.offline import register_offline
+from genir_eval.llm.providers.base import Request
+from genir_eval.llm.providers.offline import register_offline
 from genir_eval.records import Session, Turn
 
 __all__ = [

@@ -48,7 +48,7 @@ from genir_eval.judges.prompting import (
     render_messages,
     template_version,
 )
-from genir_eval.llm.base import Completion, JudgmentKey
+from genir_eval.llm.providers.base import Completion, JudgmentKey
 from genir_eval.records import Session, Turn
 
 __all__ = [

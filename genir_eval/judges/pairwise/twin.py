@@ -47,8 +47,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from genir_eval.llm.base import Request
-from genir_eval.llm.offline import register_offline
+from genir_eval.llm.providers.base import Request
+from genir_eval.llm.providers.offline import register_offline
 from genir_eval.records import Turn
 
 __all__ = [

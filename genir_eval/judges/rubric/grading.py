@@ -34,7 +34,7 @@ from genir_eval.judges.rubric.bank import (
     rubric_path,
     write_rubric_file,
 )
-from genir_eval.llm.base import Completion, JudgmentKey
+from genir_eval.llm.providers.base import Completion, JudgmentKey
 from genir_eval.records import Session, Turn
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ from genir_eval.judges.parsing import (
     extract_object,
 )
 from genir_eval.judges.probabilities import label_distribution
-from genir_eval.llm.base import Completion, JudgmentKey
+from genir_eval.llm.providers.base import Completion, JudgmentKey
 
 __all__ = [
     "URS_DIMENSIONS",

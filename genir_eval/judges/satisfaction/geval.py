@@ -21,7 +21,7 @@ from genir_eval.judges.common import (
 from genir_eval.judges.parsing import ReplyError, expect_int, expect_key, extract_object
 from genir_eval.judges.prompting import fence, render_messages
 from genir_eval.judges.satisfaction.common import rating_distributions
-from genir_eval.llm.base import Completion
+from genir_eval.llm.providers.base import Completion
 from genir_eval.records import Session
 
 __all__ = ["GevalSatisfactionJudge", "satisfaction_geval", "parse_geval", "score_offsets"]

@@ -31,7 +31,7 @@ from genir_eval.judges.satisfaction.common import (
     rating_distributions,
     split_dimensional,
 )
-from genir_eval.llm.base import Completion
+from genir_eval.llm.providers.base import Completion
 from genir_eval.records import Session
 
 __all__ = ["DimensionalSatisfactionJudge", "satisfaction_urs"]

@@ -16,8 +16,8 @@ from genir_eval.judges.item.loop import Iteration, StopRule, run_loop, stop_reas
 from genir_eval.judges.item.replies import parse_pointwise, ranking_parser, useful_parser
 from genir_eval.judges.parsing import ReplyError
 from genir_eval.llm.engine import Engine
-from genir_eval.llm.offline import OfflineProvider
-from genir_eval.llm.openai_provider import OpenAIProvider
+from genir_eval.llm.providers.offline import OfflineProvider
+from genir_eval.llm.providers.openai_provider import OpenAIProvider
 from genir_eval.records import Link, Session, Statement, Turn
 from genir_eval.testing.fake_llm_server import FakeLLMServer, FakeRequest
 

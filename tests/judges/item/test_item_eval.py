@@ -13,10 +13,10 @@ import pytest
 import genir_eval.judges  # noqa: F401 - registers the ITEM and RUBRIC judges
 from genir_eval.ingest import load_sessions
 from genir_eval.judges.base import Label, judge_sessions, make_judge
-from genir_eval.llm.base import JudgmentKey
 from genir_eval.llm.engine import Engine
-from genir_eval.llm.journal import Journal
-from genir_eval.llm.offline import OfflineProvider
+from genir_eval.llm.providers.base import JudgmentKey
+from genir_eval.llm.providers.offline import OfflineProvider
+from genir_eval.llm.store.journal import Journal
 from genir_eval.meta.item_eval import (
     evaluate_item,
     evaluate_rubric,

@@ -24,7 +24,7 @@ import pytest
 
 from genir_eval.ingest import load_sessions
 from genir_eval.llm.engine import Engine
-from genir_eval.llm.offline import OfflineProvider
+from genir_eval.llm.providers.offline import OfflineProvider
 from genir_eval.runner.judge_eval import evaluate_judge
 
 

@@ -14,7 +14,7 @@ from genir_eval.judges.pairwise.judge import OrderVerdict
 from genir_eval.judges.pairwise.twin import answer_evidence, compare_evidence, twin_reply
 from genir_eval.judges.parsing import ReplyError
 from genir_eval.llm.engine import Engine
-from genir_eval.llm.offline import OfflineProvider
+from genir_eval.llm.providers.offline import OfflineProvider
 from genir_eval.records import Link, Statement, Turn
 
 

@@ -20,7 +20,7 @@ from genir_eval.judges.rubric.grading import (
     turn_passages,
 )
 from genir_eval.llm.engine import Engine
-from genir_eval.llm.openai_provider import OpenAIProvider
+from genir_eval.llm.providers.openai_provider import OpenAIProvider
 from genir_eval.testing.fake_llm_server import FakeLLMServer, FakeRequest
 
 

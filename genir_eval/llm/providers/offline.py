@@ -18,7 +18,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
-from genir_eval.llm.base import (
+from genir_eval.llm.providers.base import (
     Completion,
     GenerateConfig,
     Message,

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from genir_eval.llm.base import ProviderError, RateLimitInfo
+from genir_eval.llm.providers.base import ProviderError, RateLimitInfo
 
 __all__ = ["classify_exception", "parse_limit_message", "parse_rate_limit", "parse_retry_after"]
 

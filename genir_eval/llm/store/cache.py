@@ -12,7 +12,7 @@ Modes: ``read-write`` (default), ``replay`` (a miss is a ``cache_miss`` failure,
 made), ``off``.
 
 Tables: ``cache`` (one row per key) and ``cache_runs`` (one row per engine run with its hits
-and misses by model and task). The run journal (:mod:`genir_eval.llm.journal`) may live in the
+and misses by model and task). The run journal (:mod:`genir_eval.llm.store.journal`) may live in the
 same file in its own table.
 """
 
@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from genir_eval.llm._sqlite import SqliteWorker
-from genir_eval.llm.base import Completion, Request, TokenLogprob, Usage
+from genir_eval.llm.providers.base import Completion, Request, TokenLogprob, Usage
+from genir_eval.llm.store._sqlite import SqliteWorker
 
 __all__ = [
     "CACHE_MODES",
@@ -276,8 +276,12 @@ class Cache:
         provider: str,
         task: str,
         completion: Completion,
+        model: str | None = None,
     ) -> None:
-        model = json.loads(inputs)["model"]
+        """Store ``completion`` under ``key``; ``model`` is the one ``inputs`` names (read
+        from them when not given)."""
+        if model is None:
+            model = json.loads(inputs)["model"]
         values = (
             key,
             CACHE_VERSION,

@@ -13,8 +13,8 @@ from dataclasses import replace
 from typing import Any
 
 from genir_eval.errors import ConfigError
-from genir_eval.llm._sdk import SDKProvider
-from genir_eval.llm.base import (
+from genir_eval.llm.providers._sdk import SDKProvider
+from genir_eval.llm.providers.base import (
     Completion,
     GenerateConfig,
     Message,
@@ -23,7 +23,7 @@ from genir_eval.llm.base import (
     TokenLogprob,
     Usage,
 )
-from genir_eval.llm.classify import parse_rate_limit
+from genir_eval.llm.providers.classify import parse_rate_limit
 
 __all__ = ["OpenAIProvider", "OPENAI_DEFAULT_BASE_URL"]
 

@@ -204,6 +204,8 @@ class SqliteWorker:
             target=self._run, args=(schema,), name=f"sqlite:{self.path.name}", daemon=True
         )
         self._closed = False
+        # items of the current turn of each event loop, not yet handed to the thread
+        self._pending: dict[asyncio.AbstractEventLoop, list[Any]] = {}
         self._thread.start()
         try:
             self._ready.result()
@@ -218,7 +220,16 @@ class SqliteWorker:
     async def run(self, fn: Callable[[sqlite3.Connection], T], *, write: bool = False) -> T:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        self._put(fn, write, _Waiter(loop, future))
+        if self._closed:
+            raise RuntimeError(f"{self.path} is closed")
+        # The items of one turn of the event loop go to the thread together (one hand-over,
+        # one wake-up of the thread, one transaction), not one by one as they come: the
+        # engine writes a cache row and a journal row a judgment.
+        pending = self._pending.get(loop)
+        if pending is None:
+            pending = self._pending[loop] = []
+            loop.call_soon(self._hand_over, loop)
+        pending.append((fn, write, _Waiter(loop, future)))
         try:
             return await future
         except (sqlite3.Error, OSError) as error:
@@ -232,10 +243,18 @@ class SqliteWorker:
         except (sqlite3.Error, OSError) as error:
             raise storage_error(error, self.path, self.what, self.remedy) from None
 
+    def _hand_over(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Hand ``loop``'s items of this turn to the thread."""
+        items = self._pending.pop(loop, None)
+        if items:
+            self._queue.put(items)
+
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
+        for loop in list(self._pending):
+            self._hand_over(loop)  # the items awaited now are still run
         self._queue.put(None)
         self._thread.join()
 
@@ -265,7 +284,7 @@ class SqliteWorker:
                 item = self._queue.get()
                 if item is None:
                     return
-                batch = [item]
+                batch = list(item) if isinstance(item, list) else [item]
                 stop = False
                 while len(batch) < _BATCH:
                     try:
@@ -275,7 +294,10 @@ class SqliteWorker:
                     if more is None:
                         stop = True
                         break
-                    batch.append(more)
+                    if isinstance(more, list):
+                        batch.extend(more)
+                    else:
+                        batch.append(more)
                 self._execute(conn, [entry for entry in batch if entry[2].claim()])
                 if stop:
                     return

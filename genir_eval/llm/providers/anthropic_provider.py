@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from genir_eval.errors import ConfigError
-from genir_eval.llm._sdk import SDKProvider
-from genir_eval.llm.base import (
+from genir_eval.llm.providers._sdk import SDKProvider
+from genir_eval.llm.providers.base import (
     Completion,
     GenerateConfig,
     Message,
@@ -22,7 +22,7 @@ from genir_eval.llm.base import (
     Request,
     Usage,
 )
-from genir_eval.llm.classify import parse_rate_limit
+from genir_eval.llm.providers.classify import parse_rate_limit
 
 __all__ = ["AnthropicProvider", "ANTHROPIC_DEFAULT_BASE_URL", "ANTHROPIC_VERSION"]
 
@@ -31,7 +31,7 @@ ANTHROPIC_VERSION = "2023-06-01"
 
 
 class AnthropicProvider(SDKProvider):
-    """``pool_shards``: as for :class:`~genir_eval.llm.openai_provider.OpenAIProvider`."""
+    """``pool_shards``: as for :class:`~genir_eval.llm.providers.openai_provider.OpenAIProvider`."""
 
     name = "anthropic"
 

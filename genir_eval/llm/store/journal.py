@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from genir_eval.hashes import HashSet
-from genir_eval.llm._sqlite import SqliteWorker, storage_error
-from genir_eval.llm.base import ErrorClass, Failure, JudgmentKey
+from genir_eval.llm.providers.base import ErrorClass, Failure, JudgmentKey
+from genir_eval.llm.store._sqlite import SqliteWorker, storage_error
 
 __all__ = ["JOURNAL_VERSION", "Journal", "JournalEntry", "JournalStatus", "as_stored"]
 
