@@ -200,7 +200,13 @@ def crowdrag(args: argparse.Namespace, work: Path) -> int:
     people = _people_win_rates(gold)
     scores = {s["name"]: s["score"] for s in document["systems"]}
     names = sorted(people)
-    tau = kendalltau([scores[n] for n in names], [people[n] for n in names]).statistic
+    # a failed LLM run ranks no system: its agreement and missing pairs are still printed
+    ranked = all(n in scores for n in names)
+    tau = (
+        kendalltau([scores[n] for n in names], [people[n] for n in names]).statistic
+        if ranked
+        else None
+    )
     judge = "offline twin" if not args.base_url else f"{args.model} at {args.base_url}"
     print(f"judge: {judge}; subset: {subset}; exit code {code}")
     print(
@@ -211,7 +217,8 @@ def crowdrag(args: argparse.Namespace, work: Path) -> int:
     if not args.base_url:
         rule = _distinct_rule(systems, gold)
         print(f"the rule 'more distinct cited passages wins' on the same pairs: {rule:.3f}")
-        print(f"Kendall tau (six systems, BT score vs people's win rate): {tau:.3f}")
+        shown = "- (a system was not ranked)" if tau is None else f"{tau:.3f}"
+        print(f"Kendall tau (six systems, BT score vs people's win rate): {shown}")
     consistency = document["consistency"]
     rate = consistency["position_consistency"]
     print(
