@@ -15,8 +15,8 @@ orders). Also prints the run's wall and CPU time and which evidence the offline 
     python bench/bench_preferences.py ../shared/crowdrag --thresholds       # the twin's cut-offs
     python bench/bench_preferences.py ../shared/crowdrag --folds 4          # held-out topic folds
     python bench/bench_preferences.py ../shared/crowdrag --replicate 270    # time 270 answers
-    python bench/bench_preferences.py ../shared/crowdrag --topics 1 \\
-        --base-url http://127.0.0.1:8091/v1 --model local        # the local LLM, first topic
+    python bench/bench_preferences.py ../shared/crowdrag --topics 1 --answers 3 \\
+        --base-url http://127.0.0.1:8091/v1 --model local --concurrency 1   # the local LLM
 """
 
 from __future__ import annotations
@@ -42,14 +42,30 @@ from genir_eval.runner import parse_scenario, run_scenario
 CRITERIA = ("quality_overall", "correctness_topical", "coverage_broad")
 
 
-def _subset(out: Path, topics: int | None) -> tuple[Path, Path, list[str]]:
-    """answers.jsonl and preferences.jsonl of the first ``topics`` topics (all when None)."""
+def _subset(
+    out: Path, topics: int | None, per_topic: int | None = None
+) -> tuple[Path, Path, list[str]]:
+    """answers.jsonl and preferences.jsonl of the first ``topics`` topics (all when None),
+    and of each topic only its first ``per_topic`` answers in the folder's order (all when
+    None), with the rated pairs among them."""
     sessions = load_sessions(out / "answers.jsonl").sessions
     order = list(dict.fromkeys(s.session_id.split("/", 1)[0] for s in sessions))
     keep = set(order if topics is None else order[:topics])
+    chosen: list[Any] = []
+    taken: dict[str, int] = defaultdict(int)
+    for session in sessions:
+        topic = session.session_id.split("/", 1)[0]
+        if topic in keep and (per_topic is None or taken[topic] < per_topic):
+            taken[topic] += 1
+            chosen.append(session)
+    ids = {s.session_id for s in chosen}
     answers, preferences = out / "bench-answers.jsonl", out / "bench-preferences.jsonl"
-    write_jsonl([s for s in sessions if s.session_id.split("/", 1)[0] in keep], answers)
-    rows = [p for p in read_preferences(out / "preferences.jsonl") if p.query in keep]
+    write_jsonl(chosen, answers)
+    rows = [
+        p
+        for p in read_preferences(out / "preferences.jsonl")
+        if p.query in keep and str(p.session_a) in ids and str(p.session_b) in ids
+    ]
     with preferences.open("wb") as stream:
         write_preferences(rows, stream)
     return answers, preferences, sorted(keep)
@@ -281,6 +297,51 @@ def _time_replicated(answers: Path, preferences: Path, out: Path, args: argparse
     )
 
 
+def _writer(session_id: str) -> str:
+    """``human`` or ``llm``: the writer the converter puts in an answer's session id
+    (``<topic>/<writer>-<style>``); read here to explain the figures, never by a judge."""
+    return session_id.split("/", 1)[-1].split("-", 1)[0]
+
+
+def _by_writers(run: Any, rows: list[Preference]) -> None:
+    """Each session score's agreement on ``quality_overall`` split by who wrote the two
+    answers: pairs mixing a human and an LLM answer, and pairs of one writer. A score that
+    measures something people do not weigh splits the same way on both; one that rewards
+    copying sentences from the passages (the human answers do) loses the mixed pairs."""
+    subset = [p for p in rows if p.criterion == CRITERIA[0]]
+    mixed = [p for p in subset if _writer(str(p.session_a)) != _writer(str(p.session_b))]
+    same = [p for p in subset if _writer(str(p.session_a)) == _writer(str(p.session_b))]
+    llm_won = sum(
+        1
+        for p in mixed
+        if p.winner in "ab" and _writer(str(getattr(p, f"session_{p.winner}"))) == "llm"
+    )
+    scores: dict[str, dict[str, float | None]] = defaultdict(dict)
+    for session in run.sessions:
+        for name, value in session.scores.items():
+            if not name.startswith("labels:"):
+                scores[name][session.session_id] = value
+    print(
+        f"\n{CRITERIA[0]} by writers: {len(mixed)} pairs mixing a human and an LLM answer "
+        f"(people prefer the LLM answer in {llm_won}), {len(same)} pairs of one writer"
+    )
+    print(f"  {'score':<38} {'mixed pairs':>22} {'one writer':>22}")
+    for name in sorted(scores):
+        cells = []
+        for part in (mixed, same):
+            entry = pair_agreement(
+                part,
+                [scores[name].get(str(p.session_a)) for p in part],
+                [scores[name].get(str(p.session_b)) for p in part],
+                lower_better=lower_is_better(name),
+                n_boot=0,
+            )
+            value = entry.get("agreement")
+            shown = "-" if value is None else f"{value:.1%}"
+            cells.append(f"{shown} of {entry.get('decided', 0)}")
+        print(f"  {name:<38} {cells[0]:>22} {cells[1]:>22}")
+
+
 def _row(name: str, entry: dict[str, Any]) -> str:
     value = entry.get("agreement")
     ci = entry.get("ci95")
@@ -297,6 +358,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", type=Path, help="a CrowdRAG folder (responses, sources, ratings)")
     parser.add_argument("--topics", type=int, default=None, help="only the first N topics")
+    parser.add_argument(
+        "--answers",
+        type=int,
+        default=None,
+        help="only each topic's first N answers (and the pairs among them): a subset a slow "
+        "judge can finish",
+    )
     parser.add_argument("--base-url", default=None, help="an OpenAI-compatible server")
     parser.add_argument("--model", default="local", help="the server's model (default: local)")
     parser.add_argument("--concurrency", type=int, default=16)
@@ -324,7 +392,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-preferences-") as tmp:
         out = Path(tmp)
         convert_crowdrag(args.folder, out / "converted")
-        answers, preferences, topics = _subset(out / "converted", args.topics)
+        answers, preferences, topics = _subset(out / "converted", args.topics, args.answers)
         if args.thresholds:
             _thresholds(answers)
             return 0
@@ -381,6 +449,7 @@ def main() -> int:
                     [1.0 if s == "b" else 0.0 for _, s in decided],
                 )
                 print(_row("(the study's LLM judge, combined)", judged))
+        _by_writers(run, rows)
         if args.folds > 1:
             _folds(answers, preferences, out, args, args.folds)
     return 0

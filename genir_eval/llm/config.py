@@ -67,7 +67,10 @@ class EngineConfig:
     tpm: int | None = _setting(None, "tokens per minute (default: no cap)")
     max_attempts: int = _setting(6, "attempts per call")
     timeout: float = _setting(60.0, "seconds per attempt")
-    deadline: float = _setting(300.0, "seconds per judgment, retries included")
+    deadline: float = _setting(
+        300.0,
+        "seconds per judgment from its first send (not its wait for a slot), retries included",
+    )
     cache: Path | None = _setting(
         None,
         "cache file, 'none' for no cache (default: for run, the scenario's engine.cache, else "

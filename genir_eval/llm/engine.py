@@ -396,8 +396,10 @@ class Engine:
 
     async def _attempts(self, request: Request) -> Completion | Failure:
         """Attempts at ``request`` until one is answered, its error is final, or the
-        judgment's ``deadline`` or ``max_attempts`` is reached."""
-        deadline = asyncio.get_running_loop().time() + self.deadline
+        judgment's ``deadline`` or ``max_attempts`` is reached. The deadline counts from
+        the first attempt's in-flight slot: time queued behind the engine's own concurrency
+        limit (a slow model at concurrency 1, a large batch) is not the judgment's."""
+        deadline: list[float] = []  # set once, when the first attempt holds its slot
         attempt = 0
         while True:
             attempt += 1
@@ -413,14 +415,18 @@ class Engine:
                 self.backing_off -= 1
 
     async def _attempt(
-        self, request: Request, attempt: int, deadline: float
+        self, request: Request, attempt: int, clock: list[float]
     ) -> Completion | Failure | float:
         """Attempt number ``attempt``: an in-flight slot, then the token budget and the
         request rate, then the call. Its answer, a final failure, or how long to wait before
-        the next attempt (seconds)."""
+        the next attempt (seconds). ``clock`` holds the judgment's deadline once its first
+        attempt has a slot (empty before)."""
         if self.health.reason is not None:
             return self._stopped(attempt - 1)
         await self._limit.acquire(first=attempt > 1)
+        if not clock:
+            clock.append(asyncio.get_running_loop().time() + self.deadline)
+        deadline = clock[0]
         try:
             if self.health.reason is not None:
                 return self._stopped(attempt - 1)

@@ -79,6 +79,23 @@ def test_deadline_bounds_a_judgment(server: FakeLLMServer) -> None:
     assert server.stats.total == 1
 
 
+def test_the_deadline_counts_from_a_judgments_first_send_not_its_place_in_the_queue() -> None:
+    # five judgments of 0.4 s each through one slot take 2 s in all, twice the deadline:
+    # each is answered well within it once it is sent, so none may fail for time spent
+    # queued behind the others (a slow model run at concurrency 1)
+    with FakeLLMServer(reply=lambda r: f"reply to {r.last_user_text}", latency=0.4) as server:
+
+        async def run() -> list[Completion | Failure]:
+            async with openai_engine(server, concurrency=1, deadline=1.0) as engine:
+                return list(
+                    await asyncio.gather(*(engine.complete(make_request(i)) for i in range(5)))
+                )
+
+        results = asyncio.run(run())
+    assert [type(r).__name__ for r in results] == ["Completion"] * 5
+    assert server.stats.total == 5
+
+
 def test_retry_after_is_honoured(server: FakeLLMServer) -> None:
     server.push_script([Fault("rate_limit", retry_after=0.4, retry_after_ms=True)])
 

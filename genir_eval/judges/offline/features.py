@@ -45,6 +45,9 @@ __all__ = [
     "citation_support",
     "sentence_count",
     "clarity",
+    "copy_words",
+    "word_grams",
+    "synthesis",
     "TurnEvidence",
     "turn_evidence",
 ]
@@ -289,6 +292,44 @@ def clarity(text: str) -> float:
     return min(1.0, READABLE_BLOCK_SENTENCES * len(blocks) / sentences)
 
 
+#: Words in a row that, found verbatim in a cited source, count as copied: five is about the
+#: shortest run that is seldom shared by chance between two texts on one topic.
+COPY_GRAM = 5
+_COPY_TOKEN = re.compile(
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]|[^\W_]+"
+)
+_CITATION_MARK = re.compile(r"\[\s*\d+(?:\s*[,;]?\s*\d+)*\s*\]")
+
+
+def copy_words(text: str) -> list[str]:
+    """``text`` as the copy test reads it: lower-cased words, each CJK character one word
+    (Chinese and Japanese have no spaces; a run of five characters is about two words)."""
+    return _COPY_TOKEN.findall((text or "").lower())
+
+
+def word_grams(words: list[str]) -> list[tuple[str, ...]]:
+    """The :data:`COPY_GRAM`-word runs of ``words`` in order."""
+    return list(zip(*(words[i:] for i in range(COPY_GRAM)), strict=False))
+
+
+def synthesis(turn: Turn) -> float | None:
+    """The share of the response's :data:`COPY_GRAM`-word runs that are *not* found verbatim
+    in the text of the sources it cites: 1 for an answer in its own words, 0 for one pasted
+    from its sources. ``None`` when no cited source has its text in the log (nothing to
+    compare with) or the response is shorter than one run."""
+    cited = set(turn.cited_link_ids)
+    texts = [link.text for link in turn.links if link.id in cited and link.has_text]
+    if not texts:
+        return None
+    grams = word_grams(copy_words(_CITATION_MARK.sub(" ", turn.response_text)))
+    if not grams:
+        return None
+    source_grams: set[tuple[str, ...]] = set()
+    for text in texts:
+        source_grams.update(word_grams(copy_words(str(text))))
+    return 1.0 - sum(map(source_grams.__contains__, grams)) / len(grams)
+
+
 @dataclass(frozen=True)
 class TurnEvidence:
     """The log's evidence about one response, each value in ``[0, 1]`` (``None`` when the log
@@ -301,6 +342,8 @@ class TurnEvidence:
     clarity: float  # layout readability, independent of length
     source_count: float  # 1 - 2^-(links/2): distinct sources cited
     reformulation: float | None  # similarity of the next query to this one; None if last
+    # share of the response not pasted from its cited sources (None without their text)
+    synthesis: float | None = None
 
     @property
     def not_reasked(self) -> float:
@@ -324,4 +367,5 @@ def turn_evidence(session: Session, turn: Turn) -> TurnEvidence:
         clarity=clarity(text),
         source_count=1.0 - 2.0 ** (-len(turn.cited_link_ids) / 2.0),
         reformulation=reformulation(session, turn),
+        synthesis=synthesis(turn),
     )

@@ -38,8 +38,12 @@ user's feedback. Every constant is an a-priori choice documented here, not fitte
     user's reformulation does not enter); overall = weighted mean with correctness and
     coverage counting twice (its prompt's emphasis);
   - ``satisfaction.geval``: one overall per turn, G-Eval's steps read from the log
-    (:func:`answer_quality`: citation support, intent alignment, query coverage, clarity,
-    equally weighted) times ``1 - reformulation``.
+    (:func:`answer_quality`: citation support, intent alignment, completeness as the mean of
+    query coverage and distinct sources, clarity, and, where the cited sources' text is in
+    the log, synthesis, the share of the answer not pasted from them; equally weighted)
+    times ``1 - reformulation``. Completeness and synthesis are read as the pairwise twin
+    reads coverage and synthesis: answers people prefer draw on more sources and restate
+    them (CrowdRAG-25), and a twin that credited pasting would reward copying.
 
   Each block carries the dimensions and the overall, so the meta-evaluation reports both the
   overall and the dimension mean, as for the LLM judges.
@@ -185,16 +189,21 @@ def _mean(values: list[float]) -> float:
 
 
 def answer_quality(evidence: TurnEvidence) -> float:
-    """G-Eval's evaluation steps read from the log: correct (citation support), relevant
-    (intent alignment), complete (query-term coverage) and clear (layout), equally weighted."""
-    return _mean(
-        [
-            evidence.citation_support,
-            evidence.intent_alignment,
-            evidence.query_coverage,
-            evidence.clarity,
-        ]
-    )
+    """G-Eval's evaluation steps read from the log, equally weighted: correct (citation
+    support), relevant (intent alignment), complete (the mean of query-term coverage and the
+    breadth of sources drawn on), clear (layout) and, where the log has the cited sources'
+    text, written for the reader (:attr:`~TurnEvidence.synthesis`: the share not pasted from
+    those sources). The same evidence the pairwise twin compares
+    (:mod:`genir_eval.judges.pairwise.twin`), so the two twins order answers alike."""
+    readings = [
+        evidence.citation_support,
+        evidence.intent_alignment,
+        _mean([evidence.query_coverage, evidence.source_count]),
+        evidence.clarity,
+    ]
+    if evidence.synthesis is not None:
+        readings.append(evidence.synthesis)
+    return _mean(readings)
 
 
 def dimension_readings(

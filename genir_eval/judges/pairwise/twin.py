@@ -43,10 +43,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from genir_eval.judges.offline.features import synthesis as copied_synthesis
 from genir_eval.llm.providers.base import Request
 from genir_eval.llm.providers.offline import register_offline
 from genir_eval.records import Turn
@@ -71,7 +72,6 @@ _CRITERION_EVIDENCE = {
     "grounding": ("grounding",),
     "correctness": ("support",),
 }
-_NGRAM = 5
 _WORD = re.compile(r"\w+", re.UNICODE)
 _MARKER = re.compile(r"\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\]")
 _STOP = frozenset(
@@ -96,21 +96,8 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-def _content_of(words: Iterable[str]) -> set[str]:
-    return {w for w in set(words) - _STOP if not w.isdigit()}
-
-
 def _content(text: str) -> set[str]:
-    return _content_of(_words(text))
-
-
-def _gram_list(words: Sequence[str]) -> list[tuple[str, ...]]:
-    """The word 5-grams in order (the shifted copies are meant to be of unequal length)."""
-    return list(zip(*(words[i:] for i in range(_NGRAM)), strict=False))
-
-
-def _ngrams(words: Sequence[str]) -> set[tuple[str, ...]]:
-    return set(_gram_list(words))
+    return {w for w in set(_words(text)) - _STOP if not w.isdigit()}
 
 
 def answer_evidence(turn: Turn) -> AnswerEvidence:
@@ -124,16 +111,8 @@ def answer_evidence(turn: Turn) -> AnswerEvidence:
     synthesis: float | None = None
     support: float | None = None
     if sources:
-        # each source's words read once: its 5-grams for synthesis, its content for support
-        source_words = {cid: _words(source) for cid, source in sources.items()}
-        source_grams: set[tuple[str, ...]] = set()
-        for words in source_words.values():
-            source_grams |= _ngrams(words)
-        source_content = {cid: _content_of(words) for cid, words in source_words.items()}
-        answer_words = _words(_MARKER.sub(" ", text))
-        grams = _gram_list(answer_words)
-        if grams:
-            synthesis = 1.0 - sum(map(source_grams.__contains__, grams)) / len(grams)
+        synthesis = copied_synthesis(turn)
+        source_content = {cid: _content(source) for cid, source in sources.items()}
         shares = []
         for statement in statements:
             if not statement.citations:

@@ -8,10 +8,12 @@ from judge_helpers import run_judge
 from genir_eval.judges.offline.features import (
     citation_support,
     clarity,
+    copy_words,
     key_terms,
     query_similarity,
     reformulation,
     sentence_count,
+    synthesis,
     term_coverage,
     turn_evidence,
 )
@@ -23,7 +25,7 @@ from genir_eval.judges.offline.twins import (
     weighted_overall,
 )
 from genir_eval.judges.satisfaction.common import GAH_DIMENSIONS, URS_DIMENSIONS
-from genir_eval.records import Session, Statement, Turn
+from genir_eval.records import Link, Session, Statement, Turn
 
 ANSWER = "Servers answer requests from other computers over a network."
 
@@ -182,8 +184,10 @@ def test_dimensions_without_a_log_signal_read_answer_quality() -> None:
 def test_answer_quality_and_session_reading() -> None:
     turn = _turn(1, "servers network")
     evidence = turn_evidence(_session(turn), turn)
-    # citation support 1, intent alignment (= query coverage) 1, coverage 1, clarity 1
-    assert answer_quality(evidence) == 1.0
+    # citation support 1, intent alignment (= query coverage) 1, clarity 1; completeness the
+    # mean of query coverage 1 and one source's breadth 1 - 2^-0.5; no source text, so no
+    # synthesis reading: (1 + 1 + (1 + 1 - 2**-0.5) / 2 + 1) / 4, by hand
+    assert answer_quality(evidence) == pytest.approx((3 + (2 - 2**-0.5) / 2) / 4)
     assert session_reading([0.2, 0.4, 0.9]) == pytest.approx(0.5)
     assert session_reading([]) == 0.0
 
@@ -211,3 +215,46 @@ def test_offline_twins_reply_in_the_judges_formats() -> None:
     # the re-asked first turn: URS's user satisfaction is low, GAH's dimensions do not see it
     urs_first = results["satisfaction.urs"][0].extra["dimensions"]
     assert urs_first["user_satisfaction"] < urs_first["factuality"]
+
+
+SOURCE = "Servers answer requests from other computers over a network and return pages."
+
+
+def _cited(response: str, source: str | None = SOURCE) -> Turn:
+    return Turn(
+        index=1,
+        query="what do servers do",
+        response_text=response,
+        statements=(Statement(response, (1,)),),
+        links=(Link(id=1, title="Servers", url="https://example.org/servers", text=source),),
+    )
+
+
+def test_synthesis_is_the_share_of_five_word_runs_not_pasted_from_cited_sources() -> None:
+    pasted = _cited("Servers answer requests from other computers over a network [1].")
+    assert synthesis(pasted) == 0.0  # every 5-word run is in the source (the mark is not text)
+    own = _cited("A server waits for clients and replies to what they ask for [1].")
+    assert synthesis(own) == 1.0
+    # 10 words -> 6 runs, of which only "servers answer requests from other" is copied
+    part = _cited("Servers answer requests from other machines that ask for them [1].")
+    assert synthesis(part) == pytest.approx(1 - 1 / 6)
+    assert synthesis(_cited("Servers answer requests.")) is None  # shorter than one run
+    assert synthesis(_cited(ANSWER, source=None)) is None  # no source text to compare with
+
+
+def test_synthesis_reads_each_cjk_character_as_a_word() -> None:
+    assert copy_words("服务器 answers 请求") == ["服", "务", "器", "answers", "请", "求"]
+    pasted = _cited("服务器响应来自网络的请求。", source="服务器响应来自网络中其他计算机的请求。")
+    # 12 characters -> 8 runs: 服务器响应 务器响应来 器响应来自 响应来自网 应来自网络 are in
+    # the source, 来自网络的 自网络的请 网络的请求 are not
+    assert synthesis(pasted) == pytest.approx(3 / 8)
+
+
+def test_answer_quality_credits_an_answer_in_its_own_words_over_a_pasted_one() -> None:
+    pasted = _cited(SOURCE)
+    own = _cited("A server waits for clients over a network and replies with the pages asked.")
+    quality = {
+        name: answer_quality(turn_evidence(_session(turn), turn))
+        for name, turn in (("pasted", pasted), ("own", own))
+    }
+    assert quality["own"] > quality["pasted"]
