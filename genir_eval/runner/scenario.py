@@ -344,7 +344,10 @@ def _show(value: Any) -> str:
 # --- the sections ------------------------------------------------------------------------
 
 
-def _resolve(base: Path, value: str) -> Path:
+def _resolve(base: Path, value: str, key: str) -> Path:
+    """``value`` (the path at ``key``) made absolute against the scenario's folder."""
+    if "\x00" in value:
+        raise ConfigError(f"{key}: a file path cannot hold a NUL character, got {_show(value)}")
     path = Path(os.path.expanduser(value))
     return path if path.is_absolute() else real_path(base / path)
 
@@ -355,12 +358,16 @@ def _input(t: _Table, base: Path) -> InputSpec:
             f"{t.key('path')}: required (the sessions file, relative to the scenario)"
         )
     spec = InputSpec(
-        path=_resolve(base, t.string("path")),
+        path=_resolve(base, t.string("path"), t.key("path")),
         format=t.string("format", None, choices=_formats()),
         skip_invalid=t.boolean("skip_invalid", False),
         limit=t.setting("limit", None),
-        sources=None if not t.has("sources") else _resolve(base, t.string("sources")),
-        preferences=None if not t.has("preferences") else _resolve(base, t.string("preferences")),
+        sources=None
+        if not t.has("sources")
+        else _resolve(base, t.string("sources"), t.key("sources")),
+        preferences=None
+        if not t.has("preferences")
+        else _resolve(base, t.string("preferences"), t.key("preferences")),
     )
     t.finish()
     for key in ("sources", "preferences"):
@@ -392,7 +399,7 @@ def _engine(t: _Table, base: Path) -> EngineConfig:
     for f in engine_fields():
         if f.metadata["kind"] == "cache" and not t.has(f.name):
             t.get(f.name)
-            values[f.name] = _resolve(base, f"../{DEFAULT_CACHE_PATH}")
+            values[f.name] = _resolve(base, f"../{DEFAULT_CACHE_PATH}", t.key(f.name))
         elif t.has(f.name):
             values[f.name] = _engine_value(t, base, f.name, f.metadata)
         else:
@@ -413,14 +420,14 @@ def _engine_value(t: _Table, base: Path, name: str, meta: Mapping[str, Any]) -> 
     if kind == "text":
         return t.string(name, None)
     if kind == "path":
-        return _resolve(base, t.string(name))
+        return _resolve(base, t.string(name), t.key(name))
     value = t.get(name)
     if value is False:
         return None if kind == "cache" else False
     if kind == "journal" and value is True:
         return True
     if isinstance(value, str) and value.strip():
-        return _resolve(base, value)
+        return _resolve(base, value, t.key(name))
     expected = "a file path or false" if kind == "cache" else "true, false or a file path"
     raise ConfigError(f"{t.key(name)}: expected {expected}, got {_show(value)}")
 
@@ -434,7 +441,7 @@ def _template(value: Any, base: Path, key: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ConfigError(f"{key}: expected a template name or a file path, got {_show(value)}")
     if value.endswith(".txt") or "/" in value or os.sep in value:
-        path = _resolve(base, value)
+        path = _resolve(base, value, key)
         if not path.is_file():
             raise ConfigError(
                 f"{key}: no template file {str(path)!r} ({value!r} relative to the scenario's "
@@ -550,7 +557,7 @@ def _meta(t: _Table) -> MetaSpec:
 
 def _output(t: _Table, base: Path, name: str) -> OutputSpec:
     spec = OutputSpec(
-        dir=_resolve(base, t.string("dir", f"../runs/{name}")),
+        dir=_resolve(base, t.string("dir", f"../runs/{name}"), t.key("dir")),
         csv=t.boolean("csv", True),
         report=t.boolean("report", True),
     )

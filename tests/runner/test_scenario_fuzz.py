@@ -237,3 +237,27 @@ def test_unreadable_scenario_files(
     assert main(["run", str(path)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and str(path) in err and "Traceback" not in err
+
+
+# Every key whose value is a file path (found by Hypothesis: a NUL in ``engine.cache`` was a
+# ValueError from the operating system's path call, not a located error).
+PATH_KEYS = [
+    ("input", "path"),
+    ("input", "sources"),
+    ("input", "preferences"),
+    ("engine", "cache"),
+    ("engine", "journal"),
+    ("engine", "prices"),
+    ("output", "dir"),
+]
+
+
+@pytest.mark.parametrize(("section", "key"), PATH_KEYS)
+@pytest.mark.parametrize("value", ["\x00", "runs/a\x00b"])
+def test_a_path_holding_a_nul_is_one_located_error(section: str, key: str, value: str) -> None:
+    document = copy.deepcopy(BASE)
+    document.setdefault(section, {})[key] = value
+    with pytest.raises(ConfigError) as caught:
+        parse_scenario(document, base_dir=ROOT)
+    text = _check_message(caught.value, f"{section}.{key}")
+    assert "NUL" in text
