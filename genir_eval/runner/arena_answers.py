@@ -61,9 +61,9 @@ _SCHEMA = """
 CREATE TABLE answers (
     key TEXT NOT NULL, turn INTEGER NOT NULL, system INTEGER NOT NULL, seq INTEGER NOT NULL,
     session_id TEXT NOT NULL, turn_index INTEGER NOT NULL, language TEXT NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (key, turn, system)
-) WITHOUT ROWID;
+    body TEXT NOT NULL
+);
+CREATE UNIQUE INDEX answers_by_key ON answers (key, turn, system);
 CREATE INDEX answers_in_order ON answers (system, seq);
 CREATE TABLE queries (
     position INTEGER PRIMARY KEY, key TEXT NOT NULL, turn INTEGER NOT NULL,
@@ -86,6 +86,7 @@ class AnswerStore:
             # a scratch file removed at the end: nothing to recover after a crash
             self._db.execute("PRAGMA journal_mode = OFF")
             self._db.execute("PRAGMA synchronous = OFF")
+            self._db.execute("PRAGMA page_size = 16384")
             self._db.executescript(_SCHEMA)
         except sqlite3.Error as error:
             self.close()
