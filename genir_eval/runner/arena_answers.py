@@ -57,6 +57,9 @@ def normalised_query(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text).split())
 
 
+#: Positions read back by one statement (SQLite allows 32,766 variables a statement).
+_POSITIONS_A_STATEMENT = 500
+
 _SCHEMA = """
 CREATE TABLE answers (
     key TEXT NOT NULL, turn INTEGER NOT NULL, system INTEGER NOT NULL, seq INTEGER NOT NULL,
@@ -235,17 +238,23 @@ class AnswerStore:
         return str(found[0]), int(found[1])
 
     def answers(self, wanted: Iterable[tuple[int, int]]) -> dict[tuple[int, int], Answer]:
-        """The answers of ``(position, system number)``, read back from the file."""
+        """The answers of ``(position, system number)``, read back from the file (the
+        queries' answers a few hundred positions a statement)."""
+        places = set(wanted)
+        positions = sorted({position for position, _ in places})
         out: dict[tuple[int, int], Answer] = {}
-        select = (
-            "SELECT answers.session_id, answers.language, answers.body FROM queries "
-            "JOIN answers ON answers.key = queries.key AND answers.turn = queries.turn "
-            "AND answers.system = ? WHERE queries.position = ?"
-        )
-        for position, system in wanted:
-            if (position, system) in out:
-                continue
-            session_id, language, body = self._db.execute(select, (system, position)).fetchone()
-            turn = session_from_dict({"session_id": session_id, "turns": [json.loads(body)]})
-            out[(position, system)] = Answer(turn.turns[0], language)
+        for start in range(0, len(positions), _POSITIONS_A_STATEMENT):
+            chunk = positions[start : start + _POSITIONS_A_STATEMENT]
+            rows = self._db.execute(
+                "SELECT queries.position, answers.system, answers.session_id, "
+                "answers.language, answers.body FROM queries JOIN answers "
+                "ON answers.key = queries.key AND answers.turn = queries.turn "
+                f"WHERE queries.position IN ({', '.join('?' * len(chunk))})",
+                chunk,
+            )
+            for position, system, session_id, language, body in rows:
+                if (position, system) in places:
+                    turns = [json.loads(body)]
+                    session = session_from_dict({"session_id": session_id, "turns": turns})
+                    out[(position, system)] = Answer(session.turns[0], language)
         return out
