@@ -12,10 +12,14 @@ and people's win rates on the gold pairs, the position-consistency rate and the 
                                                         # an LLM on the first 2 topics' gold pairs
     python bench/bench_arena.py --halves                 # also each half of the dev topics
     python bench/bench_arena.py --scale 10000            # 10,000 queries x 3 systems, offline
+    python bench/bench_arena.py --scale 10000 40000      # each in its own process: peak RSS
 
 ``--halves`` also prints both figures on each half of the topics (file order: the first 10
 and the last 10), the arena refitted on that half's pairs alone: a check that a design chosen
 on some topics holds on others.
+
+``--scale`` with several sizes runs each in a process of its own and prints each one's peak
+RSS: the arena's memory is bounded when it does not grow with the queries.
 
 With ``--base-url`` only the gold pairs of the first ``--topics`` topics (in file order) are
 judged (``--pairs``), both orders, through the OpenAI-compatible endpoint (model ``local``
@@ -28,7 +32,9 @@ import argparse
 import json
 import os
 import random
+import re
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -303,6 +309,34 @@ def scale(args: argparse.Namespace, work: Path) -> int:
     return 0
 
 
+def scales(sizes: list[int]) -> int:
+    """Each size in a process of its own (peak RSS is a process's), then the peaks side by
+    side."""
+    peaks = []
+    for size in sizes:
+        done = subprocess.run(
+            [sys.executable, __file__, "--scale", str(size)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        sys.stdout.write(done.stdout)
+        sys.stderr.write(done.stderr)
+        found = re.search(r"peak RSS ([0-9]+) MB", done.stdout)
+        if done.returncode or found is None:
+            print(f"the {size}-query arena failed (exit code {done.returncode})")
+            return 1
+        peaks.append(int(found.group(1)))
+    print(
+        "peak RSS: "
+        + ", ".join(
+            f"{peak} MB at {size:,} queries" for size, peak in zip(sizes, peaks, strict=True)
+        )
+        + f" ({peaks[-1] / peaks[0]:.2f}x for {sizes[-1] / sizes[0]:g}x the queries)"
+    )
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", default=str(CROWDRAG), help="the CrowdRAG folder")
@@ -316,8 +350,17 @@ def main() -> int:
     parser.add_argument(
         "--halves", action="store_true", help="also the figures on each half of the topics"
     )
-    parser.add_argument("--scale", type=int, help="queries of the synthetic speed bench")
+    parser.add_argument(
+        "--scale",
+        type=int,
+        nargs="+",
+        help="queries of the synthetic speed bench (several: each in its own process)",
+    )
     args = parser.parse_args()
+    if args.scale and len(args.scale) > 1:
+        return scales(args.scale)
+    if args.scale:
+        args.scale = args.scale[0]
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
         return scale(args, work) if args.scale else crowdrag(args, work)

@@ -7,21 +7,25 @@ judged on every matched turn (or the pairs listed, or a seeded sample of them) b
 (:class:`~genir_eval.runner.executor.LocalJudging`). The run folder holds ``pairs.jsonl``
 (one row per judged pair), ``arena.json`` (the ranking and its figures) and ``report.html``.
 
-Memory: the matched answers are held (one :class:`~genir_eval.records.Turn` per system and
-query); pairs are judged ``window`` at a time and written as they are judged, and only a
-compact outcome per pair (systems, winner, style figures) is kept for the ranking.
+Memory is bounded as ``run``'s is: the answers are read once into a SQLite file in the run
+folder (:class:`~genir_eval.runner.arena_answers.AnswerStore`) and read back ``window`` pairs
+at a time; each row is written as it is judged, and only a few numbers a pair are kept for
+the ranking, the gate and the figures (:class:`Tally`); the gold agreement reads
+``pairs.jsonl`` back a row at a time.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import json
+import math
 import random
-import re
 import time
-import unicodedata
-from collections.abc import Mapping, Sequence
+from array import array
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,15 +34,16 @@ from typing import Any, TextIO
 import numpy as np
 
 from genir_eval.errors import ConfigError, InputError, StorageError
-from genir_eval.ingest import iter_sessions
 from genir_eval.judges.base import make_judge
-from genir_eval.judges.pairwise.judge import NAME, Pair, PairwiseJudge
+from genir_eval.judges.pairwise.judge import NAME, Pair, PairVerdict, PairwiseJudge
 from genir_eval.judges.pairwise.ranking import (
+    STYLE_FEATURES,
     Outcomes,
     bootstrap_scores,
     count_cycles,
     elo,
     fit_davidson,
+    style_differences,
     style_fit,
     win_matrix,
 )
@@ -48,7 +53,6 @@ from genir_eval.judges.pairwise.rows import (
     pair_row,
     style_features,
 )
-from genir_eval.judges.prompting import session_language
 from genir_eval.records import Turn
 from genir_eval.rundir.folder import (
     OUTPUT_VERSION,
@@ -58,6 +62,7 @@ from genir_eval.rundir.folder import (
     write_json,
 )
 from genir_eval.rundir.status import run_status
+from genir_eval.runner.arena_answers import AnswerStore, System, normalised_query
 from genir_eval.runner.executor import LocalJudging, where
 from genir_eval.runner.pairwise_gate import gate_against
 from genir_eval.runner.run import Overrides, apply_overrides
@@ -76,25 +81,16 @@ from genir_eval.runner.scenario import (
 __all__ = [
     "ArenaSettings",
     "System",
+    "Selection",
+    "Tally",
     "system_args",
     "systems_of_runs",
+    "select_pairs",
     "run_arena",
     "arun_arena",
-    "match_answers",
 ]
 
 WINDOW = 2000
-
-
-@dataclass(frozen=True)
-class System:
-    """One system's logs: ``format`` detected when ``None``; ``sources`` a side file of
-    source texts (as ``run`` reads them)."""
-
-    name: str
-    path: Path
-    format: str | None = None
-    sources: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -173,183 +169,128 @@ def systems_of_runs(run_a: Run, run_b: Run) -> tuple[System, System]:
     return systems[0], systems[1]
 
 
-def normalised_query(text: str) -> str:
-    """Case-folded, accents and punctuation removed, whitespace collapsed."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    return " ".join(re.sub(r"[^\w\s]", " ", text).split())
-
-
-Key = tuple[str, int]
-Answers = dict[Key, tuple[Turn, str, str]]  # key -> (turn, language, query shown)
-
-
-def _read_system(system: System, match: str) -> tuple[Answers, int]:
-    """The system's answers by key, and how many answers repeated a key (``match="query"``:
-    the same query asked twice; the first answer is kept)."""
-    answers: Answers = {}
-    repeated = 0
-    stream = iter_sessions(
-        system.path,
-        format=system.format,  # type: ignore[arg-type]
-        sources=system.sources,
-    )
-    for session in stream:
-        language = session_language(session)
-        for turn in session.turns:
-            key: Key = (
-                (session.session_id, turn.index)
-                if match == "session"
-                else (normalised_query(turn.query), 1)
-            )
-            if key in answers:
-                if match == "session":
-                    raise InputError(
-                        f"session {session.session_id!r} appears twice", path=str(system.path)
-                    )
-                repeated += 1
-                continue
-            answers[key] = (turn, language, session.session_id)
-    return answers, repeated
+#: A pair to judge: the matched query's position and the two systems' numbers.
+PairSpec = tuple[int, int, int]
 
 
 @dataclass(frozen=True)
-class Matched:
-    keys: list[Key]
-    answers: dict[str, Answers]
-    unmatched: dict[str, int]
-    #: the first system's session id and turn index for each key: how rows name the query
-    where: dict[Key, tuple[str, int]]
+class Selection:
+    """The pairs to judge, in judging order, as numbers: ``chosen`` indexes (all when
+    ``None``) into either every pair of systems on every matched query (query by query, the
+    systems' pairs in command-line order) or the pairs listed (``listed``: position, system
+    a, system b, three numbers a pair)."""
+
+    total: int
+    n_systems: int
+    listed: array[int] | None = None
+    chosen: array[int] | None = None
+
+    def __len__(self) -> int:
+        return self.total if self.chosen is None else len(self.chosen)
+
+    def specs(self, start: int, stop: int) -> list[PairSpec]:
+        """The pairs ``start`` to ``stop`` (judging order)."""
+        stop = min(stop, len(self))
+        indexes = range(start, stop) if self.chosen is None else self.chosen[start:stop]
+        if self.listed is not None:
+            listed = self.listed
+            return [(listed[3 * i], listed[3 * i + 1], listed[3 * i + 2]) for i in indexes]
+        combos = list(itertools.combinations(range(self.n_systems), 2))
+        return [(i // len(combos), *combos[i % len(combos)]) for i in indexes]
 
 
-def match_answers(systems: Sequence[System], match: str) -> Matched:
-    """Every system's answers on the keys all systems share. Without ``match="query"`` a
-    key one system lacks is a located error; with it, the unmatched answers are counted."""
-    answers: dict[str, Answers] = {}
-    unmatched: dict[str, int] = {}
-    for system in systems:
-        answers[system.name], unmatched[system.name] = _read_system(system, match)
-    first = systems[0]
-    if match == "session":
-        for system in systems[1:]:
-            _check_same(first, answers[first.name], system, answers[system.name])
-        keys = list(answers[first.name])
-    else:
-        shared = set.intersection(*(set(a) for a in answers.values()))
-        keys = [key for key in answers[first.name] if key in shared]
-        for name, found in answers.items():
-            unmatched[name] += sum(1 for key in found if key not in shared)
-    if not keys:
-        raise InputError(
-            "no query is answered by every system (--match query matches by query text)",
-            path=str(first.path),
-        )
-    first_answers = answers[first.name]
-    named = {key: (first_answers[key][2], first_answers[key][0].index) for key in keys}
-    return Matched(keys, answers, unmatched, named)
-
-
-def _check_same(first: System, ours: Answers, other: System, theirs: Answers) -> None:
-    for key in ours:
-        if key not in theirs:
-            raise InputError(
-                f"session {key[0]!r} turn {key[1]} is answered by {first.name} ({first.path}) "
-                f"but not by {other.name}: the systems' sessions must match "
-                "(--match query matches by query text)",
-                path=str(other.path),
-            )
-    for key in theirs:
-        if key not in ours:
-            raise InputError(
-                f"session {key[0]!r} turn {key[1]} is answered by {other.name} but not by "
-                f"{first.name} ({first.path}): the systems' sessions must match "
-                "(--match query matches by query text)",
-                path=str(other.path),
-            )
-
-
-PairSpec = tuple[Key, str, str]
-
-
-def _all_pairs(matched: Matched, names: Sequence[str]) -> list[PairSpec]:
-    return [(key, a, b) for key in matched.keys for a, b in itertools.combinations(names, 2)]
-
-
-def _listed_pairs(path: Path, matched: Matched, names: Sequence[str], match: str) -> list[PairSpec]:
+def _listed_pairs(path: Path, store: AnswerStore, names: Sequence[str], match: str) -> array[int]:
     """``--pairs FILE``: JSONL rows naming ``session_id`` (or ``session``), ``turn`` (1 when
     left out), ``a`` and ``b`` (or ``system_a``/``system_b``); with ``--match query``, a
-    ``query`` instead of the session."""
-    known = set(matched.keys)
-    out: list[PairSpec] = []
+    ``query`` instead of the session. Read a line at a time; kept as three numbers a pair."""
+    out: array[int] = array("q")
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        with path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if line.strip():
+                    out.extend(_listed_pair(line, number, path, store, names, match))
     except (OSError, UnicodeDecodeError) as error:
         raise InputError(f"cannot read the pairs file: {error}", path=str(path)) from None
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise InputError(f"not JSON: {error.msg}", path=str(path), line=number) from None
-        if not isinstance(row, dict):
-            raise InputError("a row must be a JSON object", path=str(path), line=number)
-        a, b = row.get("a", row.get("system_a")), row.get("b", row.get("system_b"))
-        for field_name, value in (("a", a), ("b", b)):
-            if value not in names:
-                raise InputError(
-                    f"unknown system {value!r}; the systems are {', '.join(names)}",
-                    path=str(path),
-                    line=number,
-                    column=field_name,
-                )
-        if a == b:
-            raise InputError("a and b name the same system", path=str(path), line=number)
-        turn = row.get("turn", 1)
-        if match == "query":
-            key: Key = (normalised_query(str(row.get("query", ""))), 1)
-        else:
-            key = (str(row.get("session_id", row.get("session", ""))), turn)
-        if key not in known:
-            raise InputError(
-                f"no matched answers for {key[0]!r} turn {key[1]}",
-                path=str(path),
-                line=number,
-                column="session_id" if match == "session" else "query",
-            )
-        out.append((key, str(a), str(b)))
     if not out:
         raise InputError("the pairs file lists no pair", path=str(path))
     return out
 
 
-def select_pairs(settings: ArenaSettings, matched: Matched) -> list[PairSpec]:
+def _listed_pair(
+    line: str, number: int, path: Path, store: AnswerStore, names: Sequence[str], match: str
+) -> PairSpec:
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise InputError(f"not JSON: {error.msg}", path=str(path), line=number) from None
+    if not isinstance(row, dict):
+        raise InputError("a row must be a JSON object", path=str(path), line=number)
+    a, b = row.get("a", row.get("system_a")), row.get("b", row.get("system_b"))
+    for field_name, value in (("a", a), ("b", b)):
+        if value not in names:
+            raise InputError(
+                f"unknown system {value!r}; the systems are {', '.join(names)}",
+                path=str(path),
+                line=number,
+                column=field_name,
+            )
+    if a == b:
+        raise InputError("a and b name the same system", path=str(path), line=number)
+    turn = row.get("turn", 1)
+    if match == "query":
+        key, turn = normalised_query(str(row.get("query", ""))), 1
+    else:
+        key = str(row.get("session_id", row.get("session", "")))
+    whole = isinstance(turn, (int, float)) and float(turn).is_integer()
+    position = store.position(key, int(turn)) if whole else None
+    if position is None:
+        raise InputError(
+            f"no matched answers for {key!r} turn {turn}",
+            path=str(path),
+            line=number,
+            column="session_id" if match == "session" else "query",
+        )
+    return position, names.index(str(a)), names.index(str(b))
+
+
+def select_pairs(settings: ArenaSettings, store: AnswerStore) -> Selection:
+    """The pairs to judge: all, or those listed (``--pairs``), or a seeded uniform sample of
+    either (``--max-pairs``)."""
     names = [s.name for s in settings.systems]
-    pairs = (
-        _listed_pairs(settings.pairs, matched, names, settings.match)
-        if settings.pairs is not None
-        else _all_pairs(matched, names)
-    )
-    if settings.max_pairs is not None and settings.max_pairs < len(pairs):
-        chosen = sorted(random.Random(settings.seed).sample(range(len(pairs)), settings.max_pairs))
-        pairs = [pairs[i] for i in chosen]
-    return pairs
+    if settings.pairs is not None:
+        listed = _listed_pairs(settings.pairs, store, names, settings.match)
+        selection = Selection(len(listed) // 3, len(names), listed)
+    else:
+        selection = Selection(store.queries * math.comb(len(names), 2), len(names))
+    if settings.max_pairs is not None and settings.max_pairs < selection.total:
+        sample = random.Random(settings.seed).sample(range(selection.total), settings.max_pairs)
+        selection = dataclasses.replace(selection, chosen=array("q", sorted(sample)))
+    return selection
 
 
-def _pair(spec: PairSpec, matched: Matched) -> Pair:
-    key, a, b = spec
-    turn_a, language, _ = matched.answers[a][key]
-    turn_b = matched.answers[b][key][0]
-    session_id, turn = matched.where[key]
-    return Pair(
-        session_id=session_id,
-        turn=turn,
-        query=turn_a.query,
-        a=a,
-        b=b,
-        answer_a=turn_a,
-        answer_b=turn_b,
-        language=language,
-    )
+def _pairs(
+    specs: Sequence[PairSpec], store: AnswerStore, names: Sequence[str]
+) -> tuple[list[Pair], dict[tuple[int, int], Turn]]:
+    """The window's pairs, their answers read back from the store (each answer once)."""
+    answers = store.answers((position, s) for position, a, b in specs for s in (a, b))
+    where = {position: store.where(position) for position in {spec[0] for spec in specs}}
+    pairs = []
+    for position, a, b in specs:
+        first, second = answers[(position, a)], answers[(position, b)]
+        session_id, turn = where[position]
+        pairs.append(
+            Pair(
+                session_id=session_id,
+                turn=turn,
+                query=first.turn.query,
+                a=names[a],
+                b=names[b],
+                answer_a=first.turn,
+                answer_b=second.turn,
+                language=first.language,
+            )
+        )
+    return pairs, {place: answer.turn for place, answer in answers.items()}
 
 
 def _scenario(settings: ArenaSettings, overrides: Overrides | None) -> Scenario:
@@ -369,60 +310,107 @@ def _scenario(settings: ArenaSettings, overrides: Overrides | None) -> Scenario:
     return apply_overrides(scenario, overrides)
 
 
-def _compact(row: Mapping[str, Any]) -> dict[str, Any]:
-    keep = ("session_id", "turn", "a", "b", "winner", "consistent", "style")
-    return {
-        **{k: row[k] for k in keep},
-        "mirrored": any(o.get("mirrored") for o in row["orders"]),
-    }
+class Tally:
+    """What the end of an arena needs of each judged pair, as numbers (about 60 bytes a
+    pair; ``pairs.jsonl`` holds the rest): the query's position, the systems' numbers, the
+    result (1 a won, 0 b won, 0.5 a tie, NaN missing), the style differences the
+    style-controlled fit reads, whether both orders agreed; and counts of the mirrored
+    pairs, the orders judged and the failures by reason."""
+
+    def __init__(self) -> None:
+        self.query: array[int] = array("q")
+        self.a: array[int] = array("q")
+        self.b: array[int] = array("q")
+        self.result: array[float] = array("d")
+        self.style: array[float] = array("d")
+        #: 1 both orders agreed, 0 they did not, -1 not judged in both orders
+        self.consistent: array[int] = array("b")
+        self.mirrored = 0
+        self.orders = 0
+        self.failures: Counter[str] = Counter()
+
+    def __len__(self) -> int:
+        return len(self.result)
+
+    def add(self, spec: PairSpec, verdict: PairVerdict, row: Mapping[str, Any]) -> None:
+        position, a, b = spec
+        self.query.append(position)
+        self.a.append(a)
+        self.b.append(b)
+        winner = row["winner"]
+        self.result.append(
+            math.nan if winner is None else 1.0 if winner == "a" else 0.0 if winner == "b" else 0.5
+        )
+        self.style.extend(style_differences(row["style"]["a"], row["style"]["b"]))
+        consistent = row["consistent"]
+        self.consistent.append(-1 if consistent is None else int(bool(consistent)))
+        self.mirrored += any(order.mirrored for order in verdict.orders)
+        self.orders += sum(1 for order in verdict.orders if not order.mirrored)
+        for order in verdict.orders:
+            if order.overall is None:
+                self.failures[str(order.missing_reason)] += 1
+
+    @property
+    def missing(self) -> int:
+        return int(np.isnan(np.frombuffer(self.result, dtype=float)).sum())
+
+    def outcomes(self, names: Sequence[str]) -> Outcomes:
+        """The judged pairs (missing ones left out), queries numbered in the order they
+        first appear, as :meth:`Outcomes.from_rows` numbers them."""
+        result = np.frombuffer(self.result, dtype=float)
+        kept = ~np.isnan(result)
+        query = np.frombuffer(self.query, dtype=np.int64)[kept]
+        _, first, inverse = np.unique(query, return_index=True, return_inverse=True)
+        rank = np.empty(first.size, dtype=np.int64)
+        rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+        return Outcomes(
+            tuple(names),
+            np.frombuffer(self.a, dtype=np.int64)[kept],
+            np.frombuffer(self.b, dtype=np.int64)[kept],
+            result[kept],
+            rank[inverse.reshape(-1)],
+            np.frombuffer(self.style, dtype=float).reshape(-1, len(STYLE_FEATURES))[kept],
+        )
+
+    def failure_rows(self) -> list[dict[str, Any]]:
+        return [
+            {"judge": NAME, "reason": reason, "count": count}
+            for reason, count in self.failures.items()
+        ]
 
 
 async def _judge_pairs(
     judging: LocalJudging,
     judge: PairwiseJudge,
-    specs: Sequence[PairSpec],
-    matched: Matched,
+    selection: Selection,
+    store: AnswerStore,
+    names: Sequence[str],
     out: TextIO,
     window: int,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
-    """Judge ``specs`` ``window`` at a time, writing each row as it is judged; returns the
-    compact rows, the failed orders and how many orders were judged (a mirrored one is not:
-    the offline twin is computed in-process, see :meth:`PairwiseJudge.compare_offline`)."""
+) -> Tally:
+    """Judge the selected pairs ``window`` at a time (their answers read back from
+    ``store``, so only a window's answers are in memory), writing each row as it is judged;
+    returns the numbers kept of each pair (a mirrored order is not judged: the offline
+    twin is computed in-process, see :meth:`PairwiseJudge.compare_offline`)."""
     group = judging.groups[0]
     assert group.engine is not None
     engine = group.engine
     offline = group.provider == "offline"
-    kept: list[dict[str, Any]] = []
-    failures: list[dict[str, Any]] = []
-    judged = 0
-    # an answer meets every other system's: its style figures are read once per window
-    styles: dict[int, tuple[Turn, dict[str, float]]] = {}
-
-    def style(turn: Turn) -> dict[str, float]:
-        found = styles.get(id(turn))
-        if found is None or found[0] is not turn:
-            found = styles[id(turn)] = (turn, style_features(turn))
-        return found[1]
-
-    for start in range(0, len(specs), window):
-        styles.clear()
-        pairs = [_pair(spec, matched) for spec in specs[start : start + window]]
+    tally = Tally()
+    for start in range(0, len(selection), window):
+        specs = selection.specs(start, start + window)
+        pairs, turns = _pairs(specs, store, names)
+        # an answer meets every other system's: its style figures are read once per window
+        styles = {place: style_features(turn) for place, turn in turns.items()}
         if offline:
             verdicts = [judge.compare_offline(pair) for pair in pairs]
         else:
             verdicts = await asyncio.gather(*(judge.compare(pair, engine) for pair in pairs))
-        for verdict in verdicts:
-            pair = verdict.pair
-            row = pair_row(verdict, (style(pair.answer_a), style(pair.answer_b)))
+        for (position, a, b), verdict in zip(specs, verdicts, strict=True):
+            row = pair_row(verdict, (styles[(position, a)], styles[(position, b)]))
             out.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
-            kept.append(_compact(row))
-            judged += sum(1 for order in verdict.orders if not order.mirrored)
-            failures.extend(
-                {"judge": NAME, "reason": order.missing_reason}
-                for order in verdict.orders
-                if order.overall is None
-            )
-    return kept, failures, judged
+            tally.add((position, a, b), verdict, row)
+    return tally
 
 
 def _systems_table(
@@ -457,21 +445,29 @@ def _style_table(names: Sequence[str], outcomes: Outcomes) -> dict[str, Any]:
     }
 
 
-def _consistency(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    both = [r["consistent"] for r in rows if r["consistent"] is not None]
-    cycles = count_cycles(rows)
+def _consistency(tally: Tally, outcomes: Outcomes) -> dict[str, Any]:
+    consistent = np.frombuffer(tally.consistent, dtype=np.int8)
+    both = consistent[consistent >= 0]
+    cycles = count_cycles(outcomes)
     return {
-        "position_consistency": sum(both) / len(both) if both else None,
-        "pairs_in_both_orders": len(both),
+        "position_consistency": int(both.sum()) / both.size if both.size else None,
+        "pairs_in_both_orders": int(both.size),
         # the offline twin's swapped order is its mirror: no position bias to measure
-        "mirrored_pairs": sum(1 for r in rows if r.get("mirrored")),
+        "mirrored_pairs": tally.mirrored,
         "intransitive_cycles": cycles["cycles"],
         "decided_triads": cycles["triads"],
         "cycle_rate": cycles["cycles"] / cycles["triads"] if cycles["triads"] else None,
     }
 
 
-def _gold(settings: ArenaSettings, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+def _rows(path: Path) -> Iterator[dict[str, Any]]:
+    """``pairs.jsonl``'s rows, read back one at a time."""
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            yield json.loads(line)
+
+
+def _gold(settings: ArenaSettings, pairs: Path) -> dict[str, Any] | None:
     if settings.gold is None:
         return None
     from genir_eval.ingest.preferences import read_preferences
@@ -492,7 +488,7 @@ def _gold(settings: ArenaSettings, rows: Sequence[Mapping[str, Any]]) -> dict[st
         }
         for p in preferences
     )
-    agreement = agreement_with_gold(rows, gold)
+    agreement = agreement_with_gold(_rows(pairs), gold)
     return {"path": str(settings.gold), "criterion": wanted, **agreement.to_dict()}
 
 
@@ -504,7 +500,10 @@ async def arun_arena(
     log: TextIO | None = None,
     window: int = WINDOW,
 ) -> dict[str, Any]:
-    """Judge the arena and write its folder; returns ``arena.json``'s document."""
+    """Judge the arena and write its folder; returns ``arena.json``'s document. Pairs are
+    judged ``window`` at a time: the answers in memory are that window's."""
+    if window < 1:
+        raise ValueError(f"window must be >= 1, got {window}")
     started = time.monotonic()
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     scenario = _scenario(settings, overrides)
@@ -512,63 +511,47 @@ async def arun_arena(
     say = (lambda m: print(f"genir-eval: {m}", file=log)) if log else (lambda m: None)
     judge = make_judge(NAME, **settings.options)
     assert isinstance(judge, PairwiseJudge)
-    matched = match_answers(settings.systems, settings.match)
-    specs = select_pairs(settings, matched)
     names = [s.name for s in settings.systems]
     out = settings.out.resolve()
     check_writable_folder(out, "the output folder")
-    judging = LocalJudging(scenario, out, progress=progress, log=log, say=say, label="arena")
-    say(f"judging {len(specs)} pairs of {len(names)} systems on {len(matched.keys)} queries")
-    try:
-        with _temporary(out / "pairs.jsonl") as handle:
-            async with judging:
-                rows, failures, orders = await _judge_pairs(
-                    judging, judge, specs, matched, handle, window
-                )
-    except OSError as error:
-        raise StorageError(
-            f"cannot write pairs.jsonl: {error.strerror or error}", path=str(out)
-        ) from None
-    outcomes = Outcomes.from_rows(names, rows)
-    missing_pairs = sum(1 for r in rows if r["winner"] is None)
-    group = judging.groups[0]
-    status = run_status(
-        {NAME: {"labels": orders, "missing": len(failures)}},
-        failures,
-        judging.engine_stats,
-        endpoints={NAME: where(group)},
-        max_missing=scenario.engine.max_missing,
-        allow_permanent=scenario.engine.allow_permanent,
-    )
+    with AnswerStore(out) as store:
+        store.read(settings.systems, settings.match)
+        selection = select_pairs(settings, store)
+        judging = LocalJudging(scenario, out, progress=progress, log=log, say=say, label="arena")
+        say(f"judging {len(selection)} pairs of {len(names)} systems on {store.queries} queries")
+        try:
+            with _temporary(out / "pairs.jsonl") as handle:
+                async with judging:
+                    tally = await _judge_pairs(
+                        judging, judge, selection, store, names, handle, window
+                    )
+        except OSError as error:
+            raise StorageError(
+                f"cannot write pairs.jsonl: {error.strerror or error}", path=str(out)
+            ) from None
+        queries, unmatched = store.queries, dict(store.unmatched)
     document: dict[str, Any] = {
         "version": OUTPUT_VERSION,
         "started_at": started_at,
-        "judge": {"name": NAME, "options": dict(judge.options), "endpoint": where(group)},
+        "judge": {
+            "name": NAME,
+            "options": dict(judge.options),
+            "endpoint": where(judging.groups[0]),
+        },
         "inputs": [{"name": s.name, "path": str(s.path)} for s in settings.systems],
         "match": settings.match,
-        "queries": len(matched.keys),
-        "unmatched": matched.unmatched,
-        "pairs": {
-            "judged": len(rows) - missing_pairs,
-            "missing": missing_pairs,
-            "ties": int(np.sum(outcomes.result == 0.5)),
-        },
-        "systems": _systems_table(names, outcomes, settings.resamples, settings.seed)
-        if len(outcomes)
-        else [],
-        "matrix": win_matrix(outcomes),
-        "style_control": _style_table(names, outcomes) if len(outcomes) else None,
-        "consistency": _consistency(rows),
+        "queries": queries,
+        "unmatched": unmatched,
+        **_figures(settings, tally),
         "reply_stats": judge.stats.rates(),
         "engines": judging.engine_stats,
-        "status": status,
+        "status": _status(scenario, judging, tally),
     }
-    document["gold"] = _gold(settings, rows)
+    document["gold"] = _gold(settings, out / "pairs.jsonl")
     if settings.min_win_rate is not None:
         document["gate"] = gate_against(
-            rows,
+            tally.outcomes(names),
             baseline=settings.baseline or names[0],
-            systems=names,
             threshold=settings.min_win_rate,
             alpha=settings.alpha,
             resamples=settings.gate_resamples or max(settings.resamples, 1000),
@@ -579,8 +562,41 @@ async def arun_arena(
     from genir_eval.report.arena import render_arena
 
     render_arena(out / "report.html", document)
-    say(f"wrote {out} ({len(rows)} pairs, {missing_pairs} missing) in {document['duration_s']}s")
+    missing = document["pairs"]["missing"]
+    say(f"wrote {out} ({len(tally)} pairs, {missing} missing) in {document['duration_s']}s")
     return document
+
+
+def _figures(settings: ArenaSettings, tally: Tally) -> dict[str, Any]:
+    """The pairs' counts, the ranking, the matrix, style control and consistency, from the
+    numbers kept of each pair."""
+    names = [s.name for s in settings.systems]
+    outcomes = tally.outcomes(names)
+    missing_pairs = tally.missing
+    return {
+        "pairs": {
+            "judged": len(tally) - missing_pairs,
+            "missing": missing_pairs,
+            "ties": int(np.sum(outcomes.result == 0.5)),
+        },
+        "systems": _systems_table(names, outcomes, settings.resamples, settings.seed)
+        if len(outcomes)
+        else [],
+        "matrix": win_matrix(outcomes),
+        "style_control": _style_table(names, outcomes) if len(outcomes) else None,
+        "consistency": _consistency(tally, outcomes),
+    }
+
+
+def _status(scenario: Scenario, judging: LocalJudging, tally: Tally) -> dict[str, Any]:
+    return run_status(
+        {NAME: {"labels": tally.orders, "missing": sum(tally.failures.values())}},
+        tally.failure_rows(),
+        judging.engine_stats,
+        endpoints={NAME: where(judging.groups[0])},
+        max_missing=scenario.engine.max_missing,
+        allow_permanent=scenario.engine.allow_permanent,
+    )
 
 
 def run_arena(settings: ArenaSettings, **options: Any) -> dict[str, Any]:

@@ -9,36 +9,36 @@ threshold (significantly below it, at level ``alpha / 2`` one-sided).
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from genir_eval.judges.pairwise.ranking import Outcomes
+
 __all__ = ["gate_against", "gate_markdown", "gate_text"]
 
 
-def _win_rates(
-    rows: Sequence[Mapping[str, Any]], baseline: str, candidate: str
-) -> dict[tuple[str, int], list[float]]:
-    by_query: dict[tuple[str, int], list[float]] = defaultdict(list)
-    for row in rows:
-        winner = row.get("winner")
-        if winner is None or {row["a"], row["b"]} != {baseline, candidate}:
-            continue
-        if winner == "tie":
-            score = 0.5
-        else:
-            score = 1.0 if row[winner] == candidate else 0.0
-        by_query[(str(row["session_id"]), int(row["turn"]))].append(score)
-    return by_query
+def _win_rates(outcomes: Outcomes, baseline: str, candidate: str) -> tuple[np.ndarray, np.ndarray]:
+    """The candidate's summed scores and pair counts against the baseline, per query (in the
+    order the queries first appear among their pairs)."""
+    base, cand = outcomes.systems.index(baseline), outcomes.systems.index(candidate)
+    a, b = outcomes.a, outcomes.b
+    mask = ((a == base) & (b == cand)) | ((a == cand) & (b == base))
+    result = outcomes.result[mask]
+    score = np.where(a[mask] == cand, result, 1.0 - result)
+    _, first, inverse = np.unique(outcomes.query[mask], return_index=True, return_inverse=True)
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    group = rank[inverse.reshape(-1)]
+    sums = np.bincount(group, weights=score, minlength=first.size)
+    counts = np.bincount(group, minlength=first.size).astype(float)
+    return sums, counts
 
 
 def _interval(
-    by_query: Mapping[Any, Sequence[float]], alpha: float, resamples: int, seed: int
+    sums: np.ndarray, counts: np.ndarray, alpha: float, resamples: int, seed: int
 ) -> tuple[float, float, float]:
-    sums = np.array([sum(v) for v in by_query.values()])
-    counts = np.array([len(v) for v in by_query.values()], dtype=float)
     rate = float(sums.sum() / counts.sum())
     rng = np.random.default_rng(seed)
     drawn = rng.integers(0, len(sums), size=(resamples, len(sums)))
@@ -48,33 +48,33 @@ def _interval(
 
 
 def gate_against(
-    rows: Sequence[Mapping[str, Any]],
+    outcomes: Outcomes,
     *,
     baseline: str,
-    systems: Sequence[str],
     threshold: float,
     alpha: float = 0.05,
     resamples: int = 2000,
     seed: int = 0,
 ) -> dict[str, Any]:
     """Each other system's win rate against ``baseline`` with its interval, and whether it is
-    significantly below ``threshold`` (``passed`` is false when any is)."""
+    significantly below ``threshold`` (``passed`` is false when any is); ``outcomes``: the
+    judged pairs (:class:`~genir_eval.judges.pairwise.ranking.Outcomes`)."""
     candidates = []
-    for name in systems:
+    for name in outcomes.systems:
         if name == baseline:
             continue
-        by_query = _win_rates(rows, baseline, name)
-        if not by_query:
+        sums, counts = _win_rates(outcomes, baseline, name)
+        if not sums.size:
             candidates.append(
                 {"name": name, "pairs": 0, "win_rate": None, "ci": None, "failed": True}
             )
             continue
-        rate, lo, hi = _interval(by_query, alpha, resamples, seed)
+        rate, lo, hi = _interval(sums, counts, alpha, resamples, seed)
         candidates.append(
             {
                 "name": name,
-                "pairs": sum(len(v) for v in by_query.values()),
-                "queries": len(by_query),
+                "pairs": int(counts.sum()),
+                "queries": int(sums.size),
                 "win_rate": rate,
                 "ci": [lo, hi],
                 "failed": hi < threshold,

@@ -27,6 +27,7 @@ computing a verdict costs less than reading a journal row.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,8 +69,6 @@ NAME = "pairwise"
 KIND = "pairwise"
 TASK = "pairwise"
 VERDICTS = ("a", "b", "tie")
-#: Answers whose evidence is kept at once (more than a window of pairs touches).
-_EVIDENCE_KEPT = 20_000
 
 DEFAULT_CRITERIA: Mapping[str, Mapping[str, str]] = {
     "correctness": {
@@ -225,19 +224,19 @@ class PairwiseJudge:
         }
         self.criteria = _criteria(str(self.options["criteria"]))
         self.stats = JudgeStats()
-        # an answer meets every other system's: its evidence is read once (the turn is
-        # kept beside it so its id is not reused while the entry lives)
-        self._evidence: dict[int, tuple[Turn, AnswerEvidence]] = {}
+        # an answer meets every other system's: its evidence is read once while the caller
+        # holds the answer (the arena, a window of pairs), and forgotten with it
+        self._evidence: weakref.WeakKeyDictionary[Turn, AnswerEvidence] = (
+            weakref.WeakKeyDictionary()
+        )
         self._templates: dict[str, tuple[str, str]] = {}
 
     def evidence(self, turn: Turn) -> AnswerEvidence:
         """The twin's evidence about ``turn``, read once per answer."""
-        found = self._evidence.get(id(turn))
-        if found is None or found[0] is not turn:
-            if len(self._evidence) >= _EVIDENCE_KEPT:
-                self._evidence.clear()
-            found = self._evidence[id(turn)] = (turn, answer_evidence(turn))
-        return found[1]
+        found = self._evidence.get(turn)
+        if found is None:
+            found = self._evidence[turn] = answer_evidence(turn)
+        return found
 
     async def __call__(self, session: Session, engine: Any) -> list[Label]:
         raise ConfigError(

@@ -43,6 +43,8 @@ __all__ = [
     "style_fit",
     "count_cycles",
     "elo",
+    "style_differences",
+    "STYLE_FEATURES",
 ]
 
 ELO_SCALE = 400.0 / math.log(10.0)
@@ -80,8 +82,7 @@ class Outcomes:
                 queries.setdefault((str(row["session_id"]), int(row["turn"])), len(queries))
             )
             found = row.get("style") or {}
-            fa, fb = found.get("a") or {}, found.get("b") or {}
-            style.append([_normalised(fa.get(k, 0.0), fb.get(k, 0.0)) for k in STYLE_FEATURES])
+            style.append(style_differences(found.get("a") or {}, found.get("b") or {}))
         return cls(
             tuple(systems),
             np.asarray(a, dtype=np.int64),
@@ -103,6 +104,12 @@ class Outcomes:
             self.query[index],
             self.style[index],
         )
+
+
+def style_differences(style_a: Mapping[str, float], style_b: Mapping[str, float]) -> list[float]:
+    """The normalised differences ``(f_a - f_b) / (f_a + f_b)`` of the style features (0
+    when both are 0), in :data:`STYLE_FEATURES` order."""
+    return [_normalised(style_a.get(k, 0.0), style_b.get(k, 0.0)) for k in STYLE_FEATURES]
 
 
 def _normalised(x: float, y: float) -> float:
@@ -249,20 +256,20 @@ def style_fit(outcomes: Outcomes) -> Fit:
     return fit_davidson(outcomes, style=True)
 
 
-def count_cycles(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+def count_cycles(outcomes: Outcomes) -> dict[str, int]:
     """Directed 3-cycles of the per-query preference graphs, and the triads they could be
-    in (three systems all judged against each other with decided verdicts)."""
-    graphs: dict[tuple[str, int], nx.DiGraph] = {}
-    for row in rows:
-        winner = row.get("winner")
-        if winner not in ("a", "b"):
-            continue
-        graph = graphs.setdefault((str(row["session_id"]), int(row["turn"])), nx.DiGraph())
-        loser = "b" if winner == "a" else "a"
-        graph.add_edge(row[winner], row[loser])
+    in (three systems all judged against each other with decided verdicts). One query's
+    graph is built at a time."""
+    decided = outcomes.result != 0.5
+    query, result = outcomes.query[decided], outcomes.result[decided]
+    winner = np.where(result == 1.0, outcomes.a[decided], outcomes.b[decided])
+    loser = np.where(result == 1.0, outcomes.b[decided], outcomes.a[decided])
+    order = np.argsort(query, kind="stable")
+    starts = np.flatnonzero(np.diff(query[order], prepend=-1))
     cycles = triads = 0
-    for graph in graphs.values():
+    for rows in np.split(order, starts[1:]) if order.size else []:
+        graph = nx.DiGraph()
+        graph.add_edges_from(zip(winner[rows].tolist(), loser[rows].tolist(), strict=True))
         cycles += sum(1 for _ in nx.simple_cycles(graph, length_bound=3) if len(_) == 3)
-        undirected = graph.to_undirected()
-        triads += sum(nx.triangles(undirected).values()) // 3
-    return {"cycles": cycles, "triads": triads, "queries": len(graphs)}
+        triads += sum(nx.triangles(graph.to_undirected()).values()) // 3
+    return {"cycles": cycles, "triads": triads, "queries": int(starts.size)}

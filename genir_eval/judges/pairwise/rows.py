@@ -134,10 +134,13 @@ class Agreement:
 def agreement_with_gold(
     judged: Iterable[Mapping[str, Any]], gold: Mapping[PairKey, str]
 ) -> Agreement:
-    """How often the judge's winner is people's (``judged``: ``pairs.jsonl`` rows)."""
+    """How often the judge's winner is people's (``judged``: ``pairs.jsonl`` rows, read once;
+    only the gold pairs' verdicts are kept)."""
     verdicts: dict[PairKey, str | None] = {}
     for row in judged:
         key, _ = _key(str(row["session_id"]), int(row["turn"]), row["a"], row["b"])
+        if key not in gold:
+            continue
         winner = row.get("winner")
         verdicts[key] = None if winner is None else "tie" if winner == "tie" else row[winner]
     agree = ties = judged_n = 0

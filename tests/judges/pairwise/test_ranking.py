@@ -114,4 +114,5 @@ def test_intransitive_cycles_are_counted_per_query() -> None:
         _row("q3", "y", "z", "tie"),
         _row("q3", "x", "z", "b"),
     ]
-    assert count_cycles(rows) == {"cycles": 1, "triads": 2, "queries": 3}
+    outcomes = Outcomes.from_rows(["x", "y", "z"], rows)
+    assert count_cycles(outcomes) == {"cycles": 1, "triads": 2, "queries": 3}
