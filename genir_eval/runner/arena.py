@@ -513,23 +513,32 @@ async def arun_arena(
     assert isinstance(judge, PairwiseJudge)
     names = [s.name for s in settings.systems]
     out = settings.out.resolve()
+    made = not out.exists()
     check_writable_folder(out, "the output folder")
-    with AnswerStore(out) as store:
-        store.read(settings.systems, settings.match)
-        selection = select_pairs(settings, store)
-        judging = LocalJudging(scenario, out, progress=progress, log=log, say=say, label="arena")
-        say(f"judging {len(selection)} pairs of {len(names)} systems on {store.queries} queries")
-        try:
-            with _temporary(out / "pairs.jsonl") as handle:
-                async with judging:
-                    tally = await _judge_pairs(
-                        judging, judge, selection, store, names, handle, window
-                    )
-        except OSError as error:
-            raise StorageError(
-                f"cannot write pairs.jsonl: {error.strerror or error}", path=str(out)
-            ) from None
-        queries, unmatched = store.queries, dict(store.unmatched)
+    try:
+        with AnswerStore(out) as store:
+            store.read(settings.systems, settings.match)
+            selection = select_pairs(settings, store)
+            judging = LocalJudging(
+                scenario, out, progress=progress, log=log, say=say, label="arena"
+            )
+            say(
+                f"judging {len(selection)} pairs of {len(names)} systems on {store.queries} queries"
+            )
+            try:
+                with _temporary(out / "pairs.jsonl") as handle:
+                    async with judging:
+                        tally = await _judge_pairs(
+                            judging, judge, selection, store, names, handle, window
+                        )
+            except OSError as error:
+                raise StorageError(
+                    f"cannot write pairs.jsonl: {error.strerror or error}", path=str(out)
+                ) from None
+            queries, unmatched = store.queries, dict(store.unmatched)
+    except (InputError, ConfigError):
+        _remove_if_made(out, made)
+        raise
     document: dict[str, Any] = {
         "version": OUTPUT_VERSION,
         "started_at": started_at,
@@ -565,6 +574,17 @@ async def arun_arena(
     missing = document["pairs"]["missing"]
     say(f"wrote {out} ({len(tally)} pairs, {missing} missing) in {document['duration_s']}s")
     return document
+
+
+def _remove_if_made(folder: Path, made: bool) -> None:
+    """Leave no output folder behind for refused input: the folder is removed when this
+    arena made it and it is empty (the answer store is removed as it closes)."""
+    if not made:
+        return
+    try:
+        folder.rmdir()  # only when empty
+    except OSError:
+        pass  # the input's error is the one to report
 
 
 def _figures(settings: ArenaSettings, tally: Tally) -> dict[str, Any]:

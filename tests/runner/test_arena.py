@@ -109,7 +109,11 @@ def test_a_session_only_the_second_system_answers_is_a_located_error(
     assert _arena(tmp_path, a, b, "--out", str(tmp_path / "o")) == 2
     err = capsys.readouterr().err
     assert "b.jsonl" in err and "'s3'" in err and "not by a" in err and "Traceback" not in err
-    assert not (tmp_path / "o" / "pairs.jsonl").exists()
+    # refused input leaves no folder the arena made, and a folder that was there stays
+    assert not (tmp_path / "o").exists()
+    (tmp_path / "kept").mkdir()
+    assert _arena(tmp_path, a, b, "--out", str(tmp_path / "kept")) == 2
+    assert (tmp_path / "kept").is_dir() and not any((tmp_path / "kept").iterdir())
 
 
 def test_bad_system_files_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
