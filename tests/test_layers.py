@@ -21,6 +21,7 @@ BASE = {
     "unique_keys",
     "kind_names",
     "stale",
+    "figures",
 }
 # folder -> the folders (besides itself and the base modules) it may import, as the map says
 MAY_IMPORT: dict[str, set[str]] = {

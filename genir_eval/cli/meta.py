@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import sys
+from functools import partial
 from typing import Any
 
 from genir_eval.cli import COMMANDS
@@ -15,6 +16,7 @@ from genir_eval.cli.engine_options import (
     engine_from_args,
 )
 from genir_eval.errors import ConfigError, did_you_mean
+from genir_eval.figures import number_text
 from genir_eval.ingest import FORMATS, load_sessions, read_preferences
 from genir_eval.judges import judge_names, make_judge
 from genir_eval.judges.base import Label
@@ -293,11 +295,8 @@ def _is_link_judge(name: str) -> bool:
     return name in judge_names() and judge_kind(make_judge(name).kind).feeds_link_measures
 
 
-def _num(value: Any) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
 def format_result(result: dict[str, Any]) -> str:
+    n = partial(number_text, missing="n/a")
     judge = result["judge"]
     lines = [f"judge {judge['name']} ({judge['provider']}/{judge['model']})"]
     if result.get("baseline_note"):
@@ -309,15 +308,15 @@ def format_result(result: dict[str, Any]) -> str:
         for name, b in feedback["turn"].items():
             auc_ci = (b.get("ci95") or {}).get("auc") or (None, None)
             lines.append(
-                f"thumbs vs {feedback['score']} ({name}): auc {_num(b.get('auc'))} "
-                f"[{_num(auc_ci[0])}, {_num(auc_ci[1])}]  point-biserial r "
-                f"{_num(b.get('point_biserial'))}  n {b['n']} ({b['n_up']} up, "
+                f"thumbs vs {feedback['score']} ({name}): auc {n(b.get('auc'))} "
+                f"[{n(auc_ci[0])}, {n(auc_ci[1])}]  point-biserial r "
+                f"{n(b.get('point_biserial'))}  n {b['n']} ({b['n_up']} up, "
                 f"{b['n_down']} down)"
             )
     orderings = result.get("orderings")
     if orderings:
         lines.append(
-            f"hardest queries: rbo {_num(orderings['rbo'])} kendall {_num(orderings['kendall_tau'])}"
+            f"hardest queries: rbo {n(orderings['rbo'])} kendall {n(orderings['kendall_tau'])}"
         )
     for criterion, table in (result.get("preferences") or {}).items():
         for level in ("session", "turn"):
@@ -325,22 +324,22 @@ def format_result(result: dict[str, Any]) -> str:
                 ci = b.get("ci95") or (None, None)
                 lines.append(
                     f"preferences {criterion} ({level}) {name}: agreement "
-                    f"{_num(b['agreement'])} [{_num(ci[0])}, {_num(ci[1])}] over {b['decided']} "
-                    f"decided pairs, score ties {b['score_ties']}, kappa {_num(b['kappa'])}, "
+                    f"{n(b['agreement'])} [{n(ci[0])}, {n(ci[1])}] over {b['decided']} "
+                    f"decided pairs, score ties {b['score_ties']}, kappa {n(b['kappa'])}, "
                     f"missing {b['missing']}"
                 )
     lines += quality_lines(result)
     replies = result.get("replies")
     if replies:
         lines.append(
-            f"replies: parse failures {_num(replies['parse_failure_rate'])}, repairs "
-            f"{_num(replies['repair_rate'])}, truncations {_num(replies['truncation_rate'])}"
+            f"replies: parse failures {n(replies['parse_failure_rate'])}, repairs "
+            f"{n(replies['repair_rate'])}, truncations {n(replies['truncation_rate'])}"
         )
     selection = result.get("prompt_selection")
     if selection:
         lines.append(
             f"prompt selection: best-on-half beats baseline on the other half in "
-            f"{_num(selection['best_beats_baseline_rate'])} of {selection['n_splits']} splits; "
+            f"{n(selection['best_beats_baseline_rate'])} of {selection['n_splits']} splits; "
             f"most frequent winner {selection['most_frequent_winner']}"
         )
     return "\n".join(lines) + "\n"

@@ -22,6 +22,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from genir_eval.errors import ConfigError, did_you_mean
 from genir_eval.judges.parsing import ReplyError
 from genir_eval.judges.prompting import check_template_file
+from genir_eval.llm.engine import REPAIR_SUFFIX
 from genir_eval.llm.providers.base import (
     Completion,
     Failure,
@@ -57,7 +58,6 @@ __all__ = [
 ]
 
 LABEL_VERSION = 1
-REPAIR_SUFFIX = "+repair"
 
 T = TypeVar("T")
 

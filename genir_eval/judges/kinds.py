@@ -32,10 +32,11 @@ an unregistered kind's judge still runs, its numeric labels scored under its id.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from genir_eval.figures import number_text
 
 if TYPE_CHECKING:
     from genir_eval.judges.base import Label
@@ -53,7 +54,6 @@ __all__ = [
     "judge_kind",
     "judge_kinds",
     "kind_blocks",
-    "number_text",
     "interval_text",
     "calibration_line",
 ]
@@ -188,18 +188,6 @@ class JudgeKind:
 
 
 # Text helpers for the kinds' lines (``genir-eval meta``, the summary's quality lines).
-
-
-def number_text(value: Any, digits: int = 3) -> str:
-    """A figure in a kind's text lines: fixed decimals, never ``-0.000``; ``-`` if none."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "-"
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, int):
-        return str(value)
-    text = f"{value:.{digits}f}"
-    return text[1:] if text.startswith("-") and float(text) == 0 else text  # never -0.000
 
 
 def interval_text(ci: Any) -> str:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
+from genir_eval.figures import number_text
 from genir_eval.judges.base import Label, ask, register_judge
 from genir_eval.judges.common import BuiltinJudge, JudgeContext, graded_config
 from genir_eval.judges.kinds import GoldBlock, GoldContext, JudgeCell, JudgeKind, JudgeTable
@@ -176,20 +178,15 @@ class SpansKind(JudgeKind):
         return JudgeTable("Useful spans vs gold", head, rows, key="span-agreement")
 
     def meta_lines(self, result: Mapping[str, Any]) -> list[str]:
+        n = partial(number_text, missing="n/a")
         spans = result.get(self.name)
         if not spans:
             return []
         lines = []
         for name in SPAN_REFERENCES:
             b = spans[name]
-            lines.append(
-                f"spans {name}: P {_num(b['precision'])} R {_num(b['recall'])} F1 {_num(b['f1'])}"
-            )
+            lines.append(f"spans {name}: P {n(b['precision'])} R {n(b['recall'])} F1 {n(b['f1'])}")
         return lines
-
-
-def _num(value: Any) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
 
 
 KIND = SpansKind()

@@ -3,7 +3,8 @@ calls concurrently with limits, retries, a persistent cache and a resumable jour
 
 A judge builds a :class:`Request`, awaits ``engine.complete(request)`` (a :class:`Completion` or
 a :class:`Failure`, never an exception for provider errors), parses the text and journals the
-outcome with ``await engine.record(request, result, value=parsed)``.
+outcome with ``await engine.record(request, result, value=parsed)``. With a journal, a judgment
+keeps its in-flight slot until that record: a caller of ``complete`` records every judgment.
 """
 
 from genir_eval.llm.config import DEFAULT_CACHE_PATH, EngineConfig, open_engine

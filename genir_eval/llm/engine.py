@@ -7,7 +7,10 @@ mode a miss is a ``cache_miss`` failure), then attempts, each one taking an in-f
 (AIMD :class:`~genir_eval.llm.limits.AdaptiveLimit`), the token budget and the request rate
 (:class:`~genir_eval.llm.limits.RequestRate`, a sliding window of sends, or
 :class:`~genir_eval.llm.limits.LearnedRate` when no rate is configured), and running under the
-per-attempt timeout. Rate limits and transient errors are retried with exponential backoff and
+per-attempt timeout. With a journal, a judgment keeps the in-flight slot its first attempt
+took (its retries and its repair call share it) until :meth:`Engine.record` has committed its
+label: replies paid for and not yet journaled cannot pile up behind a journal whose commits
+wait, so a process killed at any moment repeats at most ``concurrency`` judgments. Rate limits and transient errors are retried with exponential backoff and
 jitter (Brooker 2015, AWS Architecture Blog: "equal jitter" at least ``Retry-After`` when the
 provider sends one, "full jitter" otherwise), up to
 ``max_attempts`` and the per-judgment ``deadline``; permanent errors are not retried. Error
@@ -42,6 +45,7 @@ from genir_eval.llm.prices import PriceTable, load_prices
 from genir_eval.llm.providers.base import (
     Completion,
     Failure,
+    JudgmentKey,
     Provider,
     ProviderError,
     Request,
@@ -54,7 +58,7 @@ from genir_eval.llm.store.cache import BadCacheRow, Cache, CacheMode, cache_key
 from genir_eval.llm.store.journal import Journal, JournalEntry
 from genir_eval.settings import check_setting, public_url
 
-__all__ = ["Engine"]
+__all__ = ["Engine", "REPAIR_SUFFIX", "judgment_of"]
 
 _RETRIABLE = ("rate_limit", "transient")
 # Judgments between entering complete() and their journal/cache answer (see LookupWindow).
@@ -62,6 +66,17 @@ _LOOKUP_WINDOW = 64
 # Requests whose cache key is kept between their lookup and their journal row (the oldest
 # dropped first: a judge that never records one only costs its place).
 _KEYS_KEPT = 4096
+#: What a repair call adds to its judgment's ``prompt_version`` (``judges.base.ask``): the
+#: cache tells the two calls apart; the judgment, and its concurrency slot, is one.
+REPAIR_SUFFIX = "+repair"
+
+
+def judgment_of(key: JudgmentKey) -> JudgmentKey:
+    """The judgment a call is for: a repair call's is the judgment it repairs."""
+    version = key.prompt_version
+    if version.endswith(REPAIR_SUFFIX):
+        return replace(key, prompt_version=version[: -len(REPAIR_SUFFIX)])
+    return key
 
 
 class _Usage:
@@ -245,7 +260,20 @@ class Engine:
         return entry
 
     # -- the call --------------------------------------------------------------------------
+    def _holder(self, request: Request) -> JudgmentKey | None:
+        """The judgment that keeps the in-flight slot ``request`` takes until :meth:`record`
+        has journaled it; none without a journal (a slot an attempt)."""
+        return None if self.journal is None else judgment_of(request.key)
+
     async def complete(self, request: Request) -> Completion | Failure:
+        try:
+            return await self._complete(request)
+        except BaseException:
+            # cancelled (the run is stopping): the judgment will not be journaled
+            self._limit.release(self._holder(request))
+            raise
+
+    async def _complete(self, request: Request) -> Completion | Failure:
         self._bind_loop()
         self.requests += 1
         if self._progress is not None:
@@ -336,19 +364,27 @@ class Engine:
         failure: Failure | None = None,
     ) -> None:
         """Journal the judgment of ``request``: ``value`` is the judge's parsed label; pass
-        ``failure`` when the reply could not be parsed. A no-op without a journal."""
+        ``failure`` when the reply could not be parsed. Once the row is committed (or could
+        not be), the judgment's in-flight slot is free. A no-op without a journal."""
         if self.journal is None:
             return
-        fingerprint = self.fingerprint(request)
-        self._keys.pop(id(request), None)
-        if failure is not None:
-            failure = replace(failure, message=self.provider.redact(failure.message))
-        if isinstance(result, Failure):
-            await self.journal.record(request.key, failure=result, fingerprint=fingerprint)
-        else:
-            await self.journal.record(
-                request.key, value=value, failure=failure, raw=result.text, fingerprint=fingerprint
-            )
+        try:
+            fingerprint = self.fingerprint(request)
+            self._keys.pop(id(request), None)
+            if failure is not None:
+                failure = replace(failure, message=self.provider.redact(failure.message))
+            if isinstance(result, Failure):
+                await self.journal.record(request.key, failure=result, fingerprint=fingerprint)
+            else:
+                await self.journal.record(
+                    request.key,
+                    value=value,
+                    failure=failure,
+                    raw=result.text,
+                    fingerprint=fingerprint,
+                )
+        finally:
+            self._limit.release(judgment_of(request.key))
 
     def _done(self, result: Completion | Failure) -> Completion | Failure:
         self.completed += 1
@@ -423,7 +459,8 @@ class Engine:
         attempt has a slot (empty before)."""
         if self.health.reason is not None:
             return self._stopped(attempt - 1)
-        await self._limit.acquire(first=attempt > 1)
+        holder = self._holder(request)
+        await self._limit.acquire(first=attempt > 1, holder=holder)
         if not clock:
             clock.append(asyncio.get_running_loop().time() + self.deadline)
         deadline = clock[0]
@@ -454,7 +491,8 @@ class Engine:
                 )
                 self._budget.reconcile(reservation, used)
         finally:
-            self._limit.release()
+            if holder is None:
+                self._limit.release()  # a journaled judgment keeps it until record()
         if call.completion is not None:
             return self._answered(request, call.completion, call)
         return self._errored(call, attempt, deadline)

@@ -13,9 +13,9 @@ import html
 from collections.abc import Mapping
 from typing import Any
 
+from genir_eval.figures import number_text as _num
 from genir_eval.judges.kinds import interval_text as _interval
 from genir_eval.judges.kinds import judge_kinds
-from genir_eval.judges.kinds import number_text as _num
 
 __all__ = ["quality_lines", "quality_section", "judge_flags", "SECTION_TITLE"]
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from genir_eval.rundir.folder import Run
 
-__all__ = ["preferences_section", "preference_criteria"]
+__all__ = ["preferences_section", "preference_criteria", "agreement_text"]
 
 
 def preference_criteria(meta: Mapping[str, Any] | None) -> list[str]:
@@ -24,10 +24,12 @@ def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _percent(entry: Mapping[str, Any]) -> str:
+def agreement_text(entry: Mapping[str, Any], missing: str = "–") -> str:
+    """An agreement table row's share of decided pairs as a percent, with its interval when
+    it has one (``61.5% [48.1%, 73.4%]``); ``missing`` without one."""
     value = entry.get("agreement")
     if value is None:
-        return "–"
+        return missing
     interval = entry.get("ci95")
     shown = f"{value:.1%}"
     return f"{shown} [{interval[0]:.1%}, {interval[1]:.1%}]" if interval else shown
@@ -45,7 +47,7 @@ def _level_table(
     rows = "".join(
         f"<tr><td>{marked(name)}{' (lower is better)' if entry.get('lower_is_better') else ''}"
         f"</td><td class='num'>{_e(_number(entry.get('decided')))}</td>"
-        f"<td class='num'>{_e(_percent(entry))}</td>"
+        f"<td class='num'>{_e(agreement_text(entry))}</td>"
         f"<td class='num'>{_e(_number(entry.get('score_ties')))}</td>"
         f"<td class='num'>{_e(_number(entry.get('gold_ties')))}</td>"
         f"<td class='num'>{_e(_number(entry.get('kappa')))}</td>"

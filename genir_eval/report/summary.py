@@ -10,11 +10,11 @@ baselines, since their figures are heuristics computed from the log, not LLM jud
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from genir_eval.figures import number_text as _num
 from genir_eval.judges.kinds import (
     Figure,
     Interval,
@@ -25,7 +25,7 @@ from genir_eval.judges.kinds import (
 )
 from genir_eval.report.html import headline_score
 from genir_eval.report.judge_quality import quality_lines
-from genir_eval.report.preferences import preference_criteria
+from genir_eval.report.preferences import agreement_text, preference_criteria
 from genir_eval.report.scores import SMALL_N, ScoreSummary, score_summaries
 from genir_eval.report.tables import count_rows
 from genir_eval.rundir.folder import META_FILE, REPORT_FILE, Run
@@ -45,15 +45,6 @@ BASELINE_FOOTNOTE = (
     f"{BASELINE_MARK} offline baseline: deterministic heuristics computed from the log, "
     "not LLM judgments"
 )
-
-
-def _num(value: Any, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "-"
-    if isinstance(value, bool) or isinstance(value, int):
-        return str(value)
-    text = f"{value:.{digits}f}"
-    return text[1:] if text.startswith("-") and float(text) == 0 else text  # never -0.000
 
 
 def _with_ci(entry: Mapping[str, Any], method: str) -> str:
@@ -208,16 +199,6 @@ def feedback_table(run: Run, baselines: set[str] | None = None) -> list[str]:
     ]
 
 
-def _agreement_text(entry: Mapping[str, Any]) -> str:
-    value = entry.get("agreement")
-    if value is None:
-        return "-"
-    interval = entry.get("ci95")
-    if not interval:
-        return f"{value:.1%}"
-    return f"{value:.1%} [{interval[0]:.1%}, {interval[1]:.1%}]"
-
-
 def preference_rows(block: Mapping[str, Any], label: Any = str) -> list[list[str]]:
     """A level's scores (``{score: pair_agreement(...)}``) as table rows, header first."""
     rows = [["", "decided", "agreement [95% CI]", "score ties", "people's ties", "kappa a/tie/b"]]
@@ -227,7 +208,7 @@ def preference_rows(block: Mapping[str, Any], label: Any = str) -> list[list[str
             [
                 label(name) + direction,
                 _num(entry.get("decided")),
-                _agreement_text(entry),
+                agreement_text(entry, missing="-"),
                 _num(entry.get("score_ties")),
                 _num(entry.get("gold_ties")),
                 _num(entry.get("kappa")),

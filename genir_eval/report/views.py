@@ -8,7 +8,6 @@ out), listed with its id and title in :data:`genir_eval.report.html.SECTIONS`.
 from __future__ import annotations
 
 import html
-import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -17,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from genir_eval.errors import ConfigError
+from genir_eval.figures import number_text
 from genir_eval.judges.kinds import judge_kind
 from genir_eval.metrics.measures import parse_measure
 from genir_eval.report.scores import (
@@ -229,17 +229,8 @@ def esc(value: Any) -> str:
 
 def fmt(value: Any, digits: int = 3) -> str:
     """A number as the report prints it: fixed decimals, never ``-0.000``; ``–`` if none."""
-    if value is None:
-        return "–"
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return "–"
-        text = f"{value:.{digits}f}"
-        return text[1:] if text.startswith("-") and float(text) == 0 else text
+    if value is None or isinstance(value, int | float):
+        return number_text(value, digits, missing="–")
     return esc(value)
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import glob
 import hashlib
 import re
@@ -21,11 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from genir_eval.judges.base import REPAIR_SUFFIX, Judge, Label, judge_sessions, make_judge
+from genir_eval.judges.base import Judge, Label, judge_sessions, make_judge
 from genir_eval.llm.config import open_engine
 from genir_eval.llm.engine import Engine
 from genir_eval.llm.prices import load_prices
-from genir_eval.llm.providers.base import Completion, Failure, JudgmentKey, Request
 from genir_eval.llm.providers.factory import DEFAULT_MODELS, make_provider, resolve_provider
 from genir_eval.llm.store.cache import Cache
 from genir_eval.llm.store.journal import Journal
@@ -120,59 +118,6 @@ def earlier_journals(out: Path, group: Group, n_groups: int, tag: str | None = N
     return found
 
 
-class _JournaledPlaces:
-    """An engine as a judge sees it, where a judgment holds one of ``places`` from its first
-    call until its outcome is committed to the journal.
-
-    The engine frees its concurrency slot when the reply arrives, and the judge journals the
-    label afterwards: while the journal's commits wait (another process holding the file's
-    write lock, a slow disk), replies paid for and not yet journaled piled up behind the
-    calls in flight, and a process killed then lost them all (a Ray worker killed mid-shard
-    had its rerun repeat 94 calls, against the 16 its engine had in flight). Holding a place
-    until the commit bounds what a kill can repeat at any moment: at most ``places``
-    judgments per engine (the engine's concurrency), each with its calls (a first attempt,
-    its retries, a repair)."""
-
-    def __init__(self, engine: Any, places: int) -> None:
-        self._engine = engine
-        self._places = asyncio.Semaphore(max(1, places))
-        self._held: set[JudgmentKey] = set()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._engine, name)
-
-    @staticmethod
-    def _judgment(request: Request) -> JudgmentKey:
-        """The judgment a call is for (a repair call belongs to the judgment it repairs)."""
-        key = request.key
-        version = key.prompt_version
-        if version.endswith(REPAIR_SUFFIX):
-            return dataclasses.replace(key, prompt_version=version[: -len(REPAIR_SUFFIX)])
-        return key
-
-    async def complete(self, request: Request) -> Completion | Failure:
-        judgment = self._judgment(request)
-        if judgment not in self._held:
-            await self._places.acquire()
-            self._held.add(judgment)
-        try:
-            return await self._engine.complete(request)
-        except BaseException:
-            self._free(judgment)
-            raise
-
-    async def record(self, request: Request, result: Completion | Failure, **kw: Any) -> None:
-        try:
-            await self._engine.record(request, result, **kw)
-        finally:
-            self._free(self._judgment(request))
-
-    def _free(self, judgment: JudgmentKey) -> None:
-        if judgment in self._held:
-            self._held.discard(judgment)
-            self._places.release()
-
-
 def where(group: Group) -> str:
     """``provider/model at url`` (the URL without its credentials): how a run names an engine."""
     name = f"{group.provider}/{group.model}"
@@ -261,8 +206,6 @@ class LocalJudging:
         self._display = Progress(quiet=not progress, label=label)
         self._storage = contextlib.AsyncExitStack()
         self._heartbeat: Heartbeat | None = None
-        #: id(group) -> its engine as judges see it when it journals (_JournaledPlaces)
-        self._journaled: dict[int, _JournaledPlaces] = {}
 
     async def __aenter__(self) -> LocalJudging:
         try:
@@ -321,10 +264,6 @@ class LocalJudging:
                 owns_storage=False,
                 rate_gate=self.rate_gate,
             )
-            if group.journal is not None:
-                self._journaled[id(group)] = _JournaledPlaces(
-                    group.engine, group.engine.concurrency
-                )
         if self.progress and self.log is not None and not _is_tty(self.log):
             # no progress bar without a terminal: a line at least every 30 s instead
             display, groups = self._display, self.groups
@@ -338,9 +277,7 @@ class LocalJudging:
 
         async def judge_all(spec: JudgeSpec, group: Group) -> None:
             assert group.engine is not None
-            # a journaled engine holds a judgment's place until its label is committed
-            engine: Any = self._journaled.get(id(group), group.engine)
-            labels[spec.id] = await judge_sessions(self.judges[spec.id], sessions, engine)
+            labels[spec.id] = await judge_sessions(self.judges[spec.id], sessions, group.engine)
 
         await _all_or_none(judge_all(spec, group) for group in self.groups for spec in group.specs)
         return {spec.id: labels[spec.id] for spec in self.scenario.judges}

@@ -5,8 +5,10 @@ compared with ``gold.citation_support``."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
+from genir_eval.figures import number_text
 from genir_eval.judges.kinds import (
     GoldBlock,
     GoldContext,
@@ -18,10 +20,6 @@ from genir_eval.kind_names import CITATION_SUPPORT
 from genir_eval.records import SUPPORT_VALUE
 
 __all__ = ["CitationSupport", "KIND"]
-
-
-def _num(value: Any) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
 
 
 class CitationSupport(JudgeKind):
@@ -56,18 +54,19 @@ class CitationSupport(JudgeKind):
         )
 
     def meta_lines(self, result: Mapping[str, Any]) -> list[str]:
+        n = partial(number_text, missing="n/a")
         support = result.get(self.name)
         if not support:
             return []
         lines = [
-            f"citation support: accuracy {_num(support['accuracy'])} kappa "
-            f"{_num(support['cohen_kappa'])} kappa(full) "
-            f"{_num(support['cohen_kappa_binary'])} n {support['n']} missing {support['missing']}"
+            f"citation support: accuracy {n(support['accuracy'])} kappa "
+            f"{n(support['cohen_kappa'])} kappa(full) "
+            f"{n(support['cohen_kappa_binary'])} n {support['n']} missing {support['missing']}"
         ]
         for name, block in (support.get("measures") or {}).items():
             lines.append(
-                f"  {name}: judge {_num(block['judge'])} gold {_num(block['gold'])} "
-                f"(pooled over the pairs; per-turn MAE {_num(block['mae_per_turn'])} over "
+                f"  {name}: judge {n(block['judge'])} gold {n(block['gold'])} "
+                f"(pooled over the pairs; per-turn MAE {n(block['mae_per_turn'])} over "
                 f"{block['n_turns']} turns)"
             )
         return lines

@@ -7,14 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from genir_eval.judges.kinds import (
-    Figure,
-    GoldBlock,
-    GoldContext,
-    JudgeCell,
-    JudgeKind,
-    JudgeTable,
-)
+from genir_eval.judges.kinds import Figure, GoldBlock, GoldContext, JudgeKind, JudgeTable
+from genir_eval.judges.link_sets import figure, figures_block, figures_table, ndcg, set_columns
 from genir_eval.kind_names import ITEM
 
 __all__ = ["Item", "KIND"]
@@ -28,67 +22,34 @@ class Item(JudgeKind):
     def gold_blocks(self, context: GoldContext) -> list[GoldBlock]:
         from genir_eval.meta.item_eval import ItemFigures
 
-        figures = ItemFigures(gold_min=context.gold_min, k=context.k)
-        return [
-            GoldBlock(
-                self.name,
-                lambda sessions, labels, link_labels: figures.add(sessions, labels),
-                figures.result,
-            )
-        ]
+        return figures_block(self.name, ItemFigures(gold_min=context.gold_min, k=context.k))
 
     def summary_table(self, blocks: Mapping[str, Mapping[str, Any]]) -> JudgeTable | None:
-        if not blocks:
-            return None
-        rows = []
-        for judge, m in blocks.items():
-            final = m.get("final") or {}
-            rows.append(
-                [
-                    JudgeCell(judge),
-                    m.get("turns"),
-                    final.get("precision"),
-                    final.get("recall"),
-                    final.get("f1"),
-                    m.get(f"ndcg@{m.get('k', 5)}"),
-                    Figure(m.get("mean_iterations"), 2),
-                ]
-            )
-        head: tuple[str, ...] = ("", "turns", "precision", "recall", "F1", "nDCG@5", "iterations")
-        return JudgeTable("ITEM judges: useful links (gold 3) chosen", head, rows)
+        columns = [
+            ("turns", figure("turns")),
+            *set_columns("final"),
+            ("nDCG@5", ndcg()),
+            ("iterations", lambda m: Figure(m.get("mean_iterations"), 2)),
+        ]
+        return figures_table("ITEM judges: useful links (gold 3) chosen", blocks, columns)
 
     def report_table(self, blocks: Mapping[str, Mapping[str, Any]]) -> JudgeTable | None:
-        if not blocks:
-            return None
-        rows = []
-        for judge, m in blocks.items():
-            k = m.get("k", 5)
-            final = m.get("final") or {}
-            rows.append(
-                [
-                    JudgeCell(judge),
-                    m.get("turns"),
-                    m.get("turns_missing"),
-                    final.get("precision"),
-                    final.get("recall"),
-                    final.get("f1"),
-                    (m.get("first_iteration") or {}).get("f1"),
-                    m.get(f"ndcg@{k}"),
-                    m.get(f"ndcg@{k}_log_order"),
-                    m.get("mean_iterations"),
-                ]
-            )
-        head: tuple[str, ...] = (
-            "judge",
-            "turns",
-            "missing",
-            "precision",
-            "recall",
-            "F1",
-            "F1 (1st iteration)",
+        columns = [
+            ("turns", figure("turns")),
+            ("missing", figure("turns_missing")),
+            *set_columns("final"),
+            ("F1 (1st iteration)", figure("f1", "first_iteration")),
+            ("nDCG@5", ndcg()),
+            ("nDCG@5 (log order)", ndcg("_log_order")),
+            ("iterations", figure("mean_iterations")),
+        ]
+        return figures_table(
+            "ITEM judges: useful-link sets vs gold",
+            blocks,
+            columns,
+            judge_head="judge",
+            key="item-agreement",
         )
-        head += ("nDCG@5", "nDCG@5 (log order)", "iterations")
-        return JudgeTable("ITEM judges: useful-link sets vs gold", head, rows, key="item-agreement")
 
 
 KIND = Item()

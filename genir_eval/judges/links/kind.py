@@ -8,8 +8,10 @@ meet the experts' link labels (``gold.link_usefulness``) in the ``link_usefulnes
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
+from genir_eval.figures import number_text
 from genir_eval.judges.kinds import (
     GoldBlock,
     GoldContext,
@@ -19,16 +21,11 @@ from genir_eval.judges.kinds import (
     JudgeTable,
     calibration_line,
     interval_text,
-    number_text,
 )
 from genir_eval.judges.offline.reasons import LINK_WORDS
 from genir_eval.kind_names import LINK_USEFULNESS, SATISFACTION
 
 __all__ = ["LinkUsefulness", "KIND"]
-
-
-def _num(value: Any) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
 
 
 class LinkUsefulness(JudgeKind):
@@ -109,15 +106,16 @@ class LinkUsefulness(JudgeKind):
         )
 
     def meta_lines(self, result: Mapping[str, Any]) -> list[str]:
+        n = partial(number_text, missing="n/a")
         link = result.get(self.name)
         if not link:
             return []
         ci = link["ci95"]["spearman"] or (None, None)
         return [
-            f"link usefulness: spearman {_num(link['spearman'])} [{_num(ci[0])}, {_num(ci[1])}]"
-            f"  kendall {_num(link['kendall'])}  kappa(bin) {_num(link['cohen_kappa_binary'])}"
-            f"  kappa(w) {_num(link['cohen_kappa_weighted'])}  mae {_num(link['mae'])}"
-            f"  auc {_num(link['pairwise_auc'])}  n {link['n']}  missing {link['missing']}"
+            f"link usefulness: spearman {n(link['spearman'])} [{n(ci[0])}, {n(ci[1])}]"
+            f"  kendall {n(link['kendall'])}  kappa(bin) {n(link['cohen_kappa_binary'])}"
+            f"  kappa(w) {n(link['cohen_kappa_weighted'])}  mae {n(link['mae'])}"
+            f"  auc {n(link['pairwise_auc'])}  n {link['n']}  missing {link['missing']}"
         ]
 
     def quality_lines(self, block: Mapping[str, Any]) -> list[str]:

@@ -7,13 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from genir_eval.judges.kinds import (
-    GoldBlock,
-    GoldContext,
-    JudgeCell,
-    JudgeKind,
-    JudgeTable,
-)
+from genir_eval.judges.kinds import GoldBlock, GoldContext, JudgeKind, JudgeTable
+from genir_eval.judges.link_sets import figure, figures_block, figures_table, ndcg, set_columns
 from genir_eval.kind_names import RUBRIC
 
 __all__ = ["Rubric", "KIND"]
@@ -28,77 +23,35 @@ class Rubric(JudgeKind):
     def gold_blocks(self, context: GoldContext) -> list[GoldBlock]:
         from genir_eval.meta.item_eval import RubricFigures
 
-        figures = RubricFigures(gold_min=context.gold_min, k=context.k)
-        return [
-            GoldBlock(
-                self.name,
-                lambda sessions, labels, link_labels: figures.add(sessions, labels),
-                figures.result,
-            )
-        ]
+        return figures_block(self.name, RubricFigures(gold_min=context.gold_min, k=context.k))
 
     def summary_table(self, blocks: Mapping[str, Mapping[str, Any]]) -> JudgeTable | None:
-        if not blocks:
-            return None
-        rows = []
-        for judge, m in blocks.items():
-            binary = m.get("binary") or {}
-            rows.append(
-                [
-                    JudgeCell(judge),
-                    m.get("turns"),
-                    binary.get("precision"),
-                    binary.get("recall"),
-                    binary.get("f1"),
-                    (m.get("grade_vs_gold") or {}).get("kendall"),
-                    m.get(f"ndcg@{m.get('k', 5)}"),
-                ]
-            )
-        head: tuple[str, ...] = (
-            "",
-            "turns",
-            "precision",
-            "recall",
-            "F1",
-            "grade kendall",
-            "nDCG@5",
-        )
-        return JudgeTable("RUBRIC judges: passage grades vs gold link labels", head, rows)
+        columns = [
+            ("turns", figure("turns")),
+            *set_columns("binary"),
+            ("grade kendall", figure("kendall", "grade_vs_gold")),
+            ("nDCG@5", ndcg()),
+        ]
+        return figures_table("RUBRIC judges: passage grades vs gold link labels", blocks, columns)
 
     def report_table(self, blocks: Mapping[str, Mapping[str, Any]]) -> JudgeTable | None:
-        if not blocks:
-            return None
-        rows = []
-        for judge, m in blocks.items():
-            k = m.get("k", 5)
-            binary = m.get("binary") or {}
-            grade = m.get("grade_vs_gold") or {}
-            coverage = m.get("coverage_vs_query_satisfaction") or {}
-            rows.append(
-                [
-                    JudgeCell(judge),
-                    m.get("turns"),
-                    binary.get("precision"),
-                    binary.get("recall"),
-                    binary.get("f1"),
-                    grade.get("spearman"),
-                    grade.get("kendall"),
-                    m.get(f"ndcg@{k}"),
-                    coverage.get("kendall"),
-                ]
-            )
-        head: tuple[str, ...] = (
-            "judge",
-            "turns",
-            "precision",
-            "recall",
-            "F1",
-            "grade spearman",
-            "grade kendall",
-        )
-        head += ("nDCG@5", "coverage kendall (query satisfaction)")
-        return JudgeTable(
-            "RUBRIC judges: passage grades vs gold", head, rows, key="rubric-agreement"
+        columns = [
+            ("turns", figure("turns")),
+            *set_columns("binary"),
+            ("grade spearman", figure("spearman", "grade_vs_gold")),
+            ("grade kendall", figure("kendall", "grade_vs_gold")),
+            ("nDCG@5", ndcg()),
+            (
+                "coverage kendall (query satisfaction)",
+                figure("kendall", "coverage_vs_query_satisfaction"),
+            ),
+        ]
+        return figures_table(
+            "RUBRIC judges: passage grades vs gold",
+            blocks,
+            columns,
+            judge_head="judge",
+            key="rubric-agreement",
         )
 
 

@@ -4,16 +4,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
+from genir_eval.figures import number_text
 from genir_eval.judges.kinds import GoldBlock, GoldContext, JudgeKind, calibration_line
 from genir_eval.kind_names import SATISFACTION
 
 __all__ = ["Satisfaction", "KIND"]
-
-
-def _num(value: Any) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
 
 
 class Satisfaction(JudgeKind):
@@ -38,21 +36,22 @@ class Satisfaction(JudgeKind):
         ]
 
     def meta_lines(self, result: Mapping[str, Any]) -> list[str]:
+        n = partial(number_text, missing="n/a")
         lines = []
         for name, block in (result.get(self.name) or {}).items():
             for level in ("query_level", "session_level"):
                 if level in block:
                     b = block[level]
                     lines.append(
-                        f"satisfaction {name} {level}: pearson {_num(b['pearson'])} "
-                        f"spearman {_num(b['spearman'])} kendall {_num(b['kendall'])} n {b['n']}"
+                        f"satisfaction {name} {level}: pearson {n(b['pearson'])} "
+                        f"spearman {n(b['spearman'])} kendall {n(b['kendall'])} n {b['n']}"
                     )
             combined = block.get("combined_with_sdcg_urge")
             if combined:
                 b = combined["session_level"]
                 lines.append(
-                    f"satisfaction {name} + sdcg_urge (z-score): pearson {_num(b['pearson'])} "
-                    f"spearman {_num(b['spearman'])} n {b['n']}"
+                    f"satisfaction {name} + sdcg_urge (z-score): pearson {n(b['pearson'])} "
+                    f"spearman {n(b['spearman'])} n {b['n']}"
                 )
         return lines
 

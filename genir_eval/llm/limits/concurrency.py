@@ -12,7 +12,10 @@
   et al. 2016, ACM Queue 14(5)). An isolated overload therefore dips the limit to what the
   provider allows instead of halving it below that, while a sustained overload, where
   successes fall, still halves it down to 1. Every ``increase_every`` successes raise it by
-  one, up to the configured maximum.
+  one, up to the configured maximum. A request may name its ``holder`` (the judgment it is
+  for): the holder keeps its slot past the request, for its retries and its repair call,
+  until it gives the slot back (the engine: once the judgment's label is committed to the
+  journal, so a process killed at any moment has at most ``limit`` judgments to repeat).
 - :class:`LookupWindow`: judgments between entering the engine and their journal/cache answer.
 """
 
@@ -22,6 +25,7 @@ import asyncio
 import math
 import time
 from collections import deque
+from collections.abc import Hashable
 
 from genir_eval.llm.limits.waiters import wait_in_line
 
@@ -87,16 +91,32 @@ class AdaptiveLimit:
         self._served: deque[tuple[float, float]] = deque()
         self._latency_sum = 0.0
         self._first_sent = math.inf
+        # holders keeping their slot past a request, until release(holder)
+        self._held: set[Hashable] = set()
 
-    async def acquire(self, *, first: bool = False) -> None:
+    async def acquire(self, *, first: bool = False, holder: Hashable | None = None) -> None:
         """Wait for a slot; ``first`` jumps the queue (a retry of a judgment already begun,
-        so started work finishes before new work starts)."""
+        so started work finishes before new work starts). A ``holder`` keeps the slot until
+        ``release(holder)`` and does not wait again meanwhile: its later requests share it."""
+        if holder is not None and holder in self._held:
+            return
         if self.in_flight < self.limit and not self._waiters:
             self.in_flight += 1
+        else:
+            await wait_in_line(self._waiters, first, give_back=self.release)
+        if holder is None:
             return
-        await wait_in_line(self._waiters, first, give_back=self.release)
+        if holder in self._held:
+            self.release()  # the holder got a slot while this request waited: share that one
+        else:
+            self._held.add(holder)
 
-    def release(self) -> None:
+    def release(self, holder: Hashable | None = None) -> None:
+        """Give a slot back; with ``holder``, the slot that holder keeps (none: nothing)."""
+        if holder is not None:
+            if holder not in self._held:
+                return
+            self._held.remove(holder)
         self.in_flight -= 1
         self._wake()
 
@@ -158,4 +178,3 @@ class AdaptiveLimit:
             self.decreases += 1
         self.limit = new
         self.min_seen = min(self.min_seen, new)
-
