@@ -196,3 +196,20 @@ def test_an_injected_httpx_client_reports_departures_too(server: FakeLLMServer) 
     result, departures = asyncio.run(run())
     assert result.text == "reply to judge item 1"
     assert len(departures) == 1 and server.stats.total == 1
+
+
+def test_the_environments_proxy_carries_the_requests(
+    server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``HTTP_PROXY`` names the fake server as the proxy of a host that does not resolve: the
+    request reaches the server in a proxy's absolute form (which it has no route for), so it
+    went through the proxy, as with the SDK's default httpx client."""
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", server.base_url)
+    target = "http://genir-eval-proxied.invalid/v1"
+    error, departures = _outcome(target)
+    assert isinstance(error, ProviderError)
+    assert error.status == 404
+    assert f"no route {target}/chat/completions" in str(error)
+    assert len(departures) == 1 and server.stats.total == 0  # the route was never served
