@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from genir_eval.errors import ConfigError
 from genir_eval.llm.providers.base import Provider, departure, report_departure
 from genir_eval.llm.providers.classify import classify_exception
 
@@ -67,7 +68,13 @@ def _aiohttp_client_class(sdk: Any) -> Any:
     defaults (connection limits, keep-alive) and httpx's reading of the environment (proxies
     from ``HTTPS_PROXY`` / ``NO_PROXY``, each proxy a transport of its own); only the session
     each transport opens on its first request is ours, with the departure trace."""
-    aiohttp = importlib.import_module("aiohttp")
+    try:
+        aiohttp = importlib.import_module("aiohttp")
+    except ImportError:
+        raise ConfigError(
+            f"the {sdk.__name__} provider sends over aiohttp, which is not installed: "
+            f"pip install '{sdk.__name__}[aiohttp]' (genir-eval's own install brings it)"
+        ) from None
     trace = aiohttp.TraceConfig()
     trace.on_request_chunk_sent.append(_report_chunk_sent)
 
