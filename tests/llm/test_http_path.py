@@ -213,3 +213,45 @@ def test_the_environments_proxy_carries_the_requests(
     assert error.status == 404
     assert f"no route {target}/chat/completions" in str(error)
     assert len(departures) == 1 and server.stats.total == 0  # the route was never served
+
+
+# The Anthropic SDK's aiohttp transport names aiohttp's errors otherwise than OpenAI's (a
+# dropped connection is a ConnectError there): the same faults come out the same.
+ANTHROPIC_FAULTS = [
+    ("drop", "transient", False, None),
+    ("overloaded", "transient", True, 529),
+    ("hang", "transient", True, None),
+]
+
+
+@pytest.mark.parametrize(("fault", "error_class", "overload", "status"), ANTHROPIC_FAULTS)
+def test_anthropic_faults_over_aiohttp(
+    server: FakeLLMServer, fault: str, error_class: str, overload: bool, status: int | None
+) -> None:
+    from genir_eval.llm.providers.anthropic_provider import AnthropicProvider
+
+    server.push_script([fault])
+
+    async def run() -> tuple[Any, list[float]]:
+        provider = AnthropicProvider(
+            model="claude-test",
+            base_url=server.anthropic_base_url,
+            api_key=server.api_key,
+            timeout=0.3,
+        )
+        departures: list[float] = []
+        token = departure.set(departures.append)
+        try:
+            return await provider.generate(_MESSAGES, _CONFIG), departures
+        except ProviderError as error:
+            return error, departures
+        finally:
+            departure.reset(token)
+            await provider.aclose()
+
+    error, departures = asyncio.run(run())
+    assert isinstance(error, ProviderError)
+    assert (error.error_class, error.overload, error.status) == (error_class, overload, status)
+    assert len(departures) == 1
+    if fault == "drop":
+        assert "connection was dropped" in str(error) and is_connection_error(error)
