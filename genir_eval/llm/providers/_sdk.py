@@ -1,14 +1,17 @@
 """What the providers over an official async SDK share: a round-robin pool of SDK clients,
-and every call's exceptions classified and redacted the same way."""
+each over the SDK's own aiohttp client (its ``aiohttp`` extra) unless an httpx client is
+injected, and every call's exceptions classified and redacted the same way."""
 
 from __future__ import annotations
 
+import functools
 import importlib
 import itertools
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from genir_eval.errors import ConfigError
 from genir_eval.llm.providers.base import Provider, departure, report_departure
 from genir_eval.llm.providers.classify import classify_exception
 
@@ -18,8 +21,9 @@ _CONNECT_TIMEOUT_S = 10.0
 
 
 def _preload_async_backend() -> None:
-    """Import anyio's asyncio backend now: the SDKs' HTTP pool imports it lazily on its first
-    request (~15 ms), which would otherwise stall the event loop at the first send."""
+    """Import anyio's asyncio backend now: an injected httpx client's pool imports it lazily
+    on its first request (~15 ms), which would otherwise stall the event loop at the first
+    send (the SDKs' aiohttp client does not use it)."""
     try:
         importlib.import_module("anyio._backends._asyncio")
     except Exception:  # noqa: BLE001 - only an optimisation; the first request imports it
@@ -27,10 +31,10 @@ def _preload_async_backend() -> None:
 
 
 async def _trace_departure(request: Any) -> None:
-    """An HTTP client's request hook: when an engine's call is under way, ask the connection
-    for its trace events (HTTP core's ``trace`` extension) and report the request's departure
-    when its body has been written, after any wait for a connection and the connection's
-    set-up (:func:`~genir_eval.llm.providers.base.report_departure`)."""
+    """An injected httpx client's request hook: when an engine's call is under way, ask the
+    connection for its trace events (HTTP core's ``trace`` extension) and report the request's
+    departure when its body has been written, after any wait for a connection and the
+    connection's set-up (:func:`~genir_eval.llm.providers.base.report_departure`)."""
     if departure.get() is None:
         return
     inner = request.extensions.get("trace")
@@ -44,16 +48,67 @@ async def _trace_departure(request: Any) -> None:
     request.extensions["trace"] = trace
 
 
+async def _report_chunk_sent(_session: Any, _context: Any, _params: Any) -> None:
+    """An aiohttp trace hook: the request's body is being written to its connection (after
+    any wait for a connection and its set-up), so the request leaves now. A body written in
+    several chunks is reported at the first (a judgment's body is one)."""
+    report_departure()
+
+
 def _tls_context() -> Any:
     """The TLS context the SDKs' default HTTP client would build (certifi's CA bundle, or
     ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` from the environment), built once."""
     return importlib.import_module("httpx2").create_ssl_context()
 
 
+@functools.cache
+def _aiohttp_client_class(sdk: Any) -> Any:
+    """``sdk.DefaultAioHttpClient`` (the SDK's own client over aiohttp, its ``aiohttp``
+    extra) whose aiohttp sessions report when a request leaves. The client keeps the SDK's
+    defaults (connection limits, keep-alive) and httpx's reading of the environment (proxies
+    from ``HTTPS_PROXY`` / ``NO_PROXY``, each proxy a transport of its own); only the session
+    each transport opens on its first request is ours, with the departure trace."""
+    try:
+        aiohttp = importlib.import_module("aiohttp")
+    except ImportError:
+        raise ConfigError(
+            f"the {sdk.__name__} provider sends over aiohttp, which is not installed: "
+            f"pip install '{sdk.__name__}[aiohttp]' (genir-eval's own install brings it)"
+        ) from None
+    trace = aiohttp.TraceConfig()
+    trace.on_request_chunk_sent.append(_report_chunk_sent)
+
+    def session(transport: Any) -> Any:
+        limit = transport.limits.max_connections
+        connector = aiohttp.TCPConnector(
+            ssl=transport.ssl_context,
+            limit=0 if limit is None else limit,
+            keepalive_timeout=transport.limits.keepalive_expiry,
+        )
+        return aiohttp.ClientSession(connector=connector, trace_configs=[trace])
+
+    def traced(transport: Any) -> Any:
+        transport.client = functools.partial(session, transport)
+        return transport
+
+    class TracedAioHttpClient(sdk.DefaultAioHttpClient):  # type: ignore[misc, name-defined]
+        def _init_transport(self, *args: Any, **kwargs: Any) -> Any:
+            return traced(super()._init_transport(*args, **kwargs))
+
+        def _init_proxy_transport(self, *args: Any, **kwargs: Any) -> Any:
+            return traced(super()._init_proxy_transport(*args, **kwargs))
+
+    return TracedAioHttpClient
+
+
 def _default_client(sdk: Any, tls: Any) -> Any:
-    """The SDK's own default HTTP client with ``tls``, told to report when a request
-    leaves."""
-    return sdk.DefaultAsyncHttpxClient(verify=tls, event_hooks={"request": [_trace_departure]})
+    """The SDK's own aiohttp client with ``tls``, told to report when a request leaves.
+
+    aiohttp rather than the SDK's default httpx transport (httpcore, h11, anyio): against
+    the fake server at 64 in flight (``bench/bench_engine.py --cases sporadic``) the client
+    spent 2.3 ms of CPU a judgment over aiohttp where it spent 3.2 over httpx, three quarters
+    of which were that transport's."""
+    return _aiohttp_client_class(sdk)(verify=tls)
 
 
 class SDKProvider(Provider):
@@ -73,8 +128,9 @@ class SDKProvider(Provider):
         timeout: float,
         pool_shards: int,
     ) -> None:
-        """``pool_shards`` clients of ``client_class`` (one when ``http_client`` is injected),
-        with the SDK's own retries off: the engine retries, with its limits."""
+        """``pool_shards`` clients of ``client_class`` (one when ``http_client``, an httpx
+        client, is injected; it is told to report when a request leaves too), with the SDK's
+        own retries off: the engine retries, with its limits."""
         self._base_url = base_url.rstrip("/")
         # credentials inside the URL (https://user:key@host) are secrets like the API key
         url = urlsplit(self._base_url)
@@ -88,6 +144,7 @@ class SDKProvider(Provider):
             hooks = http_client.event_hooks
             hooks["request"] = [*hooks.get("request", ()), _trace_departure]
             http_client.event_hooks = hooks
+            _preload_async_backend()
         # One TLS context for every shard: each builds its own otherwise, reading the CA
         # bundle again (~0.3 s of CPU each on a loaded machine).
         tls = None if http_client is not None else _tls_context()
@@ -95,7 +152,7 @@ class SDKProvider(Provider):
             client_class(
                 api_key=api_key,
                 base_url=self._base_url,
-                # the SDK's own default HTTP client, told to report when a request leaves
+                # the SDK's own aiohttp client, told to report when a request leaves
                 http_client=http_client or _default_client(sdk, tls),
                 max_retries=0,
                 timeout=limits,
@@ -103,7 +160,6 @@ class SDKProvider(Provider):
             for _ in range(shards)
         ]
         self._next = itertools.cycle(self._clients)
-        _preload_async_backend()
 
     @property
     def base_url(self) -> str | None:

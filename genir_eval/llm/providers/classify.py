@@ -171,6 +171,39 @@ def _body_text(body: Any) -> str:
     return str(body or "").lower()
 
 
+# What the aiohttp errors at the root of an SDK error mean, by the names of their classes
+# (aiohttp is not imported here), most specific first: the SDKs' aiohttp transport renames
+# them to httpx errors, and OpenAI's calls a dropped connection a connect timeout.
+_AIOHTTP_CAUSES = (
+    ("ConnectionTimeoutError", "ConnectTimeout"),
+    ("ServerTimeoutError", "ReadTimeout"),
+    ("ClientConnectorError", "ConnectError"),
+    ("ClientPayloadError", "ReadError"),
+    ("ClientConnectionError", "RemoteProtocolError"),
+)
+# the causes of a connection dropped before the reply was complete
+_DROPPED = ("RemoteProtocolError", "ReadError", "WriteError")
+
+
+def _cause_name(error: BaseException) -> str:
+    """The name of the httpx error behind ``error``: its direct cause's, or, when an aiohttp
+    error is in the chain, the name of what the innermost one means (:data:`_AIOHTTP_CAUSES`;
+    what caused that one in turn is the operating system's)."""
+    direct = error.__cause__ or error.__context__
+    origin, link, seen = None, direct, set()
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        if type(link).__module__.startswith("aiohttp"):
+            origin = link
+        link = link.__cause__ or link.__context__
+    if origin is not None:
+        bases = {cls.__name__ for cls in type(origin).__mro__}
+        for aiohttp_name, httpx_name in _AIOHTTP_CAUSES:
+            if aiohttp_name in bases:
+                return httpx_name
+    return type(direct).__name__
+
+
 def classify_exception(error: BaseException) -> ProviderError:
     """Turn ``error`` into a classified :class:`ProviderError` (returned, not raised)."""
     if isinstance(error, ProviderError):
@@ -215,9 +248,15 @@ def classify_exception(error: BaseException) -> ProviderError:
     if name in _TRANSIENT_NAMES or isinstance(error, ConnectionError):
         # The SDKs wrap a connect timeout (an endpoint that never answers the handshake) in
         # their generic timeout error: name the cause, so it counts as unreachable.
-        cause = type(error.__cause__ or error.__context__).__name__
+        cause = _cause_name(error)
         if cause in ("ConnectTimeout", "ConnectError") and cause != name:
             return ProviderError(f"{name} ({cause}): {message}", error_class="transient")
+        if cause in _DROPPED:
+            # a reply cut short is no sign of overload, even where the SDK calls it a timeout
+            return ProviderError(
+                f"{name} ({cause}): the connection was dropped: {message}",
+                error_class="transient",
+            )
         timed_out = "Timeout" in name
         return ProviderError(f"{name}: {message}", error_class="transient", overload=timed_out)
     return ProviderError(f"{name}: {message}", error_class="permanent")

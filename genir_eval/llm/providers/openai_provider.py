@@ -34,8 +34,10 @@ class OpenAIProvider(SDKProvider):
     """``pool_shards`` spreads calls round-robin over that many SDK clients, each with its own
     connection pool: the HTTP pool inspects every idle connection on each request, so at high
     concurrency several small pools cost less CPU than one large one (measured against the
-    fake server at 256 in flight: 1.7 -> 1.0 ms CPU per call with 16 shards). Ignored when an
-    ``http_client`` is injected."""
+    fake server at 256 in flight: 1.7 -> 1.0 ms CPU per call with 16 shards). That was httpx's
+    pool; over aiohttp, the default since, one pool and sixteen measured the same at 64 in
+    flight (2.5-2.7 ms of client CPU a judgment, ``bench/bench_engine.py --cases sporadic``,
+    load 6-8). Ignored when an ``http_client`` (an httpx client) is injected."""
 
     name = "openai"
 
