@@ -206,6 +206,21 @@ def _thresholds(answers: Path) -> None:
     )
 
 
+def _agreement_cell(rows: list[Preference], name: str, values: dict[str, Any]) -> str:
+    """Score ``name``'s agreement with people on ``rows`` (``values`` by session id), as a
+    table cell: "61.2% of 49" (no interval)."""
+    entry = pair_agreement(
+        rows,
+        [values.get(str(p.session_a)) for p in rows],
+        [values.get(str(p.session_b)) for p in rows],
+        lower_better=lower_is_better(name),
+        n_boot=0,
+    )
+    value = entry.get("agreement")
+    shown = "-" if value is None else f"{value:.1%}"
+    return f"{shown} of {entry.get('decided', 0)}"
+
+
 def _folds(
     answers: Path, preferences: Path, out: Path, args: argparse.Namespace, folds: int
 ) -> None:
@@ -238,16 +253,7 @@ def _folds(
             for name in sorted(scores):
                 if name.startswith("labels:"):
                     continue
-                entry = pair_agreement(
-                    held,
-                    [scores[name].get(str(p.session_a)) for p in held],
-                    [scores[name].get(str(p.session_b)) for p in held],
-                    lower_better=lower_is_better(name),
-                    n_boot=0,
-                )
-                value = entry.get("agreement")
-                shown = "-" if value is None else f"{value:.1%}"
-                cells[name].append(f"{shown} of {entry.get('decided', 0)}")
+                cells[name].append(_agreement_cell(held, name, scores[name]))
     finally:
         citations.SEMANTIC_PARTIAL, citations.SEMANTIC_FULL = saved
     print(
@@ -327,18 +333,7 @@ def _by_writers(run: Any, rows: list[Preference]) -> None:
     )
     print(f"  {'score':<38} {'mixed pairs':>22} {'one writer':>22}")
     for name in sorted(scores):
-        cells = []
-        for part in (mixed, same):
-            entry = pair_agreement(
-                part,
-                [scores[name].get(str(p.session_a)) for p in part],
-                [scores[name].get(str(p.session_b)) for p in part],
-                lower_better=lower_is_better(name),
-                n_boot=0,
-            )
-            value = entry.get("agreement")
-            shown = "-" if value is None else f"{value:.1%}"
-            cells.append(f"{shown} of {entry.get('decided', 0)}")
+        cells = [_agreement_cell(part, name, scores[name]) for part in (mixed, same)]
         print(f"  {name:<38} {cells[0]:>22} {cells[1]:>22}")
 
 
