@@ -14,13 +14,18 @@ ratio (and the provider calls per second against the same bound: retries of faul
 the rate too), provider calls, failures, judgments lost, the share of calls refused with a
 429 after the first 10 s, and client CPU per judgment; ``--repeat K`` runs each case K
 times and prints the range of its ratio. ``--cpu-hog`` runs a busy loop in another process
-beside it (the other core busy), killed at the end.
+beside it (the other core busy), killed at the end. ``--ceiling`` also runs, in the cases
+without a limit, the least a client can do on the same server and faults: a bare aiohttp
+loop (no SDK, no cache, journal or backoff; it retries at once, a 429 after its
+Retry-After), whose ratio is what this harness allows on this machine, and prints the
+engine's ratio as a share of it.
 
     python bench/bench_engine.py                      # N=2000, L=0.2, C=64, R=12000
     python bench/bench_engine.py --concurrency 256
     python bench/bench_engine.py --rpm 1000000 --concurrency 256   # the CPU ceiling
     python bench/bench_engine.py --cases learned --n 6000          # 30 s at the limit
     python bench/bench_engine.py --cases configured --repeat 5 --cpu-hog
+    python bench/bench_engine.py --cases sporadic --repeat 3 --ceiling
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import aiohttp
 
 from genir_eval.llm import (
     Cache,
@@ -175,6 +182,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cpu-hog", action="store_true", help="a busy loop in another process beside the runs"
     )
+    parser.add_argument(
+        "--ceiling",
+        action="store_true",
+        help="in the cases without a limit, also time a bare aiohttp client (the harness's ceiling)",
+    )
     args = parser.parse_args(argv)
 
     bound = min(args.rpm / 60.0, args.concurrency / args.latency)
@@ -206,28 +218,96 @@ def _cases(args: argparse.Namespace, case: str) -> None:
     )
     ratios: list[float] = []
     most: list[int] = []
+    ceilings: list[float] = []
     for _ in range(args.repeat):
         ratio, arrived = _case(args, case, bound)
         ratios.append(ratio)
         most.append(arrived)
+        if args.ceiling and not limited:
+            ceiling = _ceiling(args, case, bound)
+            ceilings.append(ceiling)
+            print(f"  the engine's ratio is {ratio / ceiling:.3f} of the bare client's")
     if args.repeat > 1:
         print(
             f"{case}: {args.repeat} runs, ratio min {min(ratios):.3f} median "
             f"{statistics.median(ratios):.3f} max {max(ratios):.3f}; max requests in any "
             f"1 s over the runs {max(most)} (R/60 = {args.rpm / 60:g})"
         )
+        if ceilings:
+            print(
+                f"{case}, bare client: ratio min {min(ceilings):.3f} median "
+                f"{statistics.median(ceilings):.3f} max {max(ceilings):.3f}"
+            )
 
 
-def _case(args: argparse.Namespace, case: str, bound: float) -> tuple[float, int]:
-    """Run one case once, print its line; return its ratio and its most arrivals in 1 s."""
-    knows, enforces, headers, faulty = _CASES[case]
+def _plan(args: argparse.Namespace, case: str) -> FaultPlan:
+    faulty = _CASES[case][3]
     kinds = _SPORADIC_KINDS if case == "sporadic" else tuple(args.fault_kinds.split(","))
-    plan = FaultPlan(
+    return FaultPlan(
         rate=args.fault_rate if faulty else 0.0,
         kinds=kinds,
         retry_after=args.retry_after,
         seed=1,
     )
+
+
+def _ceiling(args: argparse.Namespace, case: str, bound: float) -> float:
+    """The bare client's run of ``case`` (one without a limit) on a server of its own with
+    the same latency and faults: print its line, return its ratio."""
+    with FakeLLMServerProcess(
+        latency=args.latency, faults=_plan(args, case), record_prompts=False
+    ) as server:
+        wall, calls = asyncio.run(_bare(args, server))
+    ratio = args.n / wall / bound
+    print(
+        f"  bare aiohttp client, same server and faults: {args.n / wall:.1f} judgments/s, "
+        f"ratio {ratio:.3f}; wall {wall:.2f}s; provider calls {calls}"
+    )
+    return ratio
+
+
+async def _bare(args: argparse.Namespace, server: FakeLLMServerProcess) -> tuple[float, int]:
+    """``args.n`` judgments, ``args.concurrency`` at once, each POSTed until it is answered:
+    again at once after an error, after its Retry-After after a 429. Wall time and calls."""
+    url = f"{server.openai_base_url}/chat/completions"
+    headers = {"Authorization": f"Bearer {server.api_key}"}
+    slots = asyncio.Semaphore(args.concurrency)
+    calls = 0
+
+    async def judge(session: aiohttp.ClientSession, i: int) -> None:
+        nonlocal calls
+        request = _request(i)
+        body = {
+            "model": request.config.model,
+            "max_tokens": request.config.max_tokens,
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        }
+        while True:
+            wait = None
+            async with slots:
+                calls += 1
+                try:
+                    async with session.post(url, json=body, headers=headers) as response:
+                        await response.read()
+                        if response.status == 200:
+                            return
+                        wait = response.headers.get("retry-after")
+                except aiohttp.ClientError:
+                    pass
+            if wait is not None:
+                await asyncio.sleep(float(wait))
+
+    connector = aiohttp.TCPConnector(limit=args.concurrency)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        start = time.perf_counter()
+        await asyncio.gather(*(judge(session, i) for i in range(args.n)))
+        return time.perf_counter() - start, calls
+
+
+def _case(args: argparse.Namespace, case: str, bound: float) -> tuple[float, int]:
+    """Run one case once, print its line; return its ratio and its most arrivals in 1 s."""
+    knows, enforces, headers, _faulty = _CASES[case]
+    plan = _plan(args, case)
     with FakeLLMServerProcess(
         latency=args.latency,
         faults=plan,

@@ -10,7 +10,9 @@ mode a miss is a ``cache_miss`` failure), then attempts, each one taking an in-f
 per-attempt timeout. With a journal, a judgment keeps the in-flight slot its first attempt
 took (its retries and its repair call share it) until :meth:`Engine.record` has committed its
 label: replies paid for and not yet journaled cannot pile up behind a journal whose commits
-wait, so a process killed at any moment repeats at most ``concurrency`` judgments. Rate limits and transient errors are retried with exponential backoff and
+wait, so a process killed at any moment repeats at most ``concurrency`` judgments. While it
+waits to retry after a failed attempt it holds no reply, so the slot is free meanwhile (its
+next attempt goes first in line). Rate limits and transient errors are retried with exponential backoff and
 jitter (Brooker 2015, AWS Architecture Blog: "equal jitter" at least ``Retry-After`` when the
 provider sends one, "full jitter" otherwise), up to
 ``max_attempts`` and the per-judgment ``deadline``; permanent errors are not retried. Error
@@ -444,6 +446,8 @@ class Engine:
                 return outcome
             self.retries += 1
             self.backing_off += 1
+            # a failed attempt left no reply to journal: the slot is free while it waits
+            self._limit.release(self._holder(request))
             try:
                 # woken early when the engine stops: the next round returns "stopped"
                 await self.health.sleep(outcome)

@@ -2,7 +2,8 @@
 committed (``Engine.record``), its repair call sharing it: replies paid for and not yet
 journaled cannot pile up behind a journal whose commits wait, so a process killed at any
 moment repeats at most ``concurrency`` judgments (the Ray kill test,
-``tests/runner/test_ray_executor.py``, measures that end to end)."""
+``tests/runner/test_ray_executor.py``, measures that end to end). A judgment waiting to retry
+after a failed attempt holds no reply, so its slot is free meanwhile."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from llm_helpers import make_request
 from genir_eval.llm import Completion, Engine, Request
 from genir_eval.llm.engine import REPAIR_SUFFIX, judgment_of
 from genir_eval.llm.limits import AdaptiveLimit
-from genir_eval.llm.providers.base import Provider
+from genir_eval.llm.providers.base import Provider, ProviderError
 
 
 class _Counting(Provider):
@@ -168,3 +169,50 @@ def test_every_slot_comes_back_after_a_run(concurrency: int) -> None:
         return engine._limit.in_flight, provider.calls
 
     assert asyncio.run(main()) == (0, 30)
+
+
+class _FailsFirst(Provider):
+    """Refuses the first call to judgment 0 (a 500), answers every other call at once, and
+    notes the order in which judgments were answered."""
+
+    name = "fails-first"
+    rate_limited = False
+
+    def __init__(self) -> None:
+        self.model = "m"
+        self.refused = False
+        self.answered: list[str] = []
+
+    async def generate(self, messages, config, *, request=None):  # type: ignore[no-untyped-def]
+        await asyncio.sleep(0)
+        item = request.key.item
+        if item == make_request(0).key.item and not self.refused:
+            self.refused = True
+            raise ProviderError("internal error", error_class="transient", status=500)
+        self.answered.append(item)
+        return Completion(text='{"label": 1}', model="m")
+
+
+def test_a_judgment_waiting_to_retry_frees_its_slot() -> None:
+    async def main() -> tuple[list[str], int]:
+        provider, journal = _FailsFirst(), _WaitingJournal()
+        journal.open.set()
+        # one slot and a long backoff: had the first judgment kept its slot while it waits to
+        # retry, the second could not be answered before it
+        engine = Engine(
+            provider,  # type: ignore[arg-type]
+            concurrency=1,
+            journal=journal,  # type: ignore[arg-type]
+            backoff_base=2.0,
+            backoff_max=2.0,
+            seed=1,
+            quiet=True,
+        )
+        await asyncio.wait_for(
+            asyncio.gather(*(_judge(engine, make_request(i)) for i in range(2))), 30
+        )
+        return provider.answered, engine._limit.in_flight
+
+    answered, in_flight = asyncio.run(main())
+    assert answered == [make_request(1).key.item, make_request(0).key.item]
+    assert in_flight == 0
