@@ -95,6 +95,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     add_engine_arguments(parser)
     parser.set_defaults(func=run)
 
+
 def _add_pairwise_arguments(parser: argparse.ArgumentParser) -> None:
     """The pairwise gate's own flags (``--pairwise`` and what only it reads)."""
     pairwise = parser.add_argument_group("pairwise gate (--pairwise)")
@@ -126,7 +127,6 @@ def _add_pairwise_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="with --pairwise: a pairwise judge option (as for arena; default: none)",
     )
-
 
 
 #: compare's options that gate on scores, meaningless for a pairwise gate (its defaults)

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["add_parser", "run"]
 
+
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = subparsers.add_parser(
         "run",

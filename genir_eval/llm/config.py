@@ -55,7 +55,9 @@ EXECUTORS = ("local", "ray")
 def _setting(
     default: Any, help: str, *, kind: str = "setting", commands: str = "all", **more: Any
 ) -> Any:
-    return field(default=default, metadata={"help": help, "kind": kind, "commands": commands, **more})
+    return field(
+        default=default, metadata={"help": help, "kind": kind, "commands": commands, **more}
+    )
 
 
 @dataclass(frozen=True)

@@ -294,4 +294,3 @@ def test_offline_version_changes_with_the_evidence_the_twins_read(
     other = OfflineProvider().version
     assert (other != lexical) == (evidence_name() != "lexical")
     assert OfflineProvider().version == other  # the same evidence, the same version
-

@@ -185,8 +185,12 @@ class _TurnSteps:
         verdicts = await asyncio.gather(
             *(
                 self.call(
-                    "judge_pointwise", f"iter{index}:judge:link:{c.id}", "item_judge_pointwise",
-                    [c], parse_pointwise, answer=answer,
+                    "judge_pointwise",
+                    f"iter{index}:judge:link:{c.id}",
+                    "item_judge_pointwise",
+                    [c],
+                    parse_pointwise,
+                    answer=answer,
                 )  # fmt: skip
                 for c in shown
             )

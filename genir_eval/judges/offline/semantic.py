@@ -154,4 +154,3 @@ def best_match(model: Embedder, text: str, source: str) -> float:
 # Which evidence ran decides the twins' replies as much as their code: a run resumed after
 # the extra is installed or removed asks again rather than reuse the other evidence's labels.
 register_offline_version(evidence_name)
-

@@ -429,4 +429,3 @@ def _binomial_tail(k: int, n: int, p: float) -> float:
         if term <= total * 1e-12:
             break
     return min(1.0, total)
-

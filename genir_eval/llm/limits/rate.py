@@ -97,4 +97,3 @@ class RateGate(Protocol):
     def on_rate_limit(
         self, *, sent_at: float | None = None, info: RateLimitInfo | None = None
     ) -> None: ...
-

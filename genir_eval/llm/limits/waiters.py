@@ -33,4 +33,3 @@ async def wait_in_line(
             except ValueError:
                 pass
         raise
-

@@ -316,4 +316,3 @@ class Gate:
                 future.set_result(None)  # the gate passes straight to the next in line
                 return
         self._busy = False
-

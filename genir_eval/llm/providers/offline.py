@@ -144,7 +144,11 @@ def code_version(parts: tuple[str, ...] = ()) -> str:
             digest.update(f"{part}\0".encode())
         for path in _code_files(modules):
             pieces = path.parts
-            name = "/".join(pieces[pieces.index("genir_eval") :]) if "genir_eval" in pieces else path.name
+            name = (
+                "/".join(pieces[pieces.index("genir_eval") :])
+                if "genir_eval" in pieces
+                else path.name
+            )
             digest.update(f"{name}\0".encode())
             digest.update(path.read_bytes())
             digest.update(b"\0")
