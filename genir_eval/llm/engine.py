@@ -105,6 +105,22 @@ class _Call:
         self.latency = 0.0
 
 
+class _Deadline:
+    """A judgment's deadline: ``seconds`` after its first attempt takes an in-flight slot."""
+
+    __slots__ = ("seconds", "at")
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.at: float | None = None
+
+    def start(self) -> float:
+        """The deadline (event-loop time), set at the first call."""
+        if self.at is None:
+            self.at = asyncio.get_running_loop().time() + self.seconds
+        return self.at
+
+
 class ProgressListener(Protocol):
     """What the engine tells of its judgments, for a progress line drawn by the command line
     or the runner (:class:`~genir_eval.runner.progress.Progress`)."""
@@ -437,7 +453,7 @@ class Engine:
         judgment's ``deadline`` or ``max_attempts`` is reached. The deadline counts from
         the first attempt's in-flight slot: time queued behind the engine's own concurrency
         limit (a slow model at concurrency 1, a large batch) is not the judgment's."""
-        deadline: list[float] = []  # set once, when the first attempt holds its slot
+        deadline = _Deadline(self.deadline)
         attempt = 0
         while True:
             attempt += 1
@@ -455,19 +471,17 @@ class Engine:
                 self.backing_off -= 1
 
     async def _attempt(
-        self, request: Request, attempt: int, clock: list[float]
+        self, request: Request, attempt: int, clock: _Deadline
     ) -> Completion | Failure | float:
         """Attempt number ``attempt``: an in-flight slot, then the token budget and the
         request rate, then the call. Its answer, a final failure, or how long to wait before
-        the next attempt (seconds). ``clock`` holds the judgment's deadline once its first
-        attempt has a slot (empty before)."""
+        the next attempt (seconds). ``clock`` is the judgment's deadline, which starts when
+        its first attempt has a slot."""
         if self.health.reason is not None:
             return self._stopped(attempt - 1)
         holder = self._holder(request)
         await self._limit.acquire(first=attempt > 1, holder=holder)
-        if not clock:
-            clock.append(asyncio.get_running_loop().time() + self.deadline)
-        deadline = clock[0]
+        deadline = clock.start()
         try:
             if self.health.reason is not None:
                 return self._stopped(attempt - 1)
