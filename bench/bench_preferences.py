@@ -386,7 +386,12 @@ def main() -> int:
         os.environ.setdefault("OPENAI_API_KEY", "local")
     with tempfile.TemporaryDirectory(prefix="bench-preferences-") as tmp:
         out = Path(tmp)
-        convert_crowdrag(args.folder, out / "converted")
+        converted = convert_crowdrag(args.folder, out / "converted")
+        if converted.missing_passages:
+            print(
+                f"{converted.missing_passages} citations name a passage their topic does not "
+                "have: kept, with no source text (a support judge finds them unsupported)"
+            )
         answers, preferences, topics = _subset(out / "converted", args.topics, args.answers)
         if args.thresholds:
             _thresholds(answers)

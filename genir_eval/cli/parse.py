@@ -137,8 +137,14 @@ def _convert_crowdrag(args: argparse.Namespace) -> int:
     print(
         f"converted {summary.answers} answers of {summary.systems} systems on {summary.topics} "
         f"topics; {summary.rated_pairs} rated pairs -> {summary.preferences} preferences "
-        f"({summary.split_dropped} pair-dimensions left out: their two ratings split) "
-        f"-> {args.output}",
+        f"({summary.split_dropped} pair-dimensions left out: their two ratings split)"
+        + (
+            f"; {summary.missing_passages} citations name a passage their topic does not "
+            "have (kept, with no source text)"
+            if summary.missing_passages
+            else ""
+        )
+        + f" -> {args.output}",
         file=sys.stderr,
     )
     return 0

@@ -22,7 +22,9 @@ An answer's ``[i, j]`` markers cite its topic's passages by 0-based index; each 
 becomes a link with id ``i + 1`` (the canonical markers count from 1), the passage id as its
 url and the passage text as its source text, so citation support is judged against what was
 cited. Markers are read as the study wrote them, ``[ 14]`` and ``[4 16]`` too; ``[...]`` is
-text. A pair rated twice (in both orders) is one row: its winner is the label most of its gold
+text. A marker naming a passage its topic does not have (``[20]`` of 20 passages) is what the
+answer cites, so it is kept: a link with url ``<topic>#missing-passage-<i>`` and no source
+text, which a support judge can only find unsupported; the summary counts such citations. A pair rated twice (in both orders) is one row: its winner is the label most of its gold
 labels give, and a pair whose labels split evenly is left out for that dimension (the rule of
 the data's README: "the majority of its gold labels, ties dropped"); the summary counts them.
 """
@@ -75,12 +77,14 @@ _MARKER = re.compile(r"[ \t]*\[[ \t]*([0-9]{1,6}(?:[ \t]*,?[ \t]*[0-9]{1,6})*)[ 
 
 @dataclass(frozen=True)
 class CrowdRagAnswer:
-    """One answer: its response uuid, topic, system (``<writer>-<style>``) and session."""
+    """One answer: its response uuid, topic, system (``<writer>-<style>``) and session, and
+    how many of its citations name a passage its topic does not have."""
 
     response: str
     topic: str
     system: str
     session: Session
+    missing_passages: int = 0
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,8 @@ class CrowdRag:
     preferences: tuple[Preference, ...]
     rated_pairs: int
     split_dropped: int
+    #: citations of a passage the answer's topic does not have (kept, without a source text)
+    missing_passages: int = 0
 
     @property
     def systems(self) -> tuple[str, ...]:
@@ -105,6 +111,7 @@ class ConversionSummary:
     preferences: int
     rated_pairs: int
     split_dropped: int
+    missing_passages: int = 0
 
 
 def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -199,29 +206,38 @@ def _read_sources(path: Path) -> dict[str, dict[int, tuple[str, str]]]:
     return topics
 
 
-def _answer_turn(text: str, query: str, passages: dict[int, tuple[str, str]]) -> Turn:
-    """The answer as a turn: markers become citations of links ``index + 1``; a marker
-    citing a passage the topic lacks raises :class:`InputError` (``text`` column)."""
+def _answer_turn(
+    text: str, query: str, topic: str, passages: dict[int, tuple[str, str]]
+) -> tuple[Turn, int]:
+    """The answer as a turn, and how many of its citations name a passage the topic lacks:
+    markers become citations of links ``index + 1``, a missing passage a link without a
+    source text."""
     pieces: list[Piece] = []
     position = 0
+    missing = 0
     for match in _MARKER.finditer(text):
         pieces.append(text[position : match.start()])
         for raw in re.split(r"[ \t,]+", match.group(1).strip()):
             index = int(raw)
-            if index not in passages:
-                raise InputError(
-                    f"the marker {match.group().strip()!r} cites passage {index}, which the "
-                    f"topic's {len(passages)} passages do not include"
-                )
-            pieces.append(Citation(id=index + 1, url=passages[index][0], title=""))
+            if index in passages:
+                url = passages[index][0]
+            else:
+                url = f"{topic}#missing-passage-{index}"
+                missing += 1
+            pieces.append(Citation(id=index + 1, url=url, title=""))
         position = match.end()
     pieces.append(text[position:])
     parsed = build_response(pieces)
     links = tuple(
-        Link(id=lk.id, url=lk.url, title=lk.title, text=passages[lk.id - 1][1])
+        Link(
+            id=lk.id,
+            url=lk.url,
+            title=lk.title,
+            text=passages[lk.id - 1][1] if lk.id - 1 in passages else None,
+        )
         for lk in parsed.links
     )
-    return Turn(
+    turn = Turn(
         index=1,
         query=query,
         response_text=parsed.response_text,
@@ -229,6 +245,7 @@ def _answer_turn(text: str, query: str, passages: dict[int, tuple[str, str]]) ->
         links=links,
         segments=parsed.segments,
     )
+    return turn, missing
 
 
 def _read_answers(
@@ -277,13 +294,19 @@ def _read_answers(
             )
         seen[response] = systems[topic, system] = number
         try:
-            turn = _answer_turn(text, query, sources[topic])
+            turn, missing = _answer_turn(text, query, topic, sources[topic])
             session = Session(session_id=topic, turns=(turn,), source="crowdrag", language="en")
             validate_session(session)
         except InputError as error:
             raise InputError(error.message, path=str(path), line=number, column="text") from None
         answers.append(
-            CrowdRagAnswer(response=response, topic=topic, system=system, session=session)
+            CrowdRagAnswer(
+                response=response,
+                topic=topic,
+                system=system,
+                session=session,
+                missing_passages=missing,
+            )
         )
     if not answers:
         raise InputError("the file holds no answer", path=str(path))
@@ -390,6 +413,7 @@ def read_crowdrag(folder: str | Path) -> CrowdRag:
         preferences=tuple(preferences),
         rated_pairs=rated,
         split_dropped=dropped,
+        missing_passages=sum(a.missing_passages for a in answers),
     )
 
 
@@ -451,4 +475,5 @@ def convert_crowdrag(folder: str | Path, output: str | Path) -> ConversionSummar
         preferences=len(data.preferences),
         rated_pairs=data.rated_pairs,
         split_dropped=data.split_dropped,
+        missing_passages=data.missing_passages,
     )

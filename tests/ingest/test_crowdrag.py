@@ -171,9 +171,9 @@ def test_parse_command_writes_systems_answers_and_preferences(tmp_path, capsys):
                 "query": "q",
                 "style": "essay",
                 "writer": "llm",
-                "text": "Far [7].",
+                "text": "[0, 1]",
             },
-            "responses.jsonl, line 4, column 'text': the marker '[7]' cites passage 7",
+            "responses.jsonl, line 4, column 'text': the response holds no text",
         ),
         (
             "responses.jsonl",
@@ -262,3 +262,30 @@ def test_a_trailing_mark_after_a_blank_line_keeps_statements_a_cut_of_the_text()
     parsed = build_response(["Older people volunteer.", Citation(5, "u5", ""), "\n\n-"])
     assert parsed.response_text == "Older people volunteer.\n\n-"
     assert [s.text for s in parsed.statements] == ["Older people volunteer.\n\n-"]
+
+
+def test_a_marker_naming_a_passage_the_topic_lacks_is_kept_and_counted(tmp_path, capsys):
+    folder = _folder(tmp_path)
+    rows = (folder / "responses.jsonl").read_text(encoding="utf-8").splitlines()
+    first = json.loads(rows[0])
+    # three passages (0-2): [7] and [3] name passages the topic does not have
+    first["text"] = "Servers host websites [0, 7]. They cool down at night [3]."
+    rows[0] = json.dumps(first)
+    (folder / "responses.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    data = read_crowdrag(folder)
+    assert data.missing_passages == 2
+    turn = data.answers[0].session.turns[0]
+    assert [s.citations for s in turn.statements] == [(1, 8), (4,)]
+    links = {link.id: link for link in turn.links}
+    assert links[1].text == PASSAGES[0]["text"]
+    assert (links[8].url, links[8].text) == ("t1#missing-passage-7", None)
+    assert (links[4].url, links[4].text) == ("t1#missing-passage-3", None)
+    # the other answers and the preferences are read as before
+    assert len(data.answers) == 3 and data.preferences
+    code = main(["parse", str(folder), "--format", "crowdrag", "--output", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 0
+    assert "2 citations name a passage their topic does not have (kept" in err
+    sessions = load_sessions(tmp_path / "o" / "answers.jsonl").sessions
+    cited = {link.url for s in sessions for link in s.turns[0].links}
+    assert "t1#missing-passage-7" in cited
