@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from genir_eval.judges.base import Label, judge_sessions, make_judge
+from genir_eval.judges.links.dna import NAME as DNA_JUDGE
 from genir_eval.meta.stats import correlations
 from genir_eval.records import Session
 
@@ -30,7 +31,7 @@ __all__ = [
     "split_selection",
 ]
 
-JUDGE = "link_usefulness.dna"
+JUDGE = DNA_JUDGE  # the judge whose prompt variants are compared
 BASELINE = "baseline"
 DEFAULT_VARIANTS: dict[str, dict[str, Any]] = {
     BASELINE: {},

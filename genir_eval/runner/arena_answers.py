@@ -185,22 +185,19 @@ class AnswerStore:
             "(SELECT 1 FROM answers AS theirs WHERE theirs.key = mine.key "
             "AND theirs.turn = mine.turn AND theirs.system = ?) ORDER BY seq LIMIT 1"
         )
-        found = self._db.execute(missing, (0, number)).fetchone()
-        if found is not None:
-            raise InputError(
-                f"session {found[0]!r} turn {found[1]} is answered by {first.name} "
-                f"({first.path}) but not by {other.name}: the systems' sessions must match "
-                "(--match query matches by query text)",
-                path=str(other.path),
-            )
-        found = self._db.execute(missing, (number, 0)).fetchone()
-        if found is not None:
-            raise InputError(
-                f"session {found[0]!r} turn {found[1]} is answered by {other.name} but not by "
-                f"{first.name} ({first.path}): the systems' sessions must match "
-                "(--match query matches by query text)",
-                path=str(other.path),
-            )
+
+        def named(system: System) -> str:
+            return f"{system.name} ({system.path})" if system is first else system.name
+
+        for mine, theirs in ((0, number), (number, 0)):
+            found = self._db.execute(missing, (mine, theirs)).fetchone()
+            if found is not None:
+                raise InputError(
+                    f"session {found[0]!r} turn {found[1]} is answered by "
+                    f"{named(systems[mine])} but not by {named(systems[theirs])}: the systems' "
+                    "sessions must match (--match query matches by query text)",
+                    path=str(other.path),
+                )
 
     def _number_queries(self, n_systems: int) -> None:
         """The keys every system answered, numbered from 0 in the first system's order; a

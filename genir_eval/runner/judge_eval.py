@@ -11,6 +11,7 @@ from typing import Any
 
 from genir_eval.judges.base import Judge, Label, judge_sessions, make_judge
 from genir_eval.judges.kinds import GoldContext, judge_kind
+from genir_eval.judges.links.true import NAME as TRUE_JUDGE
 from genir_eval.judges.offline.twins import BASELINE_NOTE
 from genir_eval.llm.engine import Engine
 from genir_eval.llm.providers.offline import OfflineProvider
@@ -26,7 +27,9 @@ __all__ = [
     "compare_item",
 ]
 
-DEFAULT_LINK_BASELINE = "link_usefulness.true"
+#: The offline link judge a satisfaction judge is combined with: the TRUE twin (its kind's
+#: folder names it, as every judge's name is spelled where the judge is).
+DEFAULT_LINK_BASELINE = TRUE_JUDGE
 
 
 def _is_offline(engine: Any) -> bool:

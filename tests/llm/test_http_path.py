@@ -15,7 +15,7 @@ import pytest
 from genir_eval.llm import GenerateConfig, Message, ProviderError
 from genir_eval.llm.health import is_connection_error
 from genir_eval.llm.providers import RateLimitInfo
-from genir_eval.llm.providers.base import departure
+from genir_eval.llm.providers.base import Provider, departure
 from genir_eval.llm.providers.openai_provider import OpenAIProvider
 from genir_eval.testing import FakeLLMServer, Fault
 
@@ -32,7 +32,7 @@ def _provider(server: FakeLLMServer | str, **kwargs: Any) -> OpenAIProvider:
     )
 
 
-async def _call(provider: OpenAIProvider) -> tuple[Any, list[float]]:
+async def _call(provider: Provider) -> tuple[Any, list[float]]:
     """One call with a departure listener set as the engine sets it; returns the completion
     or the ProviderError, and the departures reported."""
     departures: list[float] = []
@@ -239,14 +239,9 @@ def test_anthropic_faults_over_aiohttp(
             api_key=server.api_key,
             timeout=0.3,
         )
-        departures: list[float] = []
-        token = departure.set(departures.append)
         try:
-            return await provider.generate(_MESSAGES, _CONFIG), departures
-        except ProviderError as error:
-            return error, departures
+            return await _call(provider)
         finally:
-            departure.reset(token)
             await provider.aclose()
 
     error, departures = asyncio.run(run())
