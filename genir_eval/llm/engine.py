@@ -12,8 +12,8 @@ took (its retries and its repair call share it) until :meth:`Engine.record` has 
 label: replies paid for and not yet journaled cannot pile up behind a journal whose commits
 wait, so a process killed at any moment repeats at most ``concurrency`` judgments. While it
 waits to retry after a failed attempt it holds no reply, so the slot is free meanwhile (its
-next attempt goes first in line). Rate limits and transient errors are retried with exponential backoff and
-jitter (Brooker 2015, AWS Architecture Blog: "equal jitter" at least ``Retry-After`` when the
+next attempt goes first in line). Rate limits and transient errors are retried with
+exponential backoff and jitter (Brooker 2015, AWS Architecture Blog: "equal jitter" at least ``Retry-After`` when the
 provider sends one, "full jitter" otherwise), up to
 ``max_attempts`` and the per-judgment ``deadline``; permanent errors are not retried. Error
 messages pass through the provider's :meth:`~genir_eval.llm.providers.base.Provider.redact` before they

@@ -13,9 +13,10 @@
   provider allows instead of halving it below that, while a sustained overload, where
   successes fall, still halves it down to 1. Every ``increase_every`` successes raise it by
   one, up to the configured maximum. A request may name its ``holder`` (the judgment it is
-  for): the holder keeps its slot past the request, for its retries and its repair call,
+  for): the holder keeps its slot past the request, for its repair call and its retries,
   until it gives the slot back (the engine: once the judgment's label is committed to the
-  journal, so a process killed at any moment has at most ``limit`` judgments to repeat).
+  journal, so a process killed at any moment has at most ``limit`` judgments to repeat; and
+  while a retry waits out its backoff, when no reply is held).
 - :class:`LookupWindow`: judgments between entering the engine and their journal/cache answer.
 """
 
