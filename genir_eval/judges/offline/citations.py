@@ -29,9 +29,15 @@ source supports each of its claims fully.
   words, and meaning may complete it); with fewer sources every term counts.
 - **Number agreement**: every number of the claim (``1,200`` = ``1200``) must be in the
   texts; a number they lack makes the claim unsupported.
-- **Negation agreement**: a best passage holding more than half of the claim's terms must
-  agree with it on being negated (``not``, ``no``, ``never``, ``n't``, ``without``; 不 没 无
-  未 非; "not only ... but also" and "whether or not" affirm); a mismatch is ``none``.
+- **Negation agreement**: a passage sentence that speaks of the claim (a third of its terms,
+  and with the sentence before it, which may name what its "it" is, more than half) must not
+  deny a word the claim affirms, or affirm one it denies (a mismatch is ``none``). A cue
+  denies the words it governs (:func:`negated_terms`): ``no``, ``none``, ``neither`` and
+  ``nor`` the next three content words of their clause ("no further security fixes"),
+  ``not``, ``n't``, ``never``, ``cannot`` and ``without`` the next one, 不 没 无 未 非 the two
+  characters after; "not only ... but also", "not solely" and "whether or not" affirm.
+  Counting the cues of the whole claim and passage instead made a verbatim quote a
+  contradiction whenever the passage's next sentence denied something else.
 - **Entity agreement**: capitalised words inside the claim (names) must be in the texts;
   one missing caps the claim at ``partial``.
 - **Meaning** (with the ``semantic`` extra, :mod:`genir_eval.judges.offline.semantic`): word
@@ -75,7 +81,7 @@ __all__ = [
     "COVERAGE_NONE",
     "COVERAGE_FULL",
     "numbers",
-    "negated",
+    "negated_terms",
     "entities",
     "sentences",
     "passages",
@@ -97,9 +103,18 @@ SEMANTIC_FULL = 0.60  # this close (and no uncited source closer), the passage s
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 # "not only X but also Y" and "whether or not" affirm; "no matter" and "no doubt" do not deny
 _NEGATION = re.compile(
-    r"\b(?:not(?!\s+(?:only|just|merely|simply)\b)(?<!\bor\snot)|no(?!\s+(?:matter|doubt)\b)"
-    r"|never|none|nor|neither|without|cannot)\b|n't\b|[不没无未非]",
+    r"\b(?:not(?!\s+(?:only|just|merely|simply|solely|exclusively)\b)(?<!\bor\snot)"
+    r"|no(?!\s+(?:matter|doubt)\b)|never|none|nor|neither|without|cannot)\b"
+    r"|n't\b|[不没无未非]",
     re.IGNORECASE,
+)
+# typographic apostrophes read as the plain one ("don’t" is "don't")
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
+_CLAUSE_END = re.compile(r"[,;:.!?()\[\]]|\bbut\b|[，；：。！？]", re.IGNORECASE)
+_PHRASE_CUES = frozenset({"no", "none", "neither", "nor"})
+# words between a cue and what it denies ("not being treated", "never even asked")
+_SCOPE_SKIP = frozenset(
+    "be been being have has had even yet always ever really very also more much any".split()
 )
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+")
 _SENTENCE = re.compile(r"(?<=[.!?。！？；;])\s+|(?<=[。！？；])|\n+")
@@ -118,9 +133,64 @@ def numbers(text: str) -> set[str]:
     return out
 
 
-def negated(text: str) -> bool:
-    """Whether ``text`` carries an odd number of negation cues (double negation cancels)."""
-    return len(_NEGATION.findall(text)) % 2 == 1
+def negated_terms(text: str) -> frozenset[str]:
+    """The words ``text`` denies. ``no``, ``none``, ``neither`` and ``nor`` deny the phrase
+    after them, its first three content words within the clause (up to a comma, semicolon,
+    colon, bracket, "but" or the sentence's end: "no further security fixes"); ``not``,
+    ``n't``, ``never``, ``cannot`` and ``without`` the first content word after them ("don't
+    think people should ..." denies thinking, not people); a CJK cue the two characters
+    after it."""
+    text = text.translate(_APOSTROPHES)
+    out: set[str] = set()
+    for match in _NEGATION.finditer(text):
+        cue = match.group(0).lower()
+        after = text[match.end() : match.end() + 120]
+        if cue[0] in "不没无未非":
+            head = after[:2]
+            if len(head) == 2 and all("\u3400" <= ch <= "\u9fff" for ch in head):
+                out.add(head)
+            continue
+        clause = _CLAUSE_END.split(after, maxsplit=1)[0]
+        words = [term for term in key_terms(clause) if term not in _SCOPE_SKIP]
+        out.update(words[: 3 if cue in _PHRASE_CUES else 1])
+    return frozenset(out)
+
+
+def _has(terms: frozenset[str], term: str) -> bool:
+    """``term`` or a form of it in ``terms`` ("ask" and "asks": one is the other and at most
+    three letters more, from three letters up)."""
+    if term in terms:
+        return True
+    if len(term) < 3 or not term.isascii():
+        return False
+    for other in terms:
+        short, long = (term, other) if len(term) <= len(other) else (other, term)
+        if len(short) >= 3 and len(long) - len(short) <= 3 and long.startswith(short):
+            return True
+    return False
+
+
+def _contradicts(claim: str, terms: Sequence[str], evidence: str) -> bool:
+    """Whether a sentence of ``evidence`` denies a word ``claim`` affirms, or affirms one it
+    denies, where the sentence speaks of the claim (a third of its ``terms``) and, with the
+    one before it (which may name what its "it" is), holds more than half of them. Each
+    sentence is read for what it denies on its own: the sentence before may deny something
+    else, and one that shares a word or two with the claim ("an office without justice")
+    is about something else."""
+    claim_denies = negated_terms(claim)
+    claim_terms = _terms_of(claim.translate(_APOSTROPHES))
+    spans = sentences(evidence)
+    for i, (start, end) in enumerate(spans):
+        window = evidence[spans[max(0, i - 1)][0] : end]
+        sentence = evidence[start:end].translate(_APOSTROPHES)
+        if _coverage(terms, window) <= 0.5 or 3 * _coverage(terms, sentence) < 1:
+            continue
+        denies, sentence_terms = negated_terms(sentence), _terms_of(sentence)
+        if any(_has(sentence_terms, term) and not _has(denies, term) for term in claim_denies):
+            return True
+        if any(_has(claim_terms, term) and not _has(claim_denies, term) for term in denies):
+            return True
+    return False
 
 
 def entities(text: str) -> set[str]:
@@ -229,9 +299,9 @@ def claim_support(claim: str, texts: Sequence[str], others: Sequence[str] = ()) 
         checkable = terms
     best = [_best_passage(checkable, text) for text in texts]
     evidence, best_coverage = max(best, key=lambda pair: pair[1])
-    # a passage holding most of the claim's words with a negation the claim lacks
-    # contradicts it; one sharing fewer of them may deny something else
-    contradicts = best_coverage > 0.5 and negated(claim) != negated(evidence)
+    # a passage holding most of the claim's words that denies what the claim affirms (or
+    # the reverse) contradicts it; one sharing fewer of them may speak of something else
+    contradicts = best_coverage > 0.5 and _contradicts(claim, checkable, evidence)
     features: dict[str, Any] = {
         "coverage": round(_coverage(checkable, joined), 4),
         "best_passage_coverage": round(

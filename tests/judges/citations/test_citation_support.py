@@ -15,7 +15,7 @@ from genir_eval.errors import ConfigError
 from genir_eval.ingest import read_jsonl
 from genir_eval.judges import make_judge
 from genir_eval.judges.citations.support import find_evidence, pair_item, parse_support
-from genir_eval.judges.offline.citations import negated, numbers, support_verdict
+from genir_eval.judges.offline.citations import negated_terms, numbers, support_verdict
 from genir_eval.judges.parsing import ReplyError
 from genir_eval.meta.evaluate import citation_support_scores
 from genir_eval.records import Link, Session, Statement, Turn
@@ -95,8 +95,9 @@ def test_twin_verdicts(statement: str, expected: str) -> None:
 
 def test_twin_features() -> None:
     assert numbers("1,200 people paid 3.50 and 007") == {"1200", "3.5", "7"}
-    assert negated("It is not cold") and not negated("It is not true that it is not cold")
-    assert negated("它不是法国最高的建筑")
+    assert negated_terms("It is not cold") == {"cold"}
+    # a CJK cue denies the two characters after it, what the affirmed sentence says there
+    assert negated_terms("它不是法国最高的建筑") == {"是法"}
 
 
 def _session(language: str = "en") -> Session:

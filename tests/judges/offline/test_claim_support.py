@@ -14,7 +14,7 @@ from genir_eval.judges.offline.citations import (
     VOCABULARY_SOURCES,
     claim_support,
     claims,
-    negated,
+    negated_terms,
     support_verdict,
 )
 from genir_eval.records import Link, Session, Statement, Turn
@@ -84,20 +84,55 @@ def test_a_number_or_a_close_negation_still_makes_a_claim_unsupported(lexical):
     ).features["negation_mismatch"]
 
 
-# (text, negated): "not only ... but also" and "whether or not" affirm, by the words' meaning
+# (text, the words it denies), by hand from the rule: "no", "none", "neither" and "nor" deny
+# the phrase after them (three content words within the clause), "not", "n't", "never",
+# "cannot" and "without" the first content word; "not only ... but also" and "whether or
+# not" affirm, by the words' meaning
 NEGATION_CASES = [
-    ("Fairness matters not only for morale but also for productivity.", False),
-    ("It works whether or not the manager is present.", False),
-    ("No matter the pay, people want respect.", False),
-    ("Pay is no longer the only concern.", True),
-    ("It is not only unfair.", False),
-    ("Employees do not trust the process.", True),
+    ("Fairness matters not only for morale but also for productivity.", set()),
+    ("The goal was not solely to win but to destabilise.", set()),
+    ("It works whether or not the manager is present.", set()),
+    ("No matter the pay, people want respect.", set()),
+    ("Employees do not trust the process.", {"trust"}),
+    ("They are not being treated fairly, and leave.", {"treated"}),
+    ("I don\u2019t think people should take kindly to it.", {"think"}),  # a typographic apostrophe
+    ("No further security fixes are made for it.", {"further", "security", "fixes"}),
+    ("Without fair pay, employees leave.", {"fair"}),
+    ("他不喜欢咖啡", {"喜欢"}),
 ]
 
 
 @pytest.mark.parametrize(("text", "expected"), NEGATION_CASES)
-def test_negation_cues(text: str, expected: bool):
-    assert negated(text) is expected
+def test_what_a_negation_denies(text: str, expected: set[str]):
+    assert negated_terms(text) == expected
+
+
+def test_a_negation_contradicts_what_the_sentence_before_names(lexical):
+    source = "Python 2 reached its end of life in 2020. No further security fixes are made for it."
+    support = claim_support("Python 2 still receives security fixes.", [source])
+    assert support.features["negation_mismatch"] and support.level == 0
+
+
+def test_a_quote_is_not_contradicted_by_a_denial_in_the_next_sentence(lexical):
+    # the passage's second sentence denies "paying" as the first affirms it: a parity count
+    # over the whole passage found a contradiction in the verbatim quote
+    quote = "Labour said those who avoid paying tax should not tell people how to vote."
+    source = f"{quote} Its leader said: \u201cI don\u2019t pay attention to such donors.\u201d"
+    for claim in (quote, quote.replace("should not", "shouldn\u2019t")):
+        support = claim_support(claim, [source])
+        assert not support.features["negation_mismatch"] and support.level == 2, claim
+
+
+def test_a_denial_of_a_word_the_claim_only_mentions_is_not_a_contradiction(lexical):
+    # the next sentence shares one word with the claim ("justice") and denies it; it speaks
+    # of something else
+    source = (
+        "Employees who feel treated unfairly lose motivation and engage in destructive "
+        "practices. An office without justice loses its best staff."
+    )
+    claim = "Justice matters: employees treated unfairly lose motivation and engage in destructive practices."
+    support = claim_support(claim, [source])
+    assert not support.features["negation_mismatch"] and support.level == 2
 
 
 def test_a_negation_in_a_passage_sharing_few_of_the_words_is_not_a_contradiction(lexical):
