@@ -44,9 +44,11 @@ if TYPE_CHECKING:
 else:
     Engine = Any
 
-__all__ = ["BASELINES", "TURN_ITEM", "ItemJudge"]
+__all__ = ["BASELINES", "JUDGES", "TURN_ITEM", "ItemJudge"]
 
 BASELINES = ("item-vanilla", "item-joint", "item-ksample")
+#: Every ITEM judge: the one-shot baselines, then the loops.
+JUDGES = BASELINES + VARIANTS
 TURN_ITEM = "item"
 
 
@@ -223,7 +225,7 @@ class ItemJudge:
 
     def __init__(self, name: str, **options: Any) -> None:
         check_options(name, options, _OPTIONS)
-        if name not in VARIANTS + BASELINES:
+        if name not in JUDGES:
             raise ConfigError(f"unknown ITEM judge {name!r}")
         self.name = name
         self.options: Mapping[str, Any] = dict(options)
@@ -401,5 +403,5 @@ def _factory(name: str) -> Callable[..., ItemJudge]:
     return make
 
 
-for _name in VARIANTS + BASELINES:
+for _name in JUDGES:
     register_judge(_name)(_factory(_name))

@@ -50,10 +50,14 @@ __all__ = [
     "passage_label",
     "RubricJudge",
     "DirectJudge",
+    "DIRECT_SCALES",
+    "JUDGES",
 ]
 
 PROMPT_VERSION = "rubric-v1"
 GRADE_MAX = 5
+#: The direct grading baselines' scales (``rubric-thomas``, ``rubric-yesno``).
+DIRECT_SCALES = ("thomas", "yesno")
 
 
 # --- passages and labels ---------------------------------------------------------------------
@@ -568,7 +572,7 @@ class DirectJudge:
     def __init__(self, scale: str, **options: Any) -> None:
         allowed = {"threshold", "links_only", "model", "max_tokens", "temperature", "language"}
         check_options(f"rubric-{scale}", options, allowed)
-        if scale not in ("thomas", "yesno"):
+        if scale not in DIRECT_SCALES:
             raise ConfigError(f"unknown direct grading scale {scale!r}")
         self.scale = scale
         self.name = f"rubric-{scale}"
@@ -632,3 +636,7 @@ def rubric_thomas(**options: Any) -> DirectJudge:
 def rubric_yesno(**options: Any) -> DirectJudge:
     """Direct yes/no relevance grading (a baseline for ``rubric``)."""
     return DirectJudge("yesno", **options)
+
+
+#: Every RUBRIC judge: the question bank, then the direct grading baselines.
+JUDGES = (RubricJudge.name, *(f"rubric-{scale}" for scale in DIRECT_SCALES))
