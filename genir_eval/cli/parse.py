@@ -134,17 +134,17 @@ def _convert_crowdrag(args: argparse.Namespace) -> int:
             "--sources and --skip-invalid do not apply"
         )
     summary = convert_crowdrag(args.input, args.output)
+    missing = (
+        f"; {summary.missing_passages} citations name a passage their topic does not have "
+        "(kept, with no source text)"
+        if summary.missing_passages
+        else ""
+    )
     print(
         f"converted {summary.answers} answers of {summary.systems} systems on {summary.topics} "
         f"topics; {summary.rated_pairs} rated pairs -> {summary.preferences} preferences "
         f"({summary.split_dropped} pair-dimensions left out: their two ratings split)"
-        + (
-            f"; {summary.missing_passages} citations name a passage their topic does not "
-            "have (kept, with no source text)"
-            if summary.missing_passages
-            else ""
-        )
-        + f" -> {args.output}",
+        f"{missing} -> {args.output}",
         file=sys.stderr,
     )
     return 0

@@ -24,7 +24,8 @@ url and the passage text as its source text, so citation support is judged again
 cited. Markers are read as the study wrote them, ``[ 14]`` and ``[4 16]`` too; ``[...]`` is
 text. A marker naming a passage its topic does not have (``[20]`` of 20 passages) is what the
 answer cites, so it is kept: a link with url ``<topic>#missing-passage-<i>`` and no source
-text, which a support judge can only find unsupported; the summary counts such citations. A pair rated twice (in both orders) is one row: its winner is the label most of its gold
+text, which a support judge can only find unsupported; the summary counts such citations.
+A pair rated twice (in both orders) is one row: its winner is the label most of its gold
 labels give, and a pair whose labels split evenly is left out for that dimension (the rule of
 the data's README: "the majority of its gold labels, ties dropped"); the summary counts them.
 """
@@ -95,12 +96,16 @@ class CrowdRag:
     preferences: tuple[Preference, ...]
     rated_pairs: int
     split_dropped: int
-    #: citations of a passage the answer's topic does not have (kept, without a source text)
-    missing_passages: int = 0
 
     @property
     def systems(self) -> tuple[str, ...]:
         return tuple(sorted({a.system for a in self.answers}))
+
+    @property
+    def missing_passages(self) -> int:
+        """Citations of a passage the answer's topic does not have (kept, without a source
+        text)."""
+        return sum(a.missing_passages for a in self.answers)
 
 
 @dataclass(frozen=True)
@@ -413,7 +418,6 @@ def read_crowdrag(folder: str | Path) -> CrowdRag:
         preferences=tuple(preferences),
         rated_pairs=rated,
         split_dropped=dropped,
-        missing_passages=sum(a.missing_passages for a in answers),
     )
 
 

@@ -8,13 +8,12 @@ mode a miss is a ``cache_miss`` failure), then attempts, each one taking an in-f
 (:class:`~genir_eval.llm.limits.RequestRate`, a sliding window of sends, or
 :class:`~genir_eval.llm.limits.LearnedRate` when no rate is configured), and running under the
 per-attempt timeout. With a journal, a judgment keeps the in-flight slot its first attempt
-took (its retries and its repair call share it) until :meth:`Engine.record` has committed its
-label: replies paid for and not yet journaled cannot pile up behind a journal whose commits
+took (its repair call shares it) until :meth:`Engine.record` has committed its label: replies paid for and not yet journaled cannot pile up behind a journal whose commits
 wait, so a process killed at any moment repeats at most ``concurrency`` judgments. While it
-waits to retry after a failed attempt it holds no reply, so the slot is free meanwhile (its
-next attempt goes first in line). Rate limits and transient errors are retried with
-exponential backoff and jitter (Brooker 2015, AWS Architecture Blog: "equal jitter" at least ``Retry-After`` when the
-provider sends one, "full jitter" otherwise), up to
+waits to retry after a failed attempt it holds no reply, so the slot is free meanwhile and
+its next attempt takes one back first in line. Rate limits and transient errors are retried with
+exponential backoff and jitter (Brooker 2015, AWS Architecture Blog: "equal jitter" at least
+``Retry-After`` when the provider sends one, "full jitter" otherwise), up to
 ``max_attempts`` and the per-judgment ``deadline``; permanent errors are not retried. Error
 messages pass through the provider's :meth:`~genir_eval.llm.providers.base.Provider.redact` before they
 reach a :class:`Failure` or the journal, so an error body echoing the API key leaks nothing.

@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 
 from genir_eval.judges.base import Label
-from genir_eval.judges.item.judge import JUDGES as ITEM_JUDGE_NAMES
+from genir_eval.judges.item.judge import JUDGES as ITEM_JUDGES
 from genir_eval.judges.item.judge import TURN_ITEM
-from genir_eval.judges.rubric.grading import JUDGES as RUBRIC_JUDGE_NAMES
+from genir_eval.judges.rubric.grading import JUDGES as RUBRIC_JUDGES
 from genir_eval.meta.stats import correlations, precision_recall_f1
 from genir_eval.records import Session
 
@@ -41,10 +41,6 @@ __all__ = [
     "ITEM_JUDGES",
     "RUBRIC_JUDGES",
 ]
-
-#: The ITEM judges ``compare_item`` runs by default: one-shot baselines, then the loops.
-ITEM_JUDGES = ITEM_JUDGE_NAMES
-RUBRIC_JUDGES = RUBRIC_JUDGE_NAMES
 
 
 def ndcg_at(ranking: Sequence[Any], gains: Mapping[Any, float], k: int) -> float | None:

@@ -177,12 +177,11 @@ def _contradicts(claim: str, terms: Sequence[str], evidence: str) -> bool:
     sentence is read for what it denies on its own: the sentence before may deny something
     else, and one that shares a word or two with the claim ("an office without justice")
     is about something else."""
-    claim_denies = negated_terms(claim)
-    claim_terms = _terms_of(claim.translate(_APOSTROPHES))
+    claim_denies, claim_terms = negated_terms(claim), _terms_of(claim)
     spans = sentences(evidence)
     for i, (start, end) in enumerate(spans):
         window = evidence[spans[max(0, i - 1)][0] : end]
-        sentence = evidence[start:end].translate(_APOSTROPHES)
+        sentence = evidence[start:end]
         if _coverage(terms, window) <= 0.5 or 3 * _coverage(terms, sentence) < 1:
             continue
         denies, sentence_terms = negated_terms(sentence), _terms_of(sentence)
