@@ -3,7 +3,9 @@ queries, on values worked out by hand."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from scipy.stats import binom
 
 from genir_eval.ingest.preferences import Preference
 from genir_eval.judges.base import Label
@@ -137,3 +139,73 @@ def test_label_scores_average_each_item_kind():
     assert sessions == {"s1": {"labels:dna:session": 7.0}}
     single, by_turn = label_scores(labels[:2], "dna")
     assert single == {} and by_turn == {("s1", 1): {"labels:dna": 2.0}}
+
+
+def test_lower_is_better_reads_the_measure_behind_gold_and_judge_names():
+    # a gold: prefix (the expert labels' score) and an @judge suffix name the same measure
+    assert lower_is_better("unsupported_claims")
+    assert lower_is_better("gold:unsupported_claims")
+    assert lower_is_better("unsupported_claims@cite2")
+    assert lower_is_better("gold:unsupported_claims@cite2")
+    assert not lower_is_better("gold:citation_recall")
+    assert not lower_is_better("gold:sdcg_urge")
+    assert not lower_is_better("gold:no_such_measure")
+
+
+def _two_rows():
+    # people prefer a in both; a has fewer unsupported claims (0.1 against 0.6)
+    return [
+        Preference(winner="a", query="t1", session_a="s1", session_b="s2", turn=1),
+        Preference(winner="a", query="t2", session_a="s3", session_b="s4", turn=1),
+    ]
+
+
+def test_turn_and_gold_scores_are_compared_in_their_measures_direction():
+    values = {"s1": 0.1, "s2": 0.6, "s3": 0.0, "s4": 0.5}
+    names = ("unsupported_claims", "gold:unsupported_claims", "citation_recall")
+    sessions = {sid: {name: v for name in names} for sid, v in values.items()}
+    turns = {(sid, 1): {name: v for name in names} for sid, v in values.items()}
+    table = agreement_table(_two_rows(), sessions, turns, n_boot=0)["overall"]
+    for level in ("session", "turn"):
+        for name in ("unsupported_claims", "gold:unsupported_claims"):
+            # lower is better: the score picks a, as people did
+            got = table[level][name]
+            assert got["lower_is_better"] is True, (level, name)
+            assert (got["decided"], got["agree"]) == (2, 2), (level, name)
+        # higher is better: the same values pick b, against people
+        recall = table[level]["citation_recall"]
+        assert recall["lower_is_better"] is False
+        assert (recall["decided"], recall["agree"]) == (2, 0)
+
+
+def _mass_inside(n: int, p: float, lo: float, hi: float) -> float:
+    return float(
+        binom.cdf(np.floor(hi * n + 1e-9), n, p) - binom.cdf(np.ceil(lo * n - 1e-9) - 1, n, p)
+    )
+
+
+def test_the_agreement_interval_holds_95_percent_of_the_sampling_distribution():
+    # 400 queries, one decided pair each, 240 agreeing: a resample's agreement is
+    # Binomial(400, 0.6) / 400 exactly (scipy); the 95% percentile interval holds 95% of it
+    # (plus at most its two end points' mass, about 0.006 each; a 90% interval holds 90%)
+    rows = [_row(f"q{i}", "a") for i in range(400)]
+    a = [1.0 if i < 240 else 0.0 for i in range(400)]
+    b = [0.5] * 400
+    result = pair_agreement(rows, a, b, n_boot=4000, seed=2)
+    assert result["agreement"] == pytest.approx(0.6, abs=1e-12)
+    lo, hi = result["ci95"]
+    assert 0.94 <= _mass_inside(400, 0.6, lo, hi) <= 0.968
+    # n_boot and seed are the caller's: other draws, other bounds (the same distribution)
+    other = pair_agreement(rows, a, b, n_boot=4000, seed=3)["ci95"]
+    assert 0.94 <= _mass_inside(400, 0.6, *other) <= 0.968
+    table = agreement_table(
+        [
+            Preference(winner="a", query=f"q{i}", session_a=f"a{i}", session_b=f"b{i}")
+            for i in range(400)
+        ],
+        {**{f"a{i}": {"m": a[i]} for i in range(400)}, **{f"b{i}": {"m": 0.5} for i in range(400)}},
+        {},
+        n_boot=4000,
+        seed=2,
+    )
+    assert table["overall"]["session"]["m"]["ci95"] == [lo, hi]
