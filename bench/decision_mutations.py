@@ -329,6 +329,87 @@ MUTATIONS: list[tuple[str, str, str, str, list[str]]] = [
         "    pass",
         ["tests/runner/test_storage_faults.py::test_read_only_output_folder_fails_before_any_call"],
     ),
+    # -- mutmut's survivors in the pairwise gate (bench/mutation.py gate), killed since ----
+    (
+        "the gate's lower percentile at alpha / 3",
+        "genir_eval/runner/pairwise_gate.py",
+        "    lo, hi = np.percentile(rates, [100 * alpha / 2, 100 * (1 - alpha / 2)])",
+        "    lo, hi = np.percentile(rates, [100 * alpha / 3, 100 * (1 - alpha / 2)])",
+        [f"{GATE}::test_the_interval_holds_1_minus_alpha_of_the_sampling_distribution"],
+    ),
+    (
+        "the gate's default resamples 2001",
+        "genir_eval/runner/pairwise_gate.py",
+        "    resamples: int = 2000,",
+        "    resamples: int = 2001,",
+        [f"{GATE}::test_seed_resamples_and_alpha_are_the_callers"],
+    ),
+    (
+        "the gate stops at a candidate with no judged pair",
+        "genir_eval/runner/pairwise_gate.py",
+        '                {"name": name, "pairs": 0, "win_rate": None, "ci": None, "failed": True}\n'
+        "            )\n            continue",
+        '                {"name": name, "pairs": 0, "win_rate": None, "ci": None, "failed": True}\n'
+        "            )\n            break",
+        [f"{GATE}::test_a_candidate_with_no_judged_pair_fails"],
+    ),
+    (
+        "the markdown gate's level 2 - alpha",
+        "genir_eval/runner/pairwise_gate.py",
+        '    level = 1 - gate["alpha"]\n    head = "PASS" if gate["passed"] else "FAIL"',
+        '    level = 2 - gate["alpha"]\n    head = "PASS" if gate["passed"] else "FAIL"',
+        [f"{GATE}::test_the_gate_reads_as_written_in_text_and_markdown"],
+    ),
+    (
+        "the markdown gate's PASS written pass",
+        "genir_eval/runner/pairwise_gate.py",
+        '    head = "PASS" if gate["passed"] else "FAIL"',
+        '    head = "pass" if gate["passed"] else "FAIL"',
+        [f"{GATE}::test_the_gate_reads_as_written_in_text_and_markdown"],
+    ),
+    # -- mutmut's survivors in preference agreement (bench/mutation.py preferences) -------
+    (
+        "agreement: a NaN on one side only is not missing",
+        "genir_eval/meta/preferences.py",
+        "        if a is None or b is None or a != a or b != b:",
+        "        if a is None or b is None or a != a and b != b:",
+        [f"{AGREEMENT}::test_missing_values_edge_cases"],
+    ),
+    (
+        "agreement: the interval's seed not used",
+        "genir_eval/meta/preferences.py",
+        "    rng = np.random.default_rng(seed)",
+        "    rng = np.random.default_rng(None)",
+        [f"{AGREEMENT}::test_defaults_seed_and_draws_are_passed_through"],
+    ),
+    (
+        "agreement: the lower percentile at 3.5",
+        "genir_eval/meta/preferences.py",
+        "    return [float(np.percentile(ratios, 2.5)), float(np.percentile(ratios, 97.5))]",
+        "    return [float(np.percentile(ratios, 3.5)), float(np.percentile(ratios, 97.5))]",
+        [f"{AGREEMENT}::test_each_tail_of_the_agreement_interval_holds_2_5_percent"],
+    ),
+    (
+        "agreement table: n_boot not passed to the turn level",
+        "genir_eval/meta/preferences.py",
+        "                    turned, a, b, lower_better=lower_is_better(name), n_boot=n_boot, seed=seed",
+        "                    turned, a, b, lower_better=lower_is_better(name), seed=seed",
+        [f"{AGREEMENT}::test_defaults_seed_and_draws_are_passed_through"],
+    ),
+    (
+        "agreement table: a session the run lacks breaks the table",
+        "genir_eval/meta/preferences.py",
+        "            a = [session_scores.get(str(r.session_a), {}).get(name) for r in rows]",
+        "            a = [session_scores.get(str(r.session_a), None).get(name) for r in rows]",
+        [f"{AGREEMENT}::test_rows_naming_a_session_the_run_lacks_are_missing_on_either_side"],
+    ),
+    (
+        "label scores: a yes/no label averaged as a number",
+        "genir_eval/meta/preferences.py",
+        "        if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):",
+        "        if value is None and isinstance(value, bool) or not isinstance(value, (int, float)):",
+        [f"{AGREEMENT}::test_label_scores_skip_what_is_not_a_number_wherever_it_is"],
+    ),
 ]
 
 

@@ -62,6 +62,12 @@ def test_the_interval_holds_1_minus_alpha_of_the_sampling_distribution(
     # the interval is not below 0.5 at alpha 0.05 (its top is about 0.448): fails
     assert cand["failed"] is (hi < 0.5)
     assert gate["alpha"] == alpha and gate["threshold"] == 0.5 and gate["baseline"] == "base"
+    # each tail holds alpha / 2 of it, less at most its end point's mass (0.006 at 2.5%,
+    # 0.017 at 10%)
+    below = float(binom.cdf(np.ceil(lo * 400 - 1e-9) - 1, 400, 0.4))
+    above = float(binom.sf(np.floor(hi * 400 + 1e-9), 400, 0.4))
+    assert alpha / 2 - 0.018 <= below <= alpha / 2 + 0.003
+    assert alpha / 2 - 0.018 <= above <= alpha / 2 + 0.003
 
 
 def test_win_rate_counts_ties_half_on_either_side_by_hand() -> None:
@@ -134,9 +140,13 @@ def test_the_baseline_is_the_one_named() -> None:
 
 
 def test_a_candidate_with_no_judged_pair_fails() -> None:
-    # lone never met the baseline: no win rate, no interval, a failure, said so
+    # lone never met the baseline: no win rate, no interval, a failure, said so; the
+    # candidates after it are still gated
     pairs = [("cand", "base", 1.0, q) for q in range(10)]
     pairs += [("cand", "lone", 1.0, 10 + q) for q in range(10)]
+    later = gate_against(_outcomes(("base", "lone", "cand"), pairs), baseline="base", threshold=0.5)
+    assert [c["name"] for c in later["candidates"]] == ["lone", "cand"]
+    assert later["candidates"][1]["win_rate"] == 1.0
     gate = gate_against(_outcomes(("base", "cand", "lone"), pairs), baseline="base", threshold=0.5)
     cand, lone = gate["candidates"]
     assert cand["failed"] is False
@@ -172,5 +182,43 @@ def test_seed_resamples_and_alpha_are_the_callers() -> None:
     assert lo < n_lo <= rate <= n_hi < hi
     assert n_hi < 0.5 < hi  # the verdict turns on alpha
     assert narrow["passed"] is False and base["passed"] is True
-    assert "10% interval" in gate_text(narrow) and "95% interval" in gate_text(base)
-    assert "10% bootstrap" in gate_markdown(narrow)
+    assert "(ties half, 10% interval" in gate_text(narrow)
+    assert "(ties half, 95% interval" in gate_text(base)
+    assert "(ties count half; 10% bootstrap" in gate_markdown(narrow)
+    # the defaults: alpha 0.05, 2000 resamples, seed 0
+    assert gate_against(o, baseline="base", threshold=0.5) == base
+
+
+def test_the_gate_reads_as_written_in_text_and_markdown() -> None:
+    # the whole output, by hand, for a gate dict: a pass, a fail and a candidate never judged
+    gate = {
+        "baseline": "base",
+        "threshold": 0.45,
+        "alpha": 0.1,
+        "passed": False,
+        "candidates": [
+            {"name": "good", "pairs": 12, "win_rate": 0.625, "ci": [0.5, 0.75], "failed": False},
+            {"name": "bad", "pairs": 3, "win_rate": 0.0, "ci": [0.0, 0.0], "failed": True},
+            {"name": "lone", "pairs": 0, "win_rate": None, "ci": None, "failed": True},
+        ],
+    }
+    assert gate_text(gate) == (
+        "win rate against base (ties half, 90% interval over queries), fail below 0.45:\n"
+        "  good: 0.625 [0.500, 0.750] over 12 pairs  pass\n"
+        "  bad: 0.000 [0.000, 0.000] over 3 pairs  FAIL\n"
+        "  lone: no judged pair  FAIL\n"
+    )
+    assert gate_markdown(gate) == (
+        "### Pairwise gate: FAIL\n"
+        "\n"
+        "Win rate against `base` (ties count half; 90% bootstrap interval over queries); "
+        "fails when the interval lies below 0.45.\n"
+        "\n"
+        "| system | win rate [interval] | verdict |\n"
+        "| --- | --- | --- |\n"
+        "| `good` | 0.625 [0.500, 0.750] over 12 pairs | pass |\n"
+        "| `bad` | 0.000 [0.000, 0.000] over 3 pairs | FAIL |\n"
+        "| `lone` | no judged pair | FAIL |\n"
+    )
+    passed = {**gate, "passed": True, "candidates": gate["candidates"][:1]}
+    assert gate_markdown(passed).startswith("### Pairwise gate: PASS\n\n")
