@@ -93,11 +93,14 @@ MUTATIONS: list[tuple[str, str, str, str, list[str]]] = [
 ]
 
 
-def main(argv: list[str]) -> int:
-    chosen = [int(a) for a in argv] or list(range(1, len(MUTATIONS) + 1))
+def run_mutations(mutations: list[tuple[str, str, str, str, list[str]]], argv: list[str]) -> int:
+    """Apply each chosen mutation (1-based numbers in ``argv``; all without), run its tests,
+    restore the source; 1 when one survived. ``line`` may be several lines: the text must
+    occur once in the file (a line, with its newline)."""
+    chosen = [int(a) for a in argv] or list(range(1, len(mutations) + 1))
     survived = 0
     for number in chosen:
-        what, name, line, mutant, tests = MUTATIONS[number - 1]
+        what, name, line, mutant, tests = mutations[number - 1]
         path = ROOT / name
         source = path.read_text(encoding="utf-8")
         if source.count(line + "\n") != 1:
@@ -119,11 +122,15 @@ def main(argv: list[str]) -> int:
             if text.startswith("FAILED ")
         ]
         if result.returncode == 1 and failed:
-            print(f"{number}. {what}: caught by {failed[0]}")
+            print(f"{number}. {what}: caught by {failed[0]}", flush=True)
         else:
             survived += 1
-            print(f"{number}. {what}: SURVIVED (pytest exit {result.returncode})")
+            print(f"{number}. {what}: SURVIVED (pytest exit {result.returncode})", flush=True)
     return 1 if survived else 0
+
+
+def main(argv: list[str]) -> int:
+    return run_mutations(MUTATIONS, argv)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--runapi", action="store_true", default=False, help="run tests that call live LLM APIs"
     )
     parser.addoption(
+        "--require-shared",
+        action="store_true",
+        default=False,
+        help=(
+            "fail, not skip, the tests that read the shared data (../shared: the URGE sample, "
+            "CrowdRAG); the default when the CI environment variable is set"
+        ),
+    )
+    parser.addoption(
         "--runlocal",
         action="store_true",
         default=False,
@@ -78,6 +87,31 @@ def local_llm() -> LocalServer:
     except (OSError, ValueError) as error:
         pytest.skip(f"no local LLM server at {base_url} ({type(error).__name__}: {error})")
     return LocalServer(base_url=base_url, model=os.environ.get(LOCAL_MODEL_ENV, "local"))
+
+
+def shared_required(config: pytest.Config) -> bool:
+    """Whether a test of the shared data fails rather than skips without it: with
+    ``--require-shared``, or in CI (the ``CI`` environment variable set and not empty or
+    ``false``/``0``, as GitHub Actions and GitLab CI set it)."""
+    ci = os.environ.get("CI", "").strip().lower()
+    return bool(config.getoption("--require-shared")) or ci not in ("", "0", "false", "no")
+
+
+@pytest.fixture
+def shared(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """``shared(path, what)``: ``path`` of the shared data (``../shared``) when it is there;
+    otherwise the test is skipped with the reason (what is missing, where it was looked for,
+    how to require it), or fails when the shared data is required (:func:`shared_required`)."""
+
+    def need(path: Path, what: str) -> Path:
+        if path.exists():
+            return path
+        message = f"{what} is not at {path} (the shared data, ../shared)"
+        if shared_required(request.config):
+            pytest.fail(f"{message}: required here (--require-shared or CI set)")
+        pytest.skip(f"{message}; pass --require-shared (or set CI) to fail instead")
+
+    return need
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,7 @@ from genir_eval.cli import main
 from genir_eval.errors import ConfigError
 from genir_eval.llm import Engine, OfflineProvider
 from genir_eval.settings import SETTINGS, check_base_url, check_setting, public_url
+from genir_eval.testing import FakeLLMServer
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "scenarios" / "demo-offline.toml"
@@ -45,16 +46,70 @@ def test_settings_take_their_bounds() -> None:
         check_setting("tpm", 5.5)
 
 
+def _counted_scenario(folder: Path, base_url: str, engine: str = "") -> Path:
+    """Two demo sessions judged by one judge through the fake server at ``base_url``, which
+    counts every request it receives; ``engine``: lines added to ``[engine]``."""
+    scenario = folder / "counted.toml"
+    scenario.write_text(
+        f"""version = 1
+name = "counted"
+
+[input]
+path = "{ROOT / "fixtures" / "demo_sessions.csv"}"
+format = "urge"
+limit = 2
+
+[llm]
+provider = "openai"
+model = "fake-model"
+base_url = "{base_url}"
+
+[engine]
+{engine}
+cache = false
+journal = false
+
+[[judges]]
+name = "satisfaction.urs"
+""",
+        encoding="utf-8",
+    )
+    return scenario
+
+
+def test_the_counting_server_counts_a_valid_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The checks below can fail: the same run with valid settings calls the server."""
+    with FakeLLMServer() as server:
+        monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
+        scenario = _counted_scenario(tmp_path, server.openai_base_url)
+        main(["run", str(scenario), "--out", str(tmp_path / "run"), "--quiet", "--timeout=5"])
+        requests = server.stats.total
+    capsys.readouterr()
+    assert requests > 0
+
+
 @pytest.mark.parametrize("option", ["--timeout", "--deadline", "--rpm", "--tpm", "--max-missing"])
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "-1", "1e400"])
 def test_command_line_refuses_before_any_call(
-    option: str, value: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    option: str,
+    value: str,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    assert main(["run", str(DEMO), "--out", str(tmp_path / "run"), f"{option}={value}"]) == 2
+    with FakeLLMServer() as server:
+        monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
+        scenario = _counted_scenario(tmp_path, server.openai_base_url)
+        code = main(["run", str(scenario), "--out", str(tmp_path / "run"), f"{option}={value}"])
+        requests = server.stats.total
+    assert code == 2
     err = capsys.readouterr().err
     assert option in err and "expected" in err and "Traceback" not in err
     assert len(err.splitlines()) == 1 and "usage:" not in err
     assert not (tmp_path / "run").exists()
+    assert requests == 0
 
 
 @pytest.mark.parametrize(
@@ -69,17 +124,23 @@ def test_command_line_refuses_before_any_call(
     ],
 )
 def test_scenario_refuses_before_any_call(
-    key: str, value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    key: str,
+    value: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    text = DEMO.read_text(encoding="utf-8").replace("[engine]\n", f"[engine]\n{key} = {value}\n", 1)
-    text = text.replace('"../fixtures/', f'"{ROOT}/fixtures/')
-    scenario = tmp_path / "bad.toml"
-    scenario.write_text(text, encoding="utf-8")
-    assert main(["run", str(scenario), "--out", str(tmp_path / "run")]) == 2
+    with FakeLLMServer() as server:
+        monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
+        scenario = _counted_scenario(tmp_path, server.openai_base_url, f"{key} = {value}")
+        code = main(["run", str(scenario), "--out", str(tmp_path / "run")])
+        requests = server.stats.total
+    assert code == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "Traceback" not in err
     assert str(scenario) in err and f"engine.{key}: expected" in err
     assert not (tmp_path / "run").exists()
+    assert requests == 0
 
 
 def test_n_boot_is_bounded(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

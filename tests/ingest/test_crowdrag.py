@@ -234,8 +234,8 @@ def test_parse_command_reports_bad_input_in_one_line(tmp_path, capsys):
     assert not (tmp_path / "o" / "answers.jsonl").exists()
 
 
-@pytest.mark.skipif(not CROWDRAG.is_dir(), reason="needs ../shared/crowdrag")
-def test_the_shared_development_topics_convert(tmp_path):
+def test_the_shared_development_topics_convert(tmp_path, shared):
+    shared(CROWDRAG, "the CrowdRAG-25 development topics")
     summary = convert_crowdrag(CROWDRAG, tmp_path)
     # the data's README: 20 topics, 120 answers, 417 rated pairs (300 distinct, 117 twice)
     assert (summary.topics, summary.answers, summary.systems) == (20, 120, 6)

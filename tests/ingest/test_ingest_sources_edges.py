@@ -262,7 +262,6 @@ def _urge_cut(tmp_path: Path, how: str) -> Path:
     return path
 
 
-@pytest.mark.skipif(not URGE.exists(), reason="the URGE sample is not in ../shared/urge")
 @pytest.mark.parametrize(
     "how",
     [
@@ -273,8 +272,9 @@ def _urge_cut(tmp_path: Path, how: str) -> Path:
     ],
 )
 def test_a_quote_left_open_in_an_urge_file_is_an_error_of_its_row(
-    tmp_path: Path, capsys: pytest.CaptureFixture, how: str
+    tmp_path: Path, capsys: pytest.CaptureFixture, how: str, shared
 ) -> None:
+    shared(URGE, "the URGE sample")
     path = _urge_cut(tmp_path, how)
     code, err, written = run_parse(capsys, path, tmp_path / "out.jsonl")
     assert code == 2 and len(err) == 1, err

@@ -25,6 +25,7 @@ import csv
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from judge_helpers import Recorder
@@ -273,7 +274,7 @@ def _side_file(tmp_path: Path, urls: list[str], text: str) -> Path:
     return path
 
 
-def _sessions(fmt: str, tmp_path: Path, text: str) -> list[Session]:
+def _sessions(fmt: str, tmp_path: Path, text: str, shared: Any = None) -> list[Session]:
     tmp_path.mkdir(parents=True, exist_ok=True)
     if fmt == "jsonl":
         return load_sessions(_jsonl(tmp_path, text)).sessions
@@ -283,8 +284,7 @@ def _sessions(fmt: str, tmp_path: Path, text: str) -> list[Session]:
         log = _jsonl(tmp_path, None)
         side = _side_file(tmp_path, ["https://coffee.example/c"], text)
         return load_sessions(log, sources=side).sessions
-    if not URGE.exists():
-        pytest.skip("the URGE sample is not in ../shared/urge")
+    shared(URGE, "the URGE sample")
     first = load_sessions(URGE).sessions[:1]
     urls = sorted({link.url for turn in first[0].turns for link in turn.links})
     side = _side_file(tmp_path, urls, text)
@@ -295,13 +295,15 @@ def _sessions(fmt: str, tmp_path: Path, text: str) -> list[Session]:
 
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 @pytest.mark.parametrize("fmt", ["jsonl", "markdown", "jsonl+sources", "urge+sources"])
-def test_source_texts_from_every_format_stay_fenced(fmt: str, attack: str, tmp_path: Path) -> None:
+def test_source_texts_from_every_format_stay_fenced(
+    fmt: str, attack: str, tmp_path: Path, shared: Any
+) -> None:
     text = _hostile_source(attack)
-    sessions = _sessions(fmt, tmp_path, text)
+    sessions = _sessions(fmt, tmp_path, text, shared)
     assert sessions
     texts = [link.text for turn in sessions[0].turns for link in turn.links if link.text]
     assert texts and all(f"{MARK}source{MARK}" in t for t in texts), "the reader lost the text"
-    clean = _sessions(fmt, tmp_path / "clean", "Espresso has 63 mg of caffeine.")
+    clean = _sessions(fmt, tmp_path / "clean", "Espresso has 63 mg of caffeine.", shared)
     reached = False
     sent, sent_clean = _sent("citation_support", sessions[0]), _sent("citation_support", clean[0])
     assert len(sent) == len(sent_clean)

@@ -454,3 +454,29 @@ def test_first_request_is_sent_before_every_fingerprint_is_computed(tmp_path: An
             assert keyed_at_first_send[0] < n // 2
 
         asyncio.run(run())
+
+
+@pytest.mark.parametrize(
+    ("rpm", "cap", "window_s", "unreported"),
+    [
+        # by hand: below 60 rpm one send per 60 / rpm seconds (plus 1% and 2% margins), so
+        # 30 rpm is one send per 2.02 s, never two a second; from 60 rpm up, rpm / 60 per 1 s
+        (30, 1, 2.02, (1, 2.04)),
+        (6, 1, 10.1, (1, 10.2)),
+        (20, 1, 3.03, (1, 3.06)),
+        (60, 1, 1.01, (1, 1.02)),
+        (90, 1, 1.01, (1, 1.02)),
+        (600, 10, 1.01, (9, 1.02)),
+    ],
+)
+def test_request_rate_window_below_and_above_60_rpm(
+    rpm: float, cap: int, window_s: float, unreported: tuple[int, float]
+) -> None:
+    rate = RequestRate(rpm)
+    assert rate.cap == cap
+    assert rate.window_s == pytest.approx(window_s, abs=1e-9)
+    # what the gate paces by: before any departure is reported, the wider margins
+    count, length = rate._limits(0.0)
+    assert (count, length) == (unreported[0], pytest.approx(unreported[1], abs=1e-9))
+    # at most rpm sends in any minute, whichever margins apply
+    assert cap * 60 / window_s <= rpm and count * 60 / length <= rpm

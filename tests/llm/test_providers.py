@@ -224,3 +224,23 @@ def test_run_sync_with_and_without_a_running_loop() -> None:
         return run_sync(judge())
 
     assert asyncio.run(inside_a_loop()) == "sync ok"
+
+
+def test_retry_after_reads_seconds_milliseconds_and_http_dates() -> None:
+    import email.utils
+    import time
+
+    from genir_eval.llm.providers.classify import parse_retry_after
+
+    assert parse_retry_after({"retry-after": "120"}) == 120.0
+    assert parse_retry_after({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
+    assert parse_retry_after({"retry-after": "-3"}) == 0.0
+    assert parse_retry_after({"retry-after": "soon"}) is None
+    assert parse_retry_after({}) is None and parse_retry_after(None) is None
+    # an HTTP date an hour ahead is about 3600 s away (whole seconds; a slow machine only
+    # makes it less); one an hour ago is no wait
+    ahead = email.utils.formatdate(time.time() + 3600, usegmt=True)
+    waited = parse_retry_after({"retry-after": ahead})
+    assert waited is not None and 3000 < waited <= 3601
+    past = email.utils.formatdate(time.time() - 3600, usegmt=True)
+    assert parse_retry_after({"retry-after": past}) == 0.0

@@ -239,3 +239,15 @@ def test_credentials_in_the_base_url_are_secrets(tmp_path: Path) -> None:
     assert leaks == []
     info = json.loads((tmp_path / "run" / "run.json").read_text())
     assert info["scenario"]["document"]["llm"]["base_url"] == server.openai_base_url
+
+
+@pytest.mark.parametrize("n", [8, 9, 10])
+def test_redact_takes_ends_from_eight_characters_and_leaves_seven(n: int) -> None:
+    # the bound, by hand: the first or last 8, 9, 10 characters of the key identify it and
+    # go; 7 stay (too few to identify a key, and replacing them would garble messages)
+    pattern = redactor([SECRET])
+    assert pattern is not None
+    text = f"a {SECRET[:n]} b {SECRET[-n:]} c {SECRET[:7]} d {SECRET[-7:]} e"
+    assert pattern.sub("[redacted]", text) == (
+        f"a [redacted] b [redacted] c {SECRET[:7]} d {SECRET[-7:]} e"
+    )

@@ -49,6 +49,26 @@ def test_turn_values_by_hand(measure, expected: float, _how: str) -> None:
     assert measure.compute([TURN]) == pytest.approx(expected, abs=1e-12)
 
 
+# A statement counts its best judged citation wherever it stands (by hand: partial 0.5).
+BEST_CITATION = [
+    ((0, 2), 1.0),
+    ((2, 0), 1.0),
+    ((0, 1, 0), 0.5),
+    ((None, 0, 2), 1.0),
+    ((1, None, 2, 0), 1.0),
+    ((0, 0), 0.0),
+    ((None, 1), 0.5),
+]
+
+
+@pytest.mark.parametrize(("support", "expected"), BEST_CITATION)
+def test_recall_counts_the_best_citation(support, expected: float) -> None:
+    assert CitationRecall().compute([[S(True, support)]]) == pytest.approx(expected, abs=1e-12)
+    # unsupported-claims: unsupported only when no judged citation supports it at all
+    unsupported = 1.0 if expected == 0.0 else 0.0
+    assert UnsupportedClaims().compute([[S(True, support)]]) == unsupported
+
+
 def test_unsupported_is_one_minus_recall_at_partial_one() -> None:
     turns = [TURN, [S(True, (0, 0)), S(True, (1,))]]
     recall = CitationRecall(partial=1).compute(turns)
@@ -100,6 +120,12 @@ def test_short_names_defaults_and_bad_parameters() -> None:
         (Statement("Do you want to know more about panels?"), False),  # question back
         (Statement("Hope this helps."), False),  # short
         (Statement("太阳能板在阴天仍然可以发电但功率下降"), True),  # ten CJK characters or more
+        # the bounds, by count: six words make a claim, five do not; ten CJK characters do,
+        # nine do not
+        (Statement("Panels still work on cloudy days"), True),
+        (Statement("Panels work on cloudy days"), False),
+        (Statement("太阳能板阴天能发电啊"), True),
+        (Statement("太阳能板阴天能发电"), False),
     ],
 )
 def test_needs_support(statement: Statement, expected: bool) -> None:

@@ -94,6 +94,34 @@ def test_session_measures_match_hand_values(measure, expected):
     assert measure.compute([[3, 1], [], [2]]) == pytest.approx(expected, abs=1e-9)
 
 
+# u per turn [[3, 1, 2, 3], [], [2, 1, 3]]: three and four statements, so sDCG's statement
+# discount max(1, log_b i) is past 1 (i = 3, 4) and b and bq both matter. By hand:
+#   b=2, bq=4: DCG_1 = 3 + 1 + 2/log2 3 + 3/2 = 6.7618595071; DCG_2 = 2 + 1 + 3/log2 3
+#              = 4.8927892607, over 1 + log4 2 = 1.5 -> 3.2618595071; sum 10.0237190143
+#   b=3, bq=2: DCG_1 = 3 + 1 (log3 2 < 1) + 2/1 + 3/log3 4 = 8.3774437511; DCG_2 = 2 + 1
+#              + 3/1 = 6, over 1 + log2 2 = 2 -> 3; sum 11.3774437511
+# sDCG-URGE and RS-DCG-URGE on [[3, 1], [], [2]] with bq other than 1.05 (g_1 =
+# 3.3211168434 as above; br cancels in g_k's normalisation, so it changes nothing):
+#   bq=2: turn-2 discount ln(3)/ln(2) = 1.5849625007 -> 3.3211168434 + 3/1.5849625007
+#   bq=1.5: ln(2.5)/ln(1.5) = 2.2598373 -> 3.3211168434 + 1.3275213 = 4.6486379915
+#   RS-DCG-URGE(bq=2): 3.3211168434 e^-3 + 3/1.5849625007 = 2.0581379321
+DISCOUNT_CASES = [
+    (SDCG(), [[3, 1, 2, 3], [], [2, 1, 3]], 10.0237190143),
+    (SDCG(b=3, bq=2), [[3, 1, 2, 3], [], [2, 1, 3]], 11.3774437511),
+    (SDCG(b=3), [[3, 1, 2, 3], [], [2, 1, 3]], 8.3774437511 + 6 / 1.5),
+    (SDCG(bq=2), [[3, 1, 2, 3], [], [2, 1, 3]], 6.7618595071 + 4.8927892607 / 2),
+    (SDCG_URGE(bq=2), [[3, 1], [], [2]], 5.2139061041),
+    (SDCG_URGE(bq=1.5), [[3, 1], [], [2]], 4.6486379915),
+    (SDCG_URGE(br=3, bq=2), [[3, 1], [], [2]], 5.2139061041),
+    (RSDCG_URGE(bq=2), [[3, 1], [], [2]], 2.0581379321),
+]
+
+
+@pytest.mark.parametrize(("measure", "u", "expected"), DISCOUNT_CASES, ids=str)
+def test_statement_and_turn_discounts_follow_the_parameters(measure, u, expected):
+    assert measure.compute(u) == pytest.approx(expected, abs=1e-9)
+
+
 def test_first_turn_alone_is_undiscounted_and_urge_gain_of_constant_turn_is_2u_minus_1():
     # Source: the formula; with u constant, g = 2^u - 1 whatever the d_i, and k = 1 has
     # discount ln(bq)/ln(bq) = 1 and recency factor e^0 = 1.

@@ -5,6 +5,7 @@ cannot run as spreadsheet formulas."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import threading
 from pathlib import Path
@@ -84,9 +85,22 @@ def test_tables_from_another_run_are_refused(tmp_path: Path) -> None:
         load_run(a)
 
 
+def _listed_files_match(folder: Path) -> bool:
+    """Whether ``run.json`` exists and every file it lists has the SHA-256 it lists
+    (hashlib, not the module's digest)."""
+    marker = folder / "run.json"
+    if not marker.exists():
+        return False
+    for name, digest in json.loads(marker.read_text(encoding="utf-8"))["files"].items():
+        path = folder / name
+        if not path.exists() or hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+            return False
+    return True
+
+
 def test_two_writers_on_one_folder_leave_a_consistent_run(tmp_path: Path) -> None:
-    """Writers race on the same folder: whatever is left either loads as one writer's
-    run, or is refused; never a mix."""
+    """Writers race on the same folder: what is left loads as one writer's run when every
+    file is the one run.json lists, and is refused when any is another writer's (a mix)."""
     errors: list[BaseException] = []
 
     def writer(score: float) -> None:
@@ -102,14 +116,33 @@ def test_two_writers_on_one_folder_leave_a_consistent_run(tmp_path: Path) -> Non
     for thread in threads:
         thread.join()
     assert errors == []
-    try:
-        run = load_run(tmp_path)
-    except InputError as error:
-        assert "does not belong" in str(error) or "not a finished run" in str(error)
-    else:
-        (session,) = run.sessions
-        (turn,) = run.turns
-        assert session.scores["m"] == turn.scores["m"]
+    if not _listed_files_match(tmp_path):
+        with pytest.raises(InputError, match="does not belong|not a finished run"):
+            load_run(tmp_path)
+        return
+    run = load_run(tmp_path)
+    (session,) = run.sessions
+    (turn,) = run.turns
+    written = json.loads((tmp_path / "sessions.jsonl").read_text(encoding="utf-8"))
+    assert session.scores["m"] == turn.scores["m"] == written["scores"]["m"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["turns.jsonl", "turns.csv", "sessions.jsonl", "sessions.csv"],  # the files with a score
+)
+def test_a_folder_mixing_two_writers_files_is_refused(tmp_path: Path, name: str) -> None:
+    # what a lost race leaves: one writer's run.json beside one file of another's
+    a, b = tmp_path / "a", tmp_path / "b"
+    _write(a, 1.0)
+    _write(b, 2.0)
+    assert load_run(a).mean("m") == 1.0
+    (a / name).write_bytes((b / name).read_bytes())
+    assert not _listed_files_match(a)
+    with pytest.raises(InputError, match=f"{name} does not belong to this run.json"):
+        load_run(a)
+    with pytest.raises(InputError, match="does not belong"):
+        assert_run(a, metric="m", at_least=0)
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from genir_eval.runner.testing import assert_run
@@ -70,19 +68,27 @@ def test_compare_refuses_a_small_failed_run(tmp_path, make_scores_run, capsys) -
         assert "a failed run (exit code 3 when it ran): judge j: 3 of 10" in err, err
 
 
-def test_assert_run_bounds_are_inclusive_and_levels_differ(make_scores_run) -> None:  # type: ignore[no-untyped-def]
+def test_assert_run_bounds_are_inclusive_and_levels_differ(make_scores_run, make_turn_run) -> None:  # type: ignore[no-untyped-def]
     from genir_eval.rundir.folder import load_run
 
     run = make_scores_run("a", {"s1": 0.25, "s2": 0.75})  # mean 0.5 exactly
     assert assert_run(run, metric="sdcg_urge", at_least=0.5, at_most=0.5) == 0.5
     # a Run already read is taken as it is
     assert assert_run(load_run(run), metric="sdcg_urge", at_least=0.5) == 0.5
-    # the turn level reads the turn rows: here one turn per session has its own score
-    turns = run / "turns.jsonl"
-    rows = [json.loads(line) for line in turns.read_text(encoding="utf-8").splitlines()]
-    assert [r["scores"]["sdcg_urge"] for r in rows] == [0.25, 0.75]
-    with pytest.raises(AssertionError, match=r"\(turn level, 2 of 2 turns scored\) is 0.5"):
-        assert_run(run, metric="sdcg_urge", at_least=0.6, level="turn")
+    # sessions scored 0.75 and 0.25 (mean 0.5), their turns 0.125, 0.25, 0.375, 0.25 (mean
+    # 0.25): each level reads its own rows, both bounds inclusive
+    levels = make_turn_run("levels", {"s1": (0.75, 0.125, 0.25), "s2": (0.25, 0.375, 0.25)})
+    assert assert_run(levels, metric="sdcg_urge", at_least=0.5, at_most=0.5) == 0.5
+    assert assert_run(levels, metric="sdcg_urge", at_least=0.25, at_most=0.25, level="turn") == 0.25
+    with pytest.raises(
+        AssertionError, match=r"\(turn level, 4 of 4 turns scored\) is 0.25, expected at least 0.5"
+    ):
+        assert_run(levels, metric="sdcg_urge", at_least=0.5, level="turn")
+    with pytest.raises(
+        AssertionError,
+        match=r"\(session level, 2 of 2 sessions scored\) is 0.5, expected at most 0.25",
+    ):
+        assert_run(levels, metric="sdcg_urge", at_most=0.25)
 
 
 def test_assert_run_says_when_no_row_has_a_score(make_scores_run) -> None:  # type: ignore[no-untyped-def]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -153,7 +154,6 @@ _MEASURE_LISTS = [
 ]
 
 
-@pytest.mark.skipif(not URGE.exists(), reason="the URGE sample is not in ../shared/urge")
 @pytest.mark.parametrize("gold", [True, False], ids=["gold", "no gold"])
 @pytest.mark.parametrize(
     "judges",
@@ -162,11 +162,12 @@ _MEASURE_LISTS = [
 )
 @pytest.mark.parametrize("measures", _MEASURE_LISTS, ids=["+".join(m) for m in _MEASURE_LISTS])
 def test_citation_measures_named_beside_gold_link_labels(
-    tmp_path: Path, measures: list[str], judges: list[str], gold: bool
+    tmp_path: Path, measures: list[str], judges: list[str], gold: bool, shared: Any
 ) -> None:
     """Naming citation measures on input with gold link labels (the URGE sample with a side
     file of source texts) raised ValueError from zip() after all the judging: the gold link
     scores were named after every measure, citation ones included."""
+    shared(URGE, "the URGE sample")
     sources = _urge_with_sources(tmp_path)
     judge_tables = "".join(f'[[judges]]\nname = "{name}"\n\n' for name in judges)
     scenario = tmp_path / "urge-citations.toml"

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 
 import numpy as np
 import pytest
@@ -160,3 +161,55 @@ def test_markdown_summary_for_a_pull_request(make_scores_run, capsys) -> None:  
     b_same = str(make_scores_run("c", BASE))
     assert main(["compare", a, b_same, "--format", "markdown"]) == 0
     assert capsys.readouterr().out.startswith("### genir-eval: ✅ no regression")
+
+
+@pytest.mark.parametrize(
+    ("extra_in", "words"),
+    [("a", "1 only in run A (e.g. extra)"), ("b", "1 only in run B (e.g. extra)")],
+)
+def test_a_session_only_one_run_has_is_an_error_either_way(  # type: ignore[no-untyped-def]
+    make_scores_run, capsys, extra_in, words
+) -> None:
+    # run B with a session run A lacks is refused as surely as the reverse: a session B added
+    # (or A lost) is not compared silently
+    more = {**BASE, "extra": 0.0}
+    a = make_scores_run("a", more if extra_in == "a" else BASE)
+    b = make_scores_run("b", more if extra_in == "b" else BASE)
+    with pytest.raises(InputError, match=re.escape(f"the runs cover different sessions: {words}")):
+        compare_runs(a, b, metric="sdcg_urge")
+    assert main(["compare", str(a), str(b)]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "--common" in err and "Traceback" not in err
+    # with --common: the shared sessions compared, the extra one counted
+    assert main(["compare", str(a), str(b), "--common"]) == 0
+    side = "1 sessions only in run A and 0" if extra_in == "a" else "0 sessions only in run A and 1"
+    assert side in capsys.readouterr().out
+
+
+def test_gold_and_judge_scores_keep_their_measures_direction(make_scores_run, capsys) -> None:  # type: ignore[no-untyped-def]
+    from genir_eval.runner.compare import higher_is_better
+
+    assert higher_is_better("unsupported_claims") is False
+    assert higher_is_better("gold:unsupported_claims") is False
+    assert higher_is_better("unsupported_claims@cite2") is False
+    assert higher_is_better("gold:unsupported_claims@cite2") is False
+    assert higher_is_better("gold:citation_recall") is True
+    assert higher_is_better("gold:no_such_score") is True
+    # the expert labels' unsupported claims rise by 0.2 in every session: a regression
+    metric = "gold:unsupported_claims"
+    a = make_scores_run("a", {k: v / 4 for k, v in BASE.items()}, metric=metric)
+    b = make_scores_run("b", {k: v / 4 + 0.2 for k, v in BASE.items()}, metric=metric)
+    capsys.readouterr()
+    assert (
+        main(["compare", str(a), str(b), "--metric", metric, "--alpha", "0", "--max-drop", "0.1"])
+        == 1
+    )
+    captured = capsys.readouterr()
+    assert "mean rose (lower is better) by 0.2000" in captured.err
+    assert "worse in 8 of 8 sessions" in captured.out
+    # and their fall is an improvement
+    assert (
+        main(["compare", str(b), str(a), "--metric", metric, "--alpha", "0", "--max-drop", "0.1"])
+        == 0
+    )
+    assert "no session got worse" in capsys.readouterr().out

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -63,6 +64,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         # better on three sessions, worse on three, equal on two
         "mixed": _run(folder, "mixed", [6, 6, 6, 1, 1, 1, 4, 4]),
         "other": _run(folder, "other", [4] * 7),
+        # 30 sessions against base30: 9 wins, 12 losses, 9 ties, a win rate of 0.45
+        "base30": _run(folder, "base30", [4] * 30),
+        "mixed30": _run(folder, "mixed30", [6] * 9 + [1] * 12 + [4] * 9),
     }
 
 
@@ -173,3 +177,51 @@ def test_refuses_bad_folders(
         assert "same.jsonl" in err and "are gone" in err and "run.json" in err
     finally:
         logs.write_bytes(kept)
+
+
+def _gate_json(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, dict[str, Any]]:
+    code = main(["compare", *map(str, args), "--pairwise", "--quiet", "--format", "json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_alpha_reaches_the_pairwise_gate(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 0.45 over 30 queries: the 95% interval (about 0.30-0.60) reaches above 0.5, so B is not
+    # significantly below it (pass); at --alpha 0.9 the interval is the middle 10% of the
+    # resamples (about 0.44-0.46), all below 0.5 (fail, exit 1)
+    a, b = runs["base30"], runs["mixed30"]
+    code, document = _gate_json(capsys, a, b, "--min-win-rate", "0.5")
+    (cand,) = document["gate"]["candidates"]
+    assert code == 0 and cand["win_rate"] == pytest.approx(0.45, abs=1e-12)
+    assert cand["ci"][0] < 0.45 < 0.5 < cand["ci"][1] and document["gate"]["alpha"] == 0.05
+    code, document = _gate_json(capsys, a, b, "--min-win-rate", "0.5", "--alpha", "0.9")
+    (narrow,) = document["gate"]["candidates"]
+    assert code == 1 and document["passed"] is False and document["gate"]["alpha"] == 0.9
+    assert cand["ci"][0] < narrow["ci"][0] <= 0.45 <= narrow["ci"][1] < 0.5
+    assert main(["compare", str(a), str(b), "--pairwise", "--quiet", "--alpha", "0.9"]) == 1
+    assert "(ties half, 10% interval over queries)" in capsys.readouterr().out
+
+
+def test_resamples_and_seed_reach_the_pairwise_gate(
+    runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the interval printed is the gate's bootstrap over the judged pairs with the command
+    # line's resamples and seed: recomputed from pairs.jsonl with them, the same bounds;
+    # another seed or another number of resamples, other bounds
+    from genir_eval.judges.pairwise.ranking import Outcomes
+    from genir_eval.runner.pairwise_gate import gate_against
+
+    out = tmp_path / "kept"
+    a, b = runs["base30"], runs["mixed30"]
+    code, document = _gate_json(capsys, a, b, "--out", out, "--resamples", "300", "--seed", "7")
+    assert code == 0
+    rows = [json.loads(line) for line in (out / "pairs.jsonl").read_text().splitlines()]
+    outcomes = Outcomes.from_rows(["run-base30", "run-mixed30"], rows)
+    expected = gate_against(outcomes, baseline="run-base30", threshold=0.5, resamples=300, seed=7)
+    assert document["gate"]["candidates"] == expected["candidates"]
+    ci = document["gate"]["candidates"][0]["ci"]
+    _, other_seed = _gate_json(capsys, a, b, "--resamples", "300", "--seed", "8")
+    assert other_seed["gate"]["candidates"][0]["ci"] != ci
+    _, other_count = _gate_json(capsys, a, b, "--resamples", "40", "--seed", "7")
+    assert other_count["gate"]["candidates"][0]["ci"] != ci

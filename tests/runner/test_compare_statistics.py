@@ -207,26 +207,67 @@ def test_compare_refuses_impossible_options(make_scores_run, capsys, option, val
     assert len(err.splitlines()) == 1 and words in err, err
 
 
-def test_compare_runs_passes_level_resamples_and_seed_on(make_scores_run) -> None:
+#: 20 sessions' scores in runs A and B: deltas of several sizes and both signs, so the
+#: Monte-Carlo p (past 14 pairs) and the bootstrap bounds move with the resamples and seed
+SPREAD_A = {f"s{i:02d}": 0.5 + 0.01 * i for i in range(20)}
+SPREAD_B = {k: v + (0.013 * (i % 7) - 0.05) for i, (k, v) in enumerate(SPREAD_A.items())}
+
+
+def _two_levels(scores: dict[str, float]) -> dict[str, tuple[float, float, float]]:
+    """The session's score, and its two turns' (the second at half the session's): the
+    turn level's pairs and mean differ from the session level's."""
+    return {k: (v, v, v * 0.5) for k, v in scores.items()}
+
+
+def test_compare_runs_passes_level_resamples_and_seed_on(make_turn_run) -> None:
+    from genir_eval.rundir.folder import load_run
     from genir_eval.runner.compare import compare_runs
 
-    a = make_scores_run("a", {f"s{i}": 0.1 * i for i in range(6)})
-    b = make_scores_run("b", {f"s{i}": 0.1 * i + (0.05 if i % 3 else -0.2) for i in range(6)})
-    got = compare_runs(a, b, metric="sdcg_urge", level="turn", n_resamples=300, seed=7)
-    assert got.level == "turn" and got.deltas[0].key == "s0#1"
-    from genir_eval.rundir.folder import load_run
-
+    a = make_turn_run("a", _two_levels(SPREAD_A))
+    b = make_turn_run("b", _two_levels(SPREAD_B))
+    # the data decide: other resamples or another seed give another interval and p
     maps = [load_run(r).scores("sdcg_urge", "turn") for r in (a, b)]
-    expected = compare_scores(*maps, metric="sdcg_urge", level="turn", n_resamples=300, seed=7)
-    assert got.to_dict() == expected.to_dict()
+    chosen = compare_scores(*maps, metric="sdcg_urge", level="turn", n_resamples=300, seed=7)
+    for other in (
+        compare_scores(*maps, metric="sdcg_urge", level="turn", n_resamples=300, seed=8),
+        compare_scores(*maps, metric="sdcg_urge", level="turn", n_resamples=10_000, seed=7),
+        compare_scores(*maps, metric="sdcg_urge", level="turn", seed=0),
+    ):
+        assert other.ci95 != chosen.ci95 and other.p_value != chosen.p_value
+    got = compare_runs(a, b, metric="sdcg_urge", level="turn", n_resamples=300, seed=7)
+    assert got.level == "turn" and got.n == 40 and got.deltas[0].key == "s00#1"
+    assert got.to_dict() == chosen.to_dict()
+    # the session level reads the sessions' own scores: 20 pairs, B - A by hand
+    session = compare_runs(a, b, metric="sdcg_urge", n_resamples=300, seed=7)
+    assert session.n == 20
+    by_hand = sum(SPREAD_B[k] - SPREAD_A[k] for k in SPREAD_A) / 20
+    assert session.mean_delta == pytest.approx(by_hand, abs=1e-12)
+    assert got.mean_delta != pytest.approx(by_hand, abs=1e-3)
     # the defaults: 10,000 resamples, seed 0
     default = compare_runs(a, b, metric="sdcg_urge")
-    assert (
-        default.to_dict()
-        == compare_scores(
-            *[load_run(r).scores("sdcg_urge") for r in (a, b)], metric="sdcg_urge", seed=0
-        ).to_dict()
+    sessions = [load_run(r).scores("sdcg_urge") for r in (a, b)]
+    assert default.to_dict() == compare_scores(*sessions, metric="sdcg_urge").to_dict()
+
+
+def test_the_command_passes_level_resamples_and_seed_on(make_turn_run, capsys) -> None:
+    from genir_eval.rundir.folder import load_run
+
+    a = make_turn_run("a", _two_levels(SPREAD_A))
+    b = make_turn_run("b", _two_levels(SPREAD_B))
+    maps = [load_run(r).scores("sdcg_urge", "turn") for r in (a, b)]
+    expected = compare_scores(*maps, metric="sdcg_urge", level="turn", n_resamples=300, seed=7)
+    capsys.readouterr()
+    main(
+        ["compare", str(a), str(b), "--level", "turn", "--resamples", "300", "--seed", "7"]
+        + ["--alpha", "0", "--json"]
     )
+    (found,) = json.loads(capsys.readouterr().out)["comparisons"]
+    assert found["level"] == "turn" and found["n"] == 40
+    assert found["ci95"] == list(expected.ci95) and found["p_value"] == expected.p_value
+    assert found["p_exact"] is False
+    main(["compare", str(a), str(b), "--level", "turn", "--alpha", "0", "--json"])
+    (default,) = json.loads(capsys.readouterr().out)["comparisons"]
+    assert default["ci95"] != found["ci95"] and default["p_value"] != found["p_value"]
 
 
 def test_compare_runs_names_the_run_without_the_metric(make_scores_run) -> None:

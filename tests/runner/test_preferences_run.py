@@ -102,6 +102,10 @@ def test_run_reports_pair_agreement_everywhere(tmp_path, capsys):
     # none (1.0 unsupported) against copy (0.0): lower is better, so the score picks copy
     assert (unsupported["decided"], unsupported["agree"]) == (2, 2)
     assert "labels:citation_support" in table["turn"]
+    # the turn level reads the measure's direction too: the same two pairs, both agreeing
+    turn_unsupported = table["turn"]["unsupported_claims"]
+    assert turn_unsupported["lower_is_better"] is True
+    assert (turn_unsupported["decided"], turn_unsupported["agree"]) == (2, 2)
     written = json.loads((tmp_path / "run" / "meta.json").read_text(encoding="utf-8"))
     assert written["preferences"]["quality_overall"]["session"]["citation_precision"]["agree"] == 1
     info = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))

@@ -75,10 +75,10 @@ def _same_outputs(local: Path, on_ray: Path) -> None:
     ids=["demo", "urge"],
 )
 def test_ray_run_writes_the_local_runs_rows(
-    cluster: Any, scenario_path: Path, tmp_path: Path
+    cluster: Any, scenario_path: Path, tmp_path: Path, shared: Any
 ) -> None:
-    if "urge" in scenario_path.name and not URGE.exists():
-        pytest.skip(f"the URGE sample is not at {URGE}")
+    if "urge" in scenario_path.name:
+        shared(URGE, "the URGE sample")
     scenario = load_scenario(scenario_path)
     scenario = replace(scenario, engine=replace(scenario.engine, cache=None))
     local = run_scenario(scenario, out_dir=tmp_path / "local")

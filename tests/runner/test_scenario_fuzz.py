@@ -82,8 +82,10 @@ keys = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=12)
 
 
 @st.composite
-def broken(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
-    """A document and the key path that was broken (what the error must name)."""
+def broken(draw: st.DrawFn) -> tuple[dict[str, Any], str, bool]:
+    """A document, the key path that was broken (what the error must name), and whether no
+    valid scenario is like it (an unknown key or judge option, a NaN, a table where a value
+    goes): those must be refused; the others may be valid."""
     document = copy.deepcopy(BASE)
     how = draw(st.sampled_from(["value", "unknown key", "judge option", "judge value"]))
     if how == "value":
@@ -94,21 +96,26 @@ def broken(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
             table.pop(key, None)
         else:
             table[key] = value
-        return document, key if section is None else f"{section}.{key}"
+        # no key of BASE takes a table or a NaN
+        surely = isinstance(value, dict) or (isinstance(value, float) and math.isnan(value))
+        return document, key if section is None else f"{section}.{key}", surely
     if how == "unknown key":
         section = draw(st.sampled_from([None, "input", "llm", "engine", "meta", "output"]))
-        key = draw(keys)
+        key = draw(keys.map(lambda k: f"zz_{k}"))  # never a known key
         table = document if section is None else document[section]
         table[key] = draw(values.filter(lambda v: v is not None))
-        return document, key if section is None else f"{section}.{key}"
+        return document, key if section is None else f"{section}.{key}", True
     judge = draw(st.integers(0, 1))
     if how == "judge option":
         options = document["judges"][judge].setdefault("options", {})
-        options[draw(keys)] = draw(values.filter(lambda v: v is not None))
-        return document, f"judges[{judge}].options"
+        options[draw(keys.map(lambda k: f"zz_{k}"))] = draw(values.filter(lambda v: v is not None))
+        return document, f"judges[{judge}].options", True
     key = draw(st.sampled_from(["name", "id", "provider", "model", "base_url", "options", "x"]))
-    document["judges"][judge][key] = draw(values.filter(lambda v: v is not None))
-    return document, f"judges[{judge}]"
+    value = draw(values.filter(lambda v: v is not None))
+    document["judges"][judge][key] = value
+    # an unknown judge key, or a NaN in any, is never valid
+    surely = key == "x" or (isinstance(value, float) and math.isnan(value))
+    return document, f"judges[{judge}]", surely
 
 
 def _check_message(error: ConfigError, broken_key: str) -> str:
@@ -126,8 +133,15 @@ def _check_message(error: ConfigError, broken_key: str) -> str:
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(broken())
-def test_every_malformed_scenario_is_one_located_error(case: tuple[dict[str, Any], str]) -> None:
-    document, broken_key = case
+def test_every_malformed_scenario_is_one_located_error(
+    case: tuple[dict[str, Any], str, bool],
+) -> None:
+    document, broken_key, surely = case
+    if surely:  # no valid scenario is like it: accepting it is the failure
+        with pytest.raises(ConfigError) as refused:
+            parse_scenario(document, base_dir=ROOT)
+        _check_message(refused.value, broken_key)
+        return
     try:
         parse_scenario(document, base_dir=ROOT)
     except ConfigError as error:

@@ -154,16 +154,34 @@ def _read_only_folder(where: Path) -> Iterator[Path]:
 
 
 def test_read_only_output_folder_fails_before_any_call(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with _read_only_folder(tmp_path / "ro") as folder:
-        out = folder / "run"
-        code = main(["run", str(DEMO), "--out", str(out), "--quiet", "--cache-mode", "off"])
-        err = capsys.readouterr().err
+    # two demo sessions judged through the fake server, which counts what it receives: the
+    # folder's check refuses before a single request (and the same run into a writable
+    # folder does call it, so the count can fail)
+    with FakeLLMServer() as server:
+        monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
+        scenario = tmp_path / "counted.toml"
+        scenario.write_text(
+            f'version = 1\nname = "counted"\n\n[input]\npath = "{ROOT / "fixtures" / "demo_sessions.csv"}"\n'
+            'format = "urge"\nlimit = 2\n\n[llm]\nprovider = "openai"\nmodel = "fake-model"\n'
+            f'base_url = "{server.openai_base_url}"\n\n[engine]\ncache = false\njournal = false\n\n'
+            '[[judges]]\nname = "satisfaction.urs"\n',
+            encoding="utf-8",
+        )
+        with _read_only_folder(tmp_path / "ro") as folder:
+            out = folder / "run"
+            code = main(["run", str(scenario), "--out", str(out), "--quiet"])
+            err = capsys.readouterr().err
+        refused_after = server.stats.total
+        main(["run", str(scenario), "--out", str(tmp_path / "writable"), "--quiet"])
+        capsys.readouterr()
+        valid_calls = server.stats.total - refused_after
     assert code == 2
     line = _one_error_line(err)
     assert str(folder) in line and "cannot write to the output folder" in line
     assert "--out" in line
+    assert refused_after == 0 and valid_calls > 0
 
 
 def test_full_disk_when_writing_outputs_keeps_the_judgments(
