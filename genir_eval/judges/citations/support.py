@@ -94,7 +94,8 @@ def find_evidence(evidence: str, source: str) -> str | None:
     there. Whitespace runs, letter case, quote marks and a leading or trailing ellipsis may
     differ; every word must be the source's, in order."""
     text = evidence.strip().strip(_QUOTES).strip()
-    text = re.sub(r"^(?:\.\.\.|…)\s*|\s*(?:\.\.\.|…)$", "", text).strip()
+    # the spaces before a closing ellipsis start after a non-space: linear on a run of them
+    text = re.sub(r"^(?:\.\.\.|…)\s*|(?<!\s)\s*(?:\.\.\.|…)$", "", text).strip()
     if not text:
         return None
     parts = []
