@@ -46,7 +46,7 @@ from genir_eval.errors import InputError
 from genir_eval.ingest.jsonl import session_line
 from genir_eval.ingest.preferences import Preference, write_preferences
 from genir_eval.ingest.response import Citation, Piece, build_response
-from genir_eval.ingest.validate import validate_session
+from genir_eval.ingest.validate import id_as_read, validate_session
 from genir_eval.records import Link, Session, Turn
 from genir_eval.unique_keys import RepeatedKey, unique_keys
 
@@ -173,11 +173,17 @@ def _string(data: dict[str, Any], key: str, path: Path, number: int) -> str:
 def _read_sources(path: Path) -> dict[str, dict[int, tuple[str, str]]]:
     """topic -> passage index -> (passage id, text)."""
     topics: dict[str, dict[int, tuple[str, str]]] = {}
+    first: dict[str, int] = {}  # each topic as it reads (its session id) -> its line
     for number, data in _lines(path):
         topic = _string(data, "topic", path, number)
-        if topic in topics:
+        earlier = first.setdefault(id_as_read(topic), number)
+        if earlier != number:
+            same = "" if topic in topics else " (or one that reads the same)"
             raise InputError(
-                f"topic {topic!r} is given twice", path=str(path), line=number, column="topic"
+                f"topic {topic!r} is given twice{same}: first on line {earlier}",
+                path=str(path),
+                line=number,
+                column="topic",
             )
         references = data.get("references")
         if not isinstance(references, list) or not references:

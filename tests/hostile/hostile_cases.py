@@ -557,6 +557,19 @@ CASES: list[Case] = [
     Case("jsonl-id-nbsp", 8, _two_ids("s 1", "s\u00a01"), 2, "line 1"),
     Case("jsonl-id-variation-selector", 8, _two_ids("s1\ufe0f", "s1"), 2, "line 1"),
     Case("markdown-id-zero-width-joiner", 8, _two_markdown_ids("m1", "m\u200d1"), 2, "line 1"),
+    Case(
+        "crowdrag-topic-zero-width-space",
+        8,
+        lambda d: _crowdrag(
+            d,
+            sources="".join(
+                json.dumps({"topic": t, "query": "q", "references": _PASSAGES}) + "\n"
+                for t in ("t1", "t1\u200b")
+            ),
+        ),
+        2,
+        "line 1",
+    ),
     Case("jsonl-ids-distinct-still-read", 8, _two_ids("s1", "s2"), 0, "parsed 2 sessions"),
 ]
 
