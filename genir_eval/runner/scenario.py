@@ -750,6 +750,8 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{file}: not valid TOML: {error}") from None
+    except RecursionError:  # tomllib reads nested arrays and tables recursively
+        raise ConfigError(f"{file}: not valid TOML: nested too deeply to read") from None
     try:
         scenario = parse_scenario(document, base_dir=real_path(file).parent, name=file.stem)
     except ConfigError as error:

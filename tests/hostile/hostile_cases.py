@@ -208,6 +208,16 @@ def _scenario_judges(d: Path, n: int) -> list[str]:
     return ["run", str(d / "many.toml"), "--quiet"]
 
 
+def _scenario_text(d: Path, extra: str) -> list[str]:
+    write_jsonl(d / "s.jsonl", [session("s1")])
+    text = f'version = 1\nname = "deep"\n[input]\npath = "s.jsonl"\n{extra}\n'
+    (d / "deep.toml").write_text(text, encoding="utf-8")
+    return ["run", str(d / "deep.toml"), "--quiet"]
+
+
+PREFERENCE_ROW = '{"session_a": "s1", "session_b": "s2", "winner": "a"}'
+
+
 def _criteria(d: Path, n: int) -> list[str]:
     rows = [
         json.dumps({"session_a": "s1", "session_b": "s2", "winner": "a", "criterion": f"c{i}"})
@@ -417,6 +427,36 @@ CASES: list[Case] = [
         ),
         2,
         "src.jsonl, line 1",
+    ),
+    Case(
+        "scenario-toml-deep-array",
+        6,
+        lambda d: _scenario_text(d, "x = " + _deep("array")),
+        2,
+        "nested too deeply",
+    ),
+    Case(
+        "scenario-toml-deep-table",
+        6,
+        lambda d: _scenario_text(d, "x = " + "{a=" * 100_000 + "1" + "}" * 100_000),
+        2,
+        "nested too deeply",
+    ),
+    Case(
+        "arena-option-deep",
+        6,
+        lambda d: _arena(d, "--option", "style=" + _deep("array", 30_000)),
+        2,
+        "--option style",
+    ),
+    Case(
+        "meta-option-deep",
+        6,
+        lambda d: (
+            _preferences(d, [PREFERENCE_ROW])[:-2] + ["--option", "x=" + _deep("array", 30_000)]
+        ),
+        2,
+        "--option x",
     ),
     Case(
         "jsonl-deep",
