@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from genir_eval.columns import TextColumn
-from genir_eval.hashes import HashSet
+from genir_eval.hashes import HashIndex, HashSet
 
 
 def test_agrees_with_a_python_set_across_growth() -> None:
@@ -44,6 +44,24 @@ def test_holds_hashes_in_about_16_bytes_each() -> None:
         table.add(hash(f"session-{i}"))
     size = sys.getsizeof(table._slots)
     assert 8 * 100_000 < size <= 32 * 100_000  # a Python set of ints takes about 90 bytes each
+
+
+def test_hash_index_keeps_the_first_values_of_each_key_across_growth() -> None:
+    # cases: random keys with repeats (the first values are kept), 0 (stored as 1), keys
+    # sharing low bits, enough keys to double the table several times
+    rng = random.Random(11)
+    keys = [rng.randint(-(2**63), 2**63 - 1) for _ in range(5000)] + [
+        5 + (i << 20) for i in range(200)
+    ]
+    keys += keys[:300] + [0, 1]
+    index, expected = HashIndex(), {}
+    for position, key in enumerate(keys):
+        stored = key or 1
+        found = index.setdefault(key, position, -position)
+        assert found == expected.get(stored)
+        expected.setdefault(stored, (position, -position))
+    assert len(index) == len(expected)
+    assert all(index.setdefault(k, -1, -1) == expected[k or 1] for k in keys)
 
 
 def test_text_column_gives_back_every_text() -> None:

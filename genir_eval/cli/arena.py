@@ -126,6 +126,8 @@ def judge_options(pairs: list[str]) -> dict[str, Any]:
             options[key] = json.loads(value)
         except json.JSONDecodeError:
             options[key] = value
+        except RecursionError:
+            raise ConfigError(f"--option {key}: the JSON value is nested too deeply") from None
     return options
 
 

@@ -136,6 +136,8 @@ def parse_option(text: str) -> tuple[str, Any]:
         value: Any = json.loads(raw)
     except json.JSONDecodeError:
         value = raw
+    except RecursionError:
+        raise ConfigError(f"--option {key.strip()}: the JSON value is nested too deeply") from None
     return key.strip(), value
 
 

@@ -46,7 +46,7 @@ from genir_eval.errors import InputError
 from genir_eval.ingest.jsonl import session_line
 from genir_eval.ingest.preferences import Preference, write_preferences
 from genir_eval.ingest.response import Citation, Piece, build_response
-from genir_eval.ingest.validate import validate_session
+from genir_eval.ingest.validate import id_as_read, validate_session
 from genir_eval.records import Link, Session, Turn
 from genir_eval.unique_keys import RepeatedKey, unique_keys
 
@@ -71,9 +71,17 @@ CROWDRAG_CRITERIA = (
 )
 _GOLD = {"a": "a", "b": "b", "n": "tie"}
 _SYSTEM_PART = re.compile(r"[a-z0-9_]+")
-# "[1,3,16]", "[ 14]", "[0, 1, 4 16, 17]": numbers split by commas and/or spaces; the spaces
-# before a marker belong to it, as with canonical markers
-_MARKER = re.compile(r"[ \t]*\[[ \t]*([0-9]{1,6}(?:[ \t]*,?[ \t]*[0-9]{1,6})*)[ \t]*,?[ \t]*\]")
+# "[1,3,16]", "[ 14]", "[0, 1, 4 16, 17]": numbers of at most six digits split by a comma (spaces
+# around it allowed) or by spaces; the spaces before a marker belong to it, as with canonical
+# markers. Every stretch of the text can be read one way only (a number ends where its digits
+# do, a separator is a comma or spaces, the run of spaces before a marker starts after a
+# non-space), so the match is linear: the pattern it replaces, ``[0-9]{1,6}(?:[ \t]*,?[ \t]*
+# [0-9]{1,6})*``, split a run of digits in exponentially many ways ("[" and 30 digits never
+# finished) and tried every space of a run as a marker's start.
+_NUMBER = r"[0-9]{1,6}(?![0-9])"
+_MARKER = re.compile(
+    rf"(?<![ \t])[ \t]*\[[ \t]*({_NUMBER}(?:(?:[ \t]*,[ \t]*|[ \t]+){_NUMBER})*)[ \t]*(?:,[ \t]*)?\]"
+)
 
 
 @dataclass(frozen=True)
@@ -141,6 +149,10 @@ def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                     raise InputError(
                         f"not a JSON object: {error}", path=str(path), line=number
                     ) from None
+                except RecursionError:
+                    raise InputError(
+                        "the JSON is nested too deeply to read", path=str(path), line=number
+                    ) from None
                 if not isinstance(data, dict):
                     raise InputError("a line must be a JSON object", path=str(path), line=number)
                 yield number, data
@@ -161,11 +173,17 @@ def _string(data: dict[str, Any], key: str, path: Path, number: int) -> str:
 def _read_sources(path: Path) -> dict[str, dict[int, tuple[str, str]]]:
     """topic -> passage index -> (passage id, text)."""
     topics: dict[str, dict[int, tuple[str, str]]] = {}
+    first: dict[str, int] = {}  # each topic as it reads (its session id) -> its line
     for number, data in _lines(path):
         topic = _string(data, "topic", path, number)
-        if topic in topics:
+        earlier = first.setdefault(id_as_read(topic), number)
+        if earlier != number:
+            same = "" if topic in topics else " (or one that reads the same)"
             raise InputError(
-                f"topic {topic!r} is given twice", path=str(path), line=number, column="topic"
+                f"topic {topic!r} is given twice{same}: first on line {earlier}",
+                path=str(path),
+                line=number,
+                column="topic",
             )
         references = data.get("references")
         if not isinstance(references, list) or not references:

@@ -155,7 +155,7 @@ def _items(path: Path) -> Iterator[Session | InputError]:
             try:
                 session = _read_line(line)
                 validate_session(session, derived=True)  # statements, segments: checked
-                seen.check(session.session_id)
+                seen.check(session.session_id, number)
             except _FieldError as problem:
                 yield InputError(problem.message, path=where, line=number, column=problem.field)
             except InputError as problem:
@@ -486,8 +486,10 @@ def _statements_cover(
     _no_gap(bare[at:], f"{where}.statements", position, len(statements))
 
 
-# Citation markers, matched on neither side of a statement; list numbering at a line start.
-_MARKERS = re.compile(r"[ \t]*(?<!\\)\[[0-9]+(?:[ \t]*,[ \t]*[0-9]+)*\](?!\()")
+# Citation markers, matched on neither side of a statement (their spaces taken from the start
+# of the run only, as in :mod:`~genir_eval.ingest.markers`: linear on long runs of spaces);
+# list numbering at a line start.
+_MARKERS = re.compile(r"(?<![ \t])[ \t]*(?<!\\)\[[0-9]+(?:[ \t]*,[ \t]*[0-9]+)*\](?!\()")
 _LIST_NUMBER = re.compile(r"(?m)^[ \t]*[0-9]{1,9}[.)](?=\s|$)")
 
 

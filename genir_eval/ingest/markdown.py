@@ -81,8 +81,12 @@ __all__ = ["iter_markdown", "load_markdown", "parse_markdown"]
 
 _SESSION = re.compile(r"#\s*Session(?:\s*:(.*)|\s*)$", re.IGNORECASE)
 _QUERY = re.compile(r"##\s*Query:(.*)$", re.IGNORECASE)
+# "Sources:", "## References", "**Sources:**": each optional part opens with its own character
+# (the pattern this replaces, ``\s*:?\s*\**\s*:?\s*``, split one run of spaces between
+# adjacent optional runs in polynomially many ways)
 _SOURCES = re.compile(
-    r"(?:#{1,6}\s*)?\**\s*(?:sources|references)\s*:?\s*\**\s*:?\s*$", re.IGNORECASE
+    r"(?:#{1,6}\s*)?(?:\*+\s*)?(?:sources|references)\s*(?::\s*)?(?:\*+\s*)?(?::\s*)?$",
+    re.IGNORECASE,
 )
 _FIELD = re.compile(r"(task_type|intent|language)\s*:(.*)$", re.IGNORECASE)
 _FEEDBACK = re.compile(r"feedback\s*:(.*)$", re.IGNORECASE)
@@ -99,7 +103,8 @@ _URL = r"[A-Za-z][A-Za-z0-9+.-]*://\S+"
 _SOURCE_FORMS = (  # [t](url), url "t", t - url, url
     re.compile(rf"\[(?P<title>[^\]]*)\]\((?P<url>{_URL}?)\)$"),
     re.compile(rf"(?P<url>{_URL})\s+[\"“](?P<title>.*)[\"”]$"),
-    re.compile(rf"(?P<title>.*?)\s+[-–—]\s+(?P<url>{_URL})$"),
+    # the spaces before the dash start after a non-space: linear on a title of many spaces
+    re.compile(rf"(?P<title>.*?)(?<!\s)\s+[-–—]\s+(?P<url>{_URL})$"),
     re.compile(rf"(?P<url>{_URL})(?P<title>)$"),
 )
 
@@ -314,7 +319,7 @@ def _finish(
             line = draft.turns[turn - 1].line if turn is not None else draft.line
             return InputError(error.message, path=path, line=line)
         try:
-            seen.check(session.session_id)
+            seen.check(session.session_id, draft.line)
         except InputError as error:
             return InputError(error.message, path=path, line=draft.line)
         return session

@@ -30,7 +30,10 @@ from genir_eval.ingest.response import Citation, Piece
 __all__ = ["Marker", "find_markers", "marker_pieces", "citation_number", "MAX_ID_DIGITS"]
 
 MAX_ID_DIGITS = 18
-_MARKER = re.compile(r"[ \t]*(?<!\\)\[([0-9]+(?:[ \t]*,[ \t]*[0-9]+)*)\](?!\()")
+# The spaces before a marker are taken from the start of their run only (``(?<![ \t])``): a
+# search that tried every space of a long run as a start, each time reading to the run's end,
+# would be quadratic in the run's length.
+_MARKER = re.compile(r"(?<![ \t])[ \t]*(?<!\\)\[([0-9]+(?:[ \t]*,[ \t]*[0-9]+)*)\](?!\()")
 _FENCE = re.compile(r"( {0,3})(`{3,}|~{3,})(.*)")
 _BACKTICKS = re.compile(r"`+")
 _BLANK_LINE = re.compile(r"\n[ \t]*(?=\n)")
@@ -41,7 +44,6 @@ _LITERAL = re.compile(
     r"<!--.*?(?:-->|\Z)|<[A-Za-z/!?][^<>\n]*>|https?://[^\s<>]*[^\s<>.,;:!?'\")\]]",
     re.DOTALL | re.IGNORECASE,
 )
-_DEFINITION_START = re.compile(r"(?:^|\n) {0,3}$")
 
 
 def citation_number(text: str) -> int:
@@ -153,11 +155,14 @@ def _literal_spans(chunk: str) -> list[tuple[int, int, bool]]:
 
 def _inside(literal: list[tuple[int, int, bool]], bracket: int, end: int) -> bool:
     """Whether the marker from ``bracket`` to ``end`` lies in a comment or tag, or inside a
-    url that goes on after it."""
-    for first, last, is_url in literal:
-        if first <= bracket < last and (not is_url or end < last):
-            return True
-    return False
+    url that goes on after it. The spans are in order and do not overlap, so only the last
+    one starting at or before ``bracket`` can hold it (a binary search: a text of many
+    markers and many tags stays linear)."""
+    k = bisect_right(literal, bracket, key=lambda span: span[0]) - 1
+    if k < 0:
+        return False
+    first, last, is_url = literal[k]
+    return first <= bracket < last and (not is_url or end < last)
 
 
 def _link_syntax(chunk: str, bracket: int, end: int, last_end: int) -> bool:
@@ -166,7 +171,14 @@ def _link_syntax(chunk: str, bracket: int, end: int, last_end: int) -> bool:
     (``[1]: url`` at the start of a line)."""
     if bracket > 0 and chunk[bracket - 1] == "]" and bracket != last_end:
         return True
-    return chunk.startswith(":", end) and _DEFINITION_START.search(chunk, 0, bracket) is not None
+    if not chunk.startswith(":", end):
+        return False
+    # at most three spaces between the line's start and the bracket: read back from the
+    # bracket, never from the chunk's start (a search from there, once a marker, was quadratic)
+    indent = 0
+    while indent < 4 and bracket - indent > 0 and chunk[bracket - indent - 1] == " ":
+        indent += 1
+    return indent <= 3 and (bracket == indent or chunk[bracket - indent - 1] == "\n")
 
 
 def marker_pieces(

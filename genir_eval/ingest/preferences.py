@@ -12,7 +12,8 @@ One line is one judgment "of these two answers, people prefer this one (or neith
     session's turn (an arena over several runs of the same sessions);
 
 * ``criterion`` (optional): what people compared, e.g. CrowdRAG's ``quality_overall``; left
-  out, the overall preference;
+  out, the overall preference. A file names at most :data:`MAX_CRITERIA` (100) criteria:
+  each is compared with every score apart, into its own table (CrowdRAG has seven);
 * ``query`` (optional): the group a bootstrap resamples, so that pairs on one query move
   together; left out, ``session`` for an arena row and the pair itself otherwise;
 * ``version`` (optional, 1).
@@ -32,10 +33,12 @@ from typing import IO, Any
 import orjson
 
 from genir_eval.errors import InputError
+from genir_eval.ingest.validate import has_surrogate
 from genir_eval.unique_keys import RepeatedKey, unique_keys
 
 __all__ = [
     "PREFERENCES_VERSION",
+    "MAX_CRITERIA",
     "WINNERS",
     "Preference",
     "read_preferences",
@@ -44,6 +47,8 @@ __all__ = [
 ]
 
 PREFERENCES_VERSION = 1
+#: How many distinct criteria one file may name (see the module docstring).
+MAX_CRITERIA = 100
 #: What a preference row's ``winner`` may say.
 WINNERS = ("a", "b", "tie")
 
@@ -112,6 +117,10 @@ def write_preferences(preferences: Iterable[Preference], stream: IO[bytes]) -> i
     return count
 
 
+# a turn index a 64-bit integer holds (the files written and SQLite take no more)
+_MAX_TURN = 2**63 - 1
+
+
 class _FieldError(Exception):
     def __init__(self, field: str | None, message: str) -> None:
         super().__init__(message)
@@ -128,6 +137,7 @@ def read_preferences(path: str | Path) -> list[Preference]:
         raise InputError("no such file" if not path.exists() else "not a file", path=str(path))
     preferences: list[Preference] = []
     seen: dict[tuple[Any, ...], int] = {}
+    criteria: set[str | None] = set()
     try:
         with path.open("rb") as stream:
             for number, raw in enumerate(stream, start=1):
@@ -148,6 +158,17 @@ def read_preferences(path: str | Path) -> list[Preference]:
                         line=number,
                     )
                 seen[key] = number
+                if preference.criterion not in criteria:
+                    if len(criteria) >= MAX_CRITERIA:
+                        raise InputError(
+                            f"criterion {preference.criterion!r} would be criterion "
+                            f"{len(criteria) + 1}; a preferences file names at most "
+                            f"{MAX_CRITERIA} criteria",
+                            path=str(path),
+                            line=number,
+                            column="criterion",
+                        )
+                    criteria.add(preference.criterion)
                 preferences.append(preference)
     except OSError as error:
         raise InputError(
@@ -177,6 +198,8 @@ def _row(raw: bytes, number: int) -> Preference:
         raise _FieldError(str(error.key), "the key appears twice in one object") from None
     except ValueError as error:
         raise _FieldError(None, f"not a JSON object: {error}") from None
+    except RecursionError:
+        raise _FieldError(None, "the JSON is nested too deeply to read") from None
     if not isinstance(data, dict):
         raise _FieldError(None, f"a line must be a JSON object, not {type(data).__name__}")
     version = data.get("version", PREFERENCES_VERSION)
@@ -193,7 +216,7 @@ def _row(raw: bytes, number: int) -> Preference:
     names = {key: _name(data, key) for key in _KNOWN[2:8]}
     criterion = _name(data, "criterion")
     turn = data.get("turn")
-    if turn is not None and (not isinstance(turn, int) or isinstance(turn, bool) or turn < 1):
+    if turn is not None and (type(turn) is not int or not 1 <= turn <= _MAX_TURN):
         raise _FieldError("turn", f"must be a 1-based turn index, not {turn!r}")
     run_form = names["session_a"] is not None or names["session_b"] is not None
     arena_form = names["system_a"] is not None or names["system_b"] is not None
@@ -241,4 +264,8 @@ def _name(data: dict[str, Any], key: str) -> str | None:
         return None
     if not isinstance(value, str) or not value.strip():
         raise _FieldError(key, f"must be a non-empty string, not {value!r}")
+    if has_surrogate(value):
+        raise _FieldError(
+            key, f"{value!r} holds an unpaired surrogate; it is not valid Unicode text"
+        )
     return value

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import IO
 
 from genir_eval.errors import InputError
-from genir_eval.hashes import HashSet
+from genir_eval.hashes import HashIndex
+from genir_eval.ingest.validate import id_as_read
 from genir_eval.records import Session
 
 __all__ = ["Lines", "SessionStream", "SeenIds", "unexpected", "lift_csv_field_limit", "csv_problem"]
@@ -100,22 +101,35 @@ class Lines:
 
 
 class SeenIds:
-    """Session ids met so far, to refuse a repeated one, in 8 to 16 bytes an id.
+    """Session ids met so far, to refuse a repeated one, in 24 to 48 bytes an id.
 
-    Keeps each id's 64-bit hash (never the id's text) in a :class:`~genir_eval.hashes.HashSet`,
-    so a million sessions take 16 MB at most. Two different ids sharing a hash, the price of
-    not keeping the text, is a chance of about 1 in 30 million in a file of a million sessions.
+    Ids are compared as they read (:func:`~genir_eval.ingest.validate.id_as_read`): an id
+    that differs from an earlier one only in invisible characters or its Unicode form is a
+    repeat too. Keeps 64-bit hashes (never the id's text) with the line or row each id was
+    first met on, in a :class:`~genir_eval.hashes.HashIndex`, so a million sessions take 48
+    MB at most. Two different ids sharing a hash, the price of not keeping the text, is a
+    chance of about 1 in 30 million in a file of a million sessions.
     """
 
     def __init__(self) -> None:
-        self._seen = HashSet()
+        self._seen = HashIndex()
 
-    def check(self, session_id: str) -> None:
-        if not self._seen.add(hash(session_id)):
-            raise InputError(
-                f"duplicate session id {session_id!r} (an earlier session has it)",
-                column="session_id",
+    def check(self, session_id: str, where: int = 0) -> None:
+        """Refuse ``session_id`` when an earlier id reads the same; ``where`` is its line or
+        row, named in the error a later repeat gets."""
+        earlier = self._seen.setdefault(hash(id_as_read(session_id)), where, hash(session_id))
+        if earlier is None:
+            return
+        first, exact = earlier
+        there = f"line {first}" if first else "an earlier session"
+        if exact == hash(session_id):
+            message = f"duplicate session id {session_id!r} ({there} has it)"
+        else:
+            message = (
+                f"duplicate session id {session_id!r}: it reads the same as the id on {there}, "
+                "from which it differs only in invisible characters, spacing or Unicode form"
             )
+        raise InputError(message, column="session_id")
 
 
 def unexpected(error: BaseException) -> str:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,7 +38,14 @@ from genir_eval.errors import InputError
 from genir_eval.kind_names import CITATION_SUPPORT, LINK_USEFULNESS
 from genir_eval.records import SUPPORT_LEVELS, Gold, Session, Turn
 
-__all__ = ["MAX_LINK_ID", "validate_session", "field_turn", "short_repr"]
+__all__ = [
+    "MAX_LINK_ID",
+    "validate_session",
+    "field_turn",
+    "short_repr",
+    "id_as_read",
+    "has_surrogate",
+]
 
 # Citation numbers are small in practice; the bound keeps ids within a signed 64-bit integer
 # for every consumer of the JSONL output.
@@ -48,6 +56,27 @@ _TURN_FIELD = re.compile(r"turns\[(\d+)\]")
 # U+200E-U+200F, U+202A-U+202E, U+2066-U+2069): an RLO in an id printed on a terminal
 # reverses the rest of the line (Boucher & Anderson 2021, "Trojan Source")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+# Characters that show nothing and are not format characters (Cf): the combining grapheme
+# joiner, Hangul fillers, Khmer inherent vowels, Mongolian variation selectors, the variation
+# selectors (Unicode's Default_Ignorable_Code_Point property, less Cf)
+_INVISIBLE = re.compile(
+    "[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]"
+)
+
+
+def id_as_read(session_id: str) -> str:
+    """``session_id`` as a person reads it: in Unicode's composed form (NFC), without the
+    characters that show nothing (format characters such as U+200B ZERO WIDTH SPACE and
+    U+FEFF, variation selectors, ...), every kind of space a plain space, and no space at
+    either end. Two ids that read the same are one id to whoever reads a report, so a file
+    may not hold both (``"s1"`` and ``"s1\u200b"``, ``"café"`` composed and decomposed)."""
+    if session_id.isascii():
+        return session_id.strip()
+    text = unicodedata.normalize("NFC", session_id)
+    text = "".join(" " if c.isspace() else c for c in text if unicodedata.category(c) != "Cf")
+    return _INVISIBLE.sub("", text).strip()
 
 
 def field_turn(field: str | None) -> int | None:
@@ -80,10 +109,16 @@ def validate_session(session: Session, *, derived: bool = False) -> None:
         raise InputError(problem.message, column=problem.field) from None
 
 
+def has_surrogate(text: str) -> bool:
+    """Whether ``text`` holds an unpaired UTF-16 surrogate (``"\\ud800"`` in JSON, or a file
+    name's bytes that are not UTF-8): not Unicode text, it cannot be written as UTF-8."""
+    return not text.isascii() and _SURROGATE.search(text) is not None
+
+
 def _text(value: Any, field: str, what: str) -> str:
     if not isinstance(value, str):
         raise _Problem(field, f"{what} is not a string")
-    if not value.isascii() and _SURROGATE.search(value):
+    if has_surrogate(value):
         raise _Problem(field, f"{what} holds an unpaired surrogate; it is not valid Unicode text")
     return value
 

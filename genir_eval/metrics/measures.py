@@ -435,7 +435,7 @@ def _registry() -> dict[str, type[Measure]]:
     return {**{cls.NAME: cls for cls in every.values()}, **every}
 
 
-_SYNTAX = re.compile(r"^\s*([A-Za-z][\w-]*)\s*(?:\((.*)\))?\s*$")
+_SYNTAX = re.compile(r"^\s*([A-Za-z][\w-]*)\s*(?:\((.*)\)\s*)?$")
 
 
 def parse_measure(text: str) -> Measure:

@@ -34,6 +34,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from genir_eval.errors import ConfigError, InputError, StorageError
+from genir_eval.ingest.validate import has_surrogate
 from genir_eval.judges.base import make_judge
 from genir_eval.judges.pairwise.judge import NAME, Pair, PairVerdict, PairwiseJudge
 from genir_eval.judges.pairwise.ranking import (
@@ -122,6 +123,11 @@ def system_args(arguments: Sequence[str]) -> tuple[System, ...]:
         name, sep, path = argument.partition("=")
         if not sep or not name or Path(argument).exists():
             name, path = Path(argument).stem, argument
+        if has_surrogate(name):
+            # a file name's bytes that are not UTF-8 (the name names files and rows it writes)
+            raise ConfigError(
+                f"system name {name!r} is not valid Unicode text: name it with NAME=PATH"
+            )
         systems.append(System(name, Path(path)))
     if len(systems) < 2:
         raise ConfigError(
@@ -199,6 +205,10 @@ class Selection:
         return [(i // len(combos), *combos[i % len(combos)]) for i in indexes]
 
 
+# a turn number SQLite can hold (a turn beyond it names no answer either way)
+_MAX_TURN = 2**63 - 1
+
+
 def _listed_pairs(path: Path, store: AnswerStore, names: Sequence[str], match: str) -> array[int]:
     """``--pairs FILE``: JSONL rows naming ``session_id`` (or ``session``), ``turn`` (1 when
     left out), ``a`` and ``b`` (or ``system_a``/``system_b``); with ``--match query``, a
@@ -223,6 +233,10 @@ def _listed_pair(
         row = json.loads(line)
     except json.JSONDecodeError as error:
         raise InputError(f"not JSON: {error.msg}", path=str(path), line=number) from None
+    except RecursionError:
+        raise InputError(
+            "the JSON is nested too deeply to read", path=str(path), line=number
+        ) from None
     if not isinstance(row, dict):
         raise InputError("a row must be a JSON object", path=str(path), line=number)
     a, b = row.get("a", row.get("system_a")), row.get("b", row.get("system_b"))
@@ -237,12 +251,29 @@ def _listed_pair(
     if a == b:
         raise InputError("a and b name the same system", path=str(path), line=number)
     turn = row.get("turn", 1)
+    if type(turn) is not int or not 1 <= turn <= _MAX_TURN:
+        raise InputError(
+            f"must be a 1-based turn number (an integer), not {turn!r}",
+            path=str(path),
+            line=number,
+            column="turn",
+        )
+    field = "query" if match == "query" else "session_id" if "session_id" in row else "session"
+    value = row.get(field, "")
+    if type(value) is int:  # a numeric session id names the session spelt with its digits
+        value = str(value)
+    if not isinstance(value, str) or has_surrogate(value):
+        raise InputError(
+            f"must be text (valid Unicode), not {value!r}",
+            path=str(path),
+            line=number,
+            column=field,
+        )
     if match == "query":
-        key, turn = normalised_query(str(row.get("query", ""))), 1
+        key, turn = normalised_query(value), 1
     else:
-        key = str(row.get("session_id", row.get("session", "")))
-    whole = isinstance(turn, (int, float)) and float(turn).is_integer()
-    position = store.position(key, int(turn)) if whole else None
+        key = value
+    position = store.position(key, turn)
     if position is None:
         raise InputError(
             f"no matched answers for {key!r} turn {turn}",

@@ -45,7 +45,7 @@ kind raises :class:`~genir_eval.errors.ConfigError` naming the key and what was 
                                       # local one, or this process's ray.init)
     ray_workers = 4                   # shards (default: the cluster's CPUs)
 
-    [[judges]]
+    [[judges]]                        # one table a judge, at most MAX_JUDGES (100)
     name = "link_usefulness.dna"      # a registered judge (genir-eval judges list)
     id = "dna"                        # column name in the outputs (optional, = name)
     provider = "openai"               # overrides [llm]; offline when neither says
@@ -99,6 +99,7 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 __all__ = [
     "SCENARIO_VERSION",
+    "MAX_JUDGES",
     "SECTIONS",
     "PROVIDER_ENV",
     "InputSpec",
@@ -459,6 +460,11 @@ def _template(value: Any, base: Path, key: str) -> str:
     return value
 
 
+#: How many judges one scenario may run: the report's agreement between judges takes every
+#: two of them, so 2,000 judges would be two million comparisons.
+MAX_JUDGES = 100
+
+
 def _judges(value: Any, default: LlmSpec, base: Path) -> tuple[JudgeSpec, ...]:
     if value is None:
         raise ConfigError("judges: required: at least one [[judges]] table")
@@ -466,7 +472,14 @@ def _judges(value: Any, default: LlmSpec, base: Path) -> tuple[JudgeSpec, ...]:
         raise ConfigError(
             f"judges: expected a non-empty list of [[judges]] tables, got {_show(value)}"
         )
+    if len(value) > MAX_JUDGES:
+        raise ConfigError(
+            f"judges: {len(value)} [[judges]] tables; a scenario holds at most {MAX_JUDGES} "
+            "(the report compares every two judges: the work grows with the square of their "
+            "number)"
+        )
     specs: list[JudgeSpec] = []
+    ids: set[str] = set()
     for i, item in enumerate(value):
         t = _Table(item, f"judges[{i}]")
         if not t.has("name"):
@@ -490,10 +503,11 @@ def _judges(value: Any, default: LlmSpec, base: Path) -> tuple[JudgeSpec, ...]:
             )
         specs.append(JudgeSpec(name=name, id=judge_id, llm=_llm(t, default), options=options))
         t.finish()
-        if judge_id in [s.id for s in specs[:-1]]:
+        if judge_id in ids:
             raise ConfigError(
                 f"{t.key('id')}: {judge_id!r} is used by another judge; give each an id"
             )
+        ids.add(judge_id)
     return tuple(specs)
 
 
@@ -736,6 +750,8 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{file}: not valid TOML: {error}") from None
+    except RecursionError:  # tomllib reads nested arrays and tables recursively
+        raise ConfigError(f"{file}: not valid TOML: nested too deeply to read") from None
     try:
         scenario = parse_scenario(document, base_dir=real_path(file).parent, name=file.stem)
     except ConfigError as error:

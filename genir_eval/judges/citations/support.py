@@ -89,12 +89,32 @@ def pair_item(statement: int, link_id: int) -> str:
     return f"cite:{statement}:{link_id}"
 
 
+def _without_ellipses(text: str) -> str:
+    r"""``text`` without one leading and one trailing ellipsis (``...`` or ``…``) and the
+    spaces after and before them: read from both ends, linear (the pattern it replaces,
+    ``\s*(?:\.\.\.|…)$`` under ``re.sub``, restarted at every space of a run)."""
+    start, end = 0, len(text)
+    for mark in ("...", "…"):
+        if text.startswith(mark):
+            start = len(mark)
+            while start < end and text[start].isspace():
+                start += 1
+            break
+    for mark in ("...", "…"):
+        if text.endswith(mark) and end - len(mark) >= start:
+            end -= len(mark)
+            while end > start and text[end - 1].isspace():
+                end -= 1
+            break
+    return text[start:end]
+
+
 def find_evidence(evidence: str, source: str) -> str | None:
     """The span of ``source`` that ``evidence`` quotes, or ``None`` when it quotes nothing
     there. Whitespace runs, letter case, quote marks and a leading or trailing ellipsis may
     differ; every word must be the source's, in order."""
     text = evidence.strip().strip(_QUOTES).strip()
-    text = re.sub(r"^(?:\.\.\.|…)\s*|\s*(?:\.\.\.|…)$", "", text).strip()
+    text = _without_ellipses(text).strip()
     if not text:
         return None
     parts = []

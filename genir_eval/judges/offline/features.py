@@ -298,7 +298,9 @@ COPY_GRAM = 5
 _COPY_TOKEN = re.compile(
     r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]|[^\W_]+"
 )
-_CITATION_MARK = re.compile(r"\[\s*\d+(?:\s*[,;]?\s*\d+)*\s*\]")
+# numbers split by a comma or semicolon, or by spaces: each stretch read one way only (with
+# the separator optional, a run of digits split in exponentially many ways)
+_CITATION_MARK = re.compile(r"\[\s*\d+(?:(?:\s*[,;]\s*|\s+)\d+)*\s*\]")
 
 
 def copy_words(text: str) -> list[str]:

@@ -21,6 +21,7 @@ import functools
 import importlib.util
 import os
 import re
+import warnings
 from collections.abc import Sequence
 from importlib import resources
 
@@ -79,13 +80,37 @@ class Embedder:
         return out
 
 
+#: Why the installed model could not be loaded (a broken install), once it was tried.
+_broken: str | None = None
+
+
 @functools.lru_cache(maxsize=1)
 def _load() -> Embedder | None:
+    """The model from the installed wheel; ``None`` without the extra, and ``None`` with a
+    warning when the extra is installed but broken (a package that fails on import, a
+    weights file that does not load): the twins then read lexical evidence, as without it,
+    and :func:`evidence_name` says so."""
+    global _broken
     try:
-        from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
+        return _read_model()
     except ImportError:
         return None
+    except Exception as error:  # noqa: BLE001 - any failure of a third-party install
+        _broken = f"{type(error).__name__}: {' '.join(str(error).split())[:200]}"
+        warnings.warn(
+            f"the semantic evidence's model could not be loaded ({_broken}); the offline "
+            "twins read lexical evidence instead (reinstall the 'semantic' extra to restore "
+            "it)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return None
+
+
+def _read_model() -> Embedder | None:
+    from safetensors.numpy import load_file
+    from tokenizers import Tokenizer
+
     try:
         package = resources.files("wordllama")
     except ModuleNotFoundError:
@@ -114,11 +139,14 @@ def embedder() -> Embedder | None:
 def available() -> bool:
     """Whether the twins read semantic evidence, told without loading the model: the extra's
     packages and the model's files are installed, and lexical evidence is not forced."""
-    if os.environ.get(_FORCE, "").strip().lower() == "lexical":
+    if os.environ.get(_FORCE, "").strip().lower() == "lexical" or _broken is not None:
         return False
-    if any(importlib.util.find_spec(name) is None for name in _NEEDED):
+    try:
+        if any(importlib.util.find_spec(name) is None for name in _NEEDED):
+            return False
+        package = resources.files("wordllama")
+    except Exception:  # noqa: BLE001 - a broken install: found only by importing it
         return False
-    package = resources.files("wordllama")
     return package.joinpath(_WEIGHTS).is_file() and package.joinpath(_TOKENIZER).is_file()
 
 

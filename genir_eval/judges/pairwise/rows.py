@@ -32,7 +32,9 @@ __all__ = [
 ]
 
 PAIRS_VERSION = 1
-_MARKUP = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|#{1,6}\s)|\*\*|__|`", re.MULTILINE)
+# a line's indent is whitespace other than a line break (``\s`` there ran over the blank lines
+# below each line start: quadratic in a run of them)
+_MARKUP = re.compile(r"^[^\S\n]*(?:[-*+]\s|\d+[.)]\s|#{1,6}\s)|\*\*|__|`", re.MULTILINE)
 
 
 def style_features(turn: Turn) -> dict[str, float]:

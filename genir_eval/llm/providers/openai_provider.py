@@ -121,6 +121,24 @@ def _json_body(raw: Any) -> Any:
         ) from None
 
 
+#: How far above 0 a log-probability may come back and still be read as 0: servers round
+#: (float32), a little; anything larger is not a log-probability.
+LOGPROB_ROUNDING = 1e-3
+
+
+def _logprob(value: Any) -> float:
+    """A token's log-probability from the reply: a number <= 0 (``-inf``, probability 0,
+    included), a rounding above 0 read as 0. Anything else (NaN, ``+inf``, 710, text) makes
+    the reply malformed (a ``ValueError`` here), retried like one, never cached: ``exp`` of
+    it would overflow or give a probability above 1."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"a log-probability {value!r} is not a number")
+    number = float(value)
+    if not number <= LOGPROB_ROUNDING:  # NaN fails every comparison
+        raise ValueError(f"a log-probability {number!r} is not a number <= 0")
+    return min(number, 0.0)
+
+
 def _completion(response: Any) -> Completion:
     """Read a chat-completions JSON body; anything else is a malformed (transient) reply."""
     try:
@@ -139,9 +157,9 @@ def _completion(response: Any) -> Completion:
             logprobs = tuple(
                 TokenLogprob(
                     token=str(item["token"]),
-                    logprob=float(item["logprob"]),
+                    logprob=_logprob(item["logprob"]),
                     top=tuple(
-                        (str(alt["token"]), float(alt["logprob"]))
+                        (str(alt["token"]), _logprob(alt["logprob"]))
                         for alt in item.get("top_logprobs") or ()
                     ),
                 )

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
+from genir_eval.errors import InputError
 from genir_eval.llm.providers.base import Completion, Request, TokenLogprob, Usage
 from genir_eval.llm.store._sqlite import SqliteWorker
 
@@ -202,6 +203,52 @@ def _entry(row: tuple[Any, ...]) -> CacheEntry:
     )
 
 
+# A run's start and end: seconds since 1970, before the year 3000 (what a clock can print).
+_LATEST = 32_503_680_000.0
+_RUN_COUNTS = ("hits", "misses", "calls")
+
+
+def _run_row(path: str, row: tuple[Any, ...]) -> dict[str, Any]:
+    """A ``cache_runs`` row as :meth:`Cache.record_run` wrote it, or a located
+    :class:`~genir_eval.errors.InputError`: the file is the user's, and a row edited by hand
+    (or by another program) is bad input, not a crash."""
+    rowid, run_id, started, finished, provider, model, mode, stats = row
+
+    def bad(column: str, message: str) -> InputError:
+        return InputError(message, path=path, row=rowid, column=f"cache_runs.{column}")
+
+    for column, value in (
+        ("run_id", run_id),
+        ("provider", provider),
+        ("model", model),
+        ("mode", mode),
+    ):
+        if not isinstance(value, str) or not value:
+            raise bad(column, f"must be non-empty text, not {value!r}")
+    for column, value in (("started", started), ("finished", finished)):
+        if type(value) not in (int, float) or not 0 <= value < _LATEST:
+            raise bad(column, f"must be a time in seconds since 1970, not {value!r}")
+    try:
+        counts = json.loads(stats) if isinstance(stats, str) else None
+    except (ValueError, RecursionError):
+        counts = None
+    if not isinstance(counts, dict):
+        raise bad("stats", f"must be a JSON object of counts, not {str(stats)[:80]!r}")
+    for key in _RUN_COUNTS:
+        value = counts.get(key, 0)
+        if type(value) is not int or value < 0:
+            raise bad("stats", f"{key} must be a whole number >= 0, not {value!r}")
+    return {
+        "run_id": run_id,
+        "started": started,
+        "finished": finished,
+        "provider": provider,
+        "model": model,
+        "mode": mode,
+        **counts,
+    }
+
+
 class BadCacheRow(ValueError):
     """A cache row that fails the checks a fresh reply gets (see :meth:`Cache.get`)."""
 
@@ -230,7 +277,7 @@ def _check_row(key: str, row: tuple[Any, ...]) -> CacheEntry:
     ) != (provider, model):
         raise BadCacheRow("its provider and model are not those of its inputs")
     for token in entry.completion.logprobs or ():
-        if not isinstance(token.logprob, (int, float)) or token.logprob > 0:
+        if not isinstance(token.logprob, (int, float)) or not token.logprob <= 0:  # NaN too
             raise BadCacheRow(f"a log-probability {token.logprob!r} is not a number <= 0")
     return entry
 
@@ -358,8 +405,8 @@ class Cache:
                 "FROM cache GROUP BY provider, model, task ORDER BY provider, model, task"
             ).fetchall()
             runs = conn.execute(
-                "SELECT run_id, started, finished, provider, model, mode, stats FROM cache_runs "
-                "ORDER BY started"
+                "SELECT rowid, run_id, started, finished, provider, model, mode, stats "
+                "FROM cache_runs ORDER BY rowid"
             ).fetchall()
             return {"rows": rows, "by": by, "runs": runs}
 
@@ -384,18 +431,10 @@ class Cache:
                 }
                 for p, m, t, n, tin, tout in data["by"]
             ],
-            "runs": [
-                {
-                    "run_id": run_id,
-                    "started": started,
-                    "finished": finished,
-                    "provider": provider,
-                    "model": model,
-                    "mode": mode,
-                    **json.loads(stats),
-                }
-                for run_id, started, finished, provider, model, mode, stats in data["runs"]
-            ],
+            "runs": sorted(
+                (_run_row(str(self.path), row) for row in data["runs"]),
+                key=lambda run: run["started"],
+            ),
         }
 
     def close(self) -> None:

@@ -1,0 +1,8 @@
+"""The hostile-input tests build their URGE files with the ingest tests' helpers."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "ingest"))
