@@ -51,6 +51,7 @@ from genir_eval.llm.providers.base import (
     ProviderError,
     Request,
     Usage,
+    checked_logprobs,
     checked_usage,
     departure,
 )
@@ -573,6 +574,7 @@ class Engine:
             # a provider's counts are checked before the reply is cached (any provider, not
             # only the built-in ones, which check them as they read the reply)
             usage=checked_usage(usage.input_tokens, usage.output_tokens) if usage.known else usage,
+            logprobs=checked_logprobs(completion.logprobs),
         )
         self._account(request, completion.usage)
         return completion

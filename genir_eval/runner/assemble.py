@@ -710,8 +710,10 @@ class Assembly:
         meta_spec: MetaSpec,
         link_judges: Sequence[str],
         preferences: Sequence[Preference] = (),
+        preferences_path: str | os.PathLike[str] | None = None,
     ) -> None:
         self.judges = list(judges)
+        self.preferences_path = preferences_path
         # people's preferences, and the scores of the sessions they name (only those are kept)
         self.preferences = [p for p in preferences if p.in_run]
         self._named = {s for p in self.preferences for s in (p.session_a, p.session_b)}
@@ -781,10 +783,11 @@ class Assembly:
             for turn_key, values in by_turn.items():
                 self.preference_turns.setdefault(turn_key, {}).update(values)
 
-    def check_preferences(self, path: str | os.PathLike[str]) -> None:
-        """Refuse (at its line of ``path``) a preference naming a session the run did not
-        read, or a turn past that session's last: once every session went by."""
-        check_named(self.preferences, str(path), self._named_turns.get)
+    def check_preferences(self) -> None:
+        """Refuse (at its line of the preferences file) a preference naming a session the
+        run did not read, or a turn past that session's last: once every session went by."""
+        if self.preferences:
+            check_named(self.preferences, str(self.preferences_path), self._named_turns.get)
 
     def failure_counts(self) -> list[dict[str, Any]]:
         """The missing judgments by judge and reason, for :func:`run_status`."""

@@ -286,18 +286,13 @@ async def arun_scenario(
         (lambda m: print(f"genir-eval: {m}", file=log)) if log else (lambda m: None)
     )
 
-    # what a later command reads again (compare --pairwise: the logs; the gate: the
-    # scenario's threshold), fingerprinted before it is read here
-    digests = _input_digests(loaded, reads_input=sessions is None)
+    digests = _input_digests(loaded, reads_input=sessions is None)  # before they are read
     stream, skipped = _session_stream(loaded, sessions)
     windows = _windows(stream, window)
     first = next(windows, None)
     if first is None:
         raise ConfigError(f"input.path: no session to evaluate in {loaded.input.path}")
-    out = real_path(out_dir) if out_dir is not None else loaded.output.dir
-    # the writer replaces and removes the run's files: only in a folder a run made
-    claim_folder(out, "run", signature=RUN_SIGNATURE, option="--out (or output.dir)")
-    check_writable_folder(out, "the output folder")
+    out = _output_folder(loaded, out_dir)
 
     judges = {spec.id: make_judge(spec.name, **spec.options) for spec in loaded.judges}
     infos = [_judge_info(judges[spec.id], spec) for spec in loaded.judges]
@@ -319,10 +314,9 @@ async def arun_scenario(
                 f"{window} sessions at a time"
             )
             n_sessions = await _judge_windows(judging, first, windows, assembly, writer, infos, out)
-        if loaded.input.preferences is not None:
-            # every session went by: a row naming none of them is refused, not left out (the
-            # judgments are journaled: a run again with the file mended pays nothing twice)
-            assembly.check_preferences(loaded.input.preferences)
+        # every session went by: a preference naming none of them is refused, not left out
+        # (the judgments are journaled: a run again with the file mended pays nothing twice)
+        assembly.check_preferences()
     except BaseException:
         writer.abort()
         raise
@@ -344,9 +338,8 @@ async def arun_scenario(
         engine_stats=engine_stats,
         resumed=_resumed(judges.values()),
         assembly=assembly,
+        digests=digests,
     )
-    info_doc["scenario"]["sha256"] = digests.pop("scenario", None)
-    info_doc["input"].update(digests)
     info_doc["status"] = run_status(
         assembly.label_counts,
         assembly.failure_counts(),
@@ -377,6 +370,15 @@ async def arun_scenario(
 #: Files only a run writes: an unmarked folder holding one is a run's, made before folders
 #: were marked (:mod:`genir_eval.owned`).
 RUN_SIGNATURE = (RUN_FILE, TURNS_FILE, SESSIONS_FILE, LINKS_FILE, EVIDENCE_FILE, FAILURES_FILE)
+
+
+def _output_folder(loaded: Scenario, out_dir: str | os.PathLike[str] | None) -> Path:
+    """The run's folder, claimed (the writer replaces and removes the run's files: only in
+    a folder a run made, :mod:`genir_eval.owned`) and found writable before any call."""
+    out = real_path(out_dir) if out_dir is not None else loaded.output.dir
+    claim_folder(out, "run", signature=RUN_SIGNATURE, option="--out (or output.dir)")
+    check_writable_folder(out, "the output folder")
+    return out
 
 
 def _input_digests(loaded: Scenario, *, reads_input: bool) -> dict[str, str | None]:
@@ -425,6 +427,7 @@ def _assembly(loaded: Scenario, infos: list[JudgeInfo]) -> Assembly:
         loaded.meta,
         link_judge_ids(loaded.aggregate, infos),
         preferences=preferences,
+        preferences_path=loaded.input.preferences,
     )
 
 
@@ -518,6 +521,7 @@ def _run_document(
     engine_stats: list[dict[str, Any]],
     resumed: int,
     assembly: Assembly,
+    digests: Mapping[str, str | None],
 ) -> dict[str, Any]:
     """run.json without its status: the scenario, versions, input, judges, engines, usage,
     cost, cache and the first failures."""
@@ -531,6 +535,9 @@ def _run_document(
             "description": loaded.description,
             "meta": {"headline": headline},
             "document": _without_credentials(loaded.document),
+            # what a later command reads again (compare --pairwise: the logs; the gate: the
+            # scenario's threshold) is refused when it changed since
+            "sha256": digests.get("scenario"),
         },
         "versions": _versions(),
         "started_at": started_at,
@@ -540,6 +547,7 @@ def _run_document(
             "format": loaded.input.format,
             "sources": str(loaded.input.sources) if loaded.input.sources else None,
             "preferences": str(loaded.input.preferences) if loaded.input.preferences else None,
+            **{key: value for key, value in digests.items() if key != "scenario"},
             "sessions": n_sessions,
             "turns": writer.rows("turns"),
             "links": writer.rows("links"),

@@ -764,6 +764,15 @@ class _NegativeUsage(FakeLLMServer):
         return json.dumps(body).encode()
 
 
+class _PositiveLogprob(FakeLLMServer):
+    """A server whose replies give their first token a log-probability of +0.5."""
+
+    def _success(self, protocol: Any, request: Any, text: str, scripted: Any = None) -> bytes:
+        body = json.loads(super()._success(protocol, request, text, scripted))
+        body["choices"][0]["logprobs"]["content"][0]["logprob"] = 0.5
+        return json.dumps(body).encode()
+
+
 def _verdict_reply(request: Any) -> str:
     criteria = {name: 1 for name in ("correctness", "coverage", "grounding", "clarity")}
     return json.dumps({"overall": 1, "criteria": criteria, "reason": "first is better"})
@@ -797,6 +806,18 @@ def _negative_usage(act: Act) -> Result:
     return Result(max(first.code, second.code), first.out + second.out, first.err + second.err)
 
 
+def _positive_logprob(act: Act) -> Result:
+    out = act.tmp / "arena"
+    command: list[str | Path] = ["arena", *_arena_files(act, ["a", "b"]), "--out", out]
+    command += ["--quiet", "--resamples", "0", "--journal", "none", "--cache", act.tmp / "c.db"]
+    command += ["--option", "logprobs=true"]
+    with _PositiveLogprob(reply=_verdict_reply) as server:
+        first, second = _judged_twice(act, server, command)
+    [engine] = json.loads((out / "arena.json").read_text(encoding="utf-8"))["engines"]
+    assert engine["calls"] == 0 and engine["cache_hits"] == 4, engine
+    return Result(max(first.code, second.code), first.out + second.out, first.err + second.err)
+
+
 def _collision_resume(act: Act) -> Result:
     # "x>y" against "z" and "x" against "y>z" were one journal item ("x>y>z")
     files = _arena_files(act, ["x>y", "z", "x", "y>z"])
@@ -816,6 +837,7 @@ def _collision_resume(act: Act) -> Result:
 PAID: list[Case] = [
     Case(5, "replies with negative token counts are cached and refused", _negative_usage, 0),
     Case(5, "system names holding '>' collide in the journal", _collision_resume, 0),
+    Case(5, "replies with a log-probability above 0 are cached and refused", _positive_logprob, 0),
 ]
 
 

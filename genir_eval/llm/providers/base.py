@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import abc
 import json
+import math
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -23,6 +24,7 @@ __all__ = [
     "Usage",
     "MAX_TOKENS_COUNTED",
     "checked_usage",
+    "checked_logprobs",
     "TokenLogprob",
     "Completion",
     "ErrorClass",
@@ -141,6 +143,39 @@ class TokenLogprob:
     token: str
     logprob: float
     top: tuple[tuple[str, float], ...] = ()
+
+
+#: A log-probability above 0 by at most this is rounding (a server's float32): read as 0.
+_LOGPROB_ROUNDING = 1e-6
+
+
+def _logprob(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    if value > _LOGPROB_ROUNDING:
+        return None
+    return min(float(value), 0.0)
+
+
+def checked_logprobs(
+    logprobs: tuple[TokenLogprob, ...] | None,
+) -> tuple[TokenLogprob, ...] | None:
+    """``logprobs`` with every log-probability (chosen and alternative) a finite number <= 0
+    (a rounding above 0 read as 0), or ``None`` (unknown) when one is not: the cache refuses
+    a row holding another, so a reply cached with one was paid for again on every later
+    run."""
+    if logprobs is None:
+        return None
+    checked = []
+    for token in logprobs:
+        chosen = _logprob(token.logprob)
+        top = [(alt, _logprob(value)) for alt, value in token.top]
+        if chosen is None or any(value is None for _, value in top):
+            return None
+        checked.append(
+            TokenLogprob(token.token, chosen, tuple((alt, float(v or 0.0)) for alt, v in top))
+        )
+    return tuple(checked)
 
 
 @dataclass(frozen=True)
