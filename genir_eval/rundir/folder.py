@@ -366,6 +366,7 @@ class Run:
             max_missing = min(max_missing, float(stated_max))
         allow_permanent = allow_permanent and status.get("allow_permanent") is True
         counts = _label_counts(self.info, _count_failures(self.directory, self.info))
+        self._check_label_counts(counts)
         return run_status(
             counts,
             (),
@@ -373,6 +374,26 @@ class Run:
             max_missing=max_missing,
             allow_permanent=allow_permanent,
         )
+
+    def _check_label_counts(self, counts: Mapping[str, Mapping[str, int]]) -> None:
+        """Each judge's label count in ``run.json`` against its judgments in
+        ``evidence.jsonl`` (every label of the run, with its reason), when the run wrote one:
+        a count edited upwards would make the missing share look small."""
+        files = self.info.get("files")
+        if not isinstance(files, Mapping) or EVIDENCE_FILE not in files:
+            return
+        found: Counter[str] = Counter()
+        for row in _iter_jsonl(self.directory / EVIDENCE_FILE):
+            for judgment in row.get("judgments") or () if isinstance(row, Mapping) else ():
+                if isinstance(judgment, Mapping):
+                    found[str(judgment.get("judge"))] += 1
+        for judge, count in counts.items():
+            if found[judge] != count["labels"]:
+                raise InputError(
+                    f"run.json says judge {judge} gave {count['labels']} labels, its "
+                    f"{EVIDENCE_FILE} holds {found[judge]}: edited after the run? run again",
+                    path=str(self.directory / RUN_FILE),
+                )
 
     def iter_failures(self) -> Iterator[Mapping[str, Any]]:
         """Every missing judgment (``judge``, ``session_id``, ``turn``, ``item``, ``repeat``,

@@ -134,6 +134,7 @@ class World:
     logs_b: Path
     real_a: Path  # genir-eval run over logs_a
     real_b: Path  # genir-eval run over logs_b
+    citations_failed: Path  # demo-citations run failed: 1 of 17 labels missing, 1% allowed
 
 
 @pytest.fixture(scope="module")
@@ -154,7 +155,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
         out = folder / f"run-{name}"
         assert _run(scenario, out) == 0
         made[name] = out
+    citations_failed = folder / "citations-failed"
+    scenario = ROOT / "scenarios" / "demo-citations.toml"
+    assert _run(scenario, citations_failed, "--max-missing", "0.01") == 3
     return World(
+        citations_failed=citations_failed,
         folder=folder,
         base=_scores_run(folder / "base", base),
         worse=_scores_run(folder / "worse", {k: v - 0.2 for k, v in base.items()}),
@@ -287,7 +292,36 @@ def _rewrite_logs(act: Act) -> Result:
     return act.cli("compare", a, b, "--pairwise", "--quiet")
 
 
+def _labels_inflated(act: Act) -> Path:
+    """The failed run's label count edited from 17 to 1,000 (1 missing: 0.1%, under the 1%
+    it ran with), its status to ok: consistent with itself, so only the count gives it away."""
+    run = _copy(act, act.world.citations_failed, "inflated")
+    info = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    for judge in info["judges"]:
+        judge["labels"] = 1000
+    info["status"].update({"ok": True, "reasons": []})
+    (run / "run.json").write_text(json.dumps(info), encoding="utf-8")
+    return run
+
+
 GATE: list[Case] = [
+    Case(
+        2,
+        "failed run edited to a label count that dilutes its missing labels",
+        lambda act: act.cli(
+            "compare",
+            *[_labels_inflated(act)] * 2,
+            "--metric",
+            "citation_precision",
+            "--min-sessions",
+            "0",
+            "--max-missing",
+            "0.01",
+        ),  # fmt: skip
+        2,
+        ("run.json says judge citation_support gave 1000 labels", "evidence.jsonl holds 17"),
+        ("PASS",),
+    ),
     Case(
         2,
         "failed run edited to max_missing 1.0 passes compare",
