@@ -207,6 +207,7 @@ def _pairwise(args: argparse.Namespace, run_a: Any, run_b: Any, output: str) -> 
             min_win_rate=0.5 if args.min_win_rate is None else args.min_win_rate,
             alpha=args.alpha,
             gate_resamples=args.resamples,
+            command="compare --pairwise",
         )
         document = run_arena(
             settings,

@@ -118,6 +118,9 @@ class ArenaSettings:
     alpha: float = 0.05
     #: the gate's bootstrap resamples (default: ``max(resamples, 1000)``)
     gate_resamples: int | None = None
+    #: the command the output folder is marked with (:mod:`genir_eval.owned`): an arena's
+    #: folder and ``compare --pairwise --out``'s are not each other's
+    command: str = "arena"
 
 
 def system_args(arguments: Sequence[str]) -> tuple[System, ...]:
@@ -603,7 +606,7 @@ async def arun_arena(
     out = settings.out.resolve()
     made = not out.exists()
     # pairs.jsonl, arena.json and report.html are replaced: only in a folder an arena made
-    claimed = claim_folder(out, "arena", signature=ARENA_SIGNATURE, option="--out")
+    claimed = claim_folder(out, settings.command, signature=ARENA_SIGNATURE, option="--out")
     remove_stale_parts(out, [STORE_NAME, "pairs.jsonl", "arena.json", "report.html"])
     check_writable_folder(out, "the output folder")
     try:

@@ -761,11 +761,29 @@ OUTPUTS: list[Case] = [
     ),
     Case(
         4,
+        "compare --pairwise --out pointed at an arena's folder",
+        lambda act: _pairwise_into_arena(act),
+        2,
+        ("`genir-eval arena`", "choose another folder"),
+    ),
+    Case(
+        4,
         "an arena into its own folder resumes (not refused)",
         lambda act: (_arena(act), _arena(act))[1],
         0,
     ),
 ]
+
+
+def _pairwise_into_arena(act: Act) -> Result:
+    assert _arena(act).code == 0
+    before = _digests(act.tmp / "arena")
+    result = act.cli(
+        "compare", act.world.real_a, act.world.real_b, "--pairwise", "--quiet",
+        "--out", act.tmp / "arena",
+    )  # fmt: skip
+    assert _digests(act.tmp / "arena") == before
+    return result
 
 
 def _compare_still_reads(act: Act, run: Path) -> None:
