@@ -196,13 +196,15 @@ def _guarded_streams() -> Iterator[None]:
     """``sys.stdout`` and ``sys.stderr`` as :class:`_GuardedStream` for the command's time,
     flushed (a closed pipe tolerated) before they are given back."""
     saved = sys.stdout, sys.stderr
-    guarded = _GuardedStream(saved[0]), _GuardedStream(saved[1])
-    sys.stdout, sys.stderr = guarded
+    # a stream Python found closed at start (`>&-`) is None, which print() skips: kept so
+    guarded = [None if stream is None else _GuardedStream(stream) for stream in saved]
+    sys.stdout, sys.stderr = guarded  # type: ignore[assignment]
     try:
         yield
     finally:
         for stream in guarded:
-            stream.flush()
+            if stream is not None:
+                stream.flush()
         sys.stdout, sys.stderr = saved
 
 

@@ -220,6 +220,18 @@ class Act:
             os.close(write)
         return Result(done.returncode, "", done.stderr)
 
+    def closed_stdout(self, *args: str | Path) -> Result:
+        """The command with no standard output at all (``>&-``)."""
+        done = subprocess.run(
+            [sys.executable, "-m", "genir_eval", *map(str, args)],
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+            timeout=300,
+            preexec_fn=lambda: os.close(1),  # noqa: PLW1509 - only closes a descriptor
+        )
+        return Result(done.returncode, "", done.stderr)
+
     def terminal(self, *args: str | Path) -> Result:
         """The command with a terminal as its standard output; returns what the terminal
         received (as text, escapes and all)."""
@@ -394,6 +406,14 @@ GATE: list[Case] = [
         1,
         (),
         ("Traceback", "BrokenPipe"),
+    ),
+    Case(
+        2,
+        "a regression's exit code with standard output closed (>&-)",
+        lambda act: act.closed_stdout("compare", act.world.base, act.world.worse),
+        1,
+        ("FAIL: sdcg_urge",),
+        ("Traceback",),
     ),
     Case(
         2,
