@@ -22,6 +22,7 @@ EXIT_CODES = {
     "regression": 1,  # compare: a metric got worse
     "input": 2,  # bad input, an invalid setting, a storage or cluster fault
     "run_failed": 3,  # too many labels missing, a permanent provider error, an early stop
+    "undecided": 4,  # compare: no regression, but too few sessions to call it a pass
 }
 
 

@@ -84,6 +84,7 @@ SETTINGS: dict[str, Setting] = {
         Setting("fail_below", False, -1e9, 1e9),
         Setting("alpha", False, 0, 1, below=True),
         Setting("worst", True, 0, 1_000_000),
+        Setting("min_sessions", True, 0, 10**12),
         # meta --ppi-labelled: a prediction-powered mean needs two labelled sessions at least
         Setting("ppi_labelled", True, 2, 10**12),
         # arena: a sample of pairs, and the pairwise gate's least acceptable win rate
@@ -91,6 +92,21 @@ SETTINGS: dict[str, Setting] = {
         Setting("min_win_rate", False, 0, 1),
     )
 }
+
+
+#: ``compare``: the fewest compared pairs (sessions, or turns at turn level) a pass may rest
+#: on. With fewer, the exact randomisation test cannot reach p < 0.05 unless (almost) every
+#: pair moves one way, and the report gives no interval under 10 either.
+DEFAULT_MIN_SESSIONS = 10
+
+#: How ``compare`` decides, in the words ``--help`` and every verdict print.
+COMPARE_VERDICT_RULE = (
+    "REGRESSION (exit 1) when a compared score of B is worse than A's by more than "
+    "--max-drop, worse with randomisation p < --alpha, or below --fail-below; otherwise TOO "
+    "FEW TO DECIDE (exit 4) when fewer than --min-sessions pairs were compared; otherwise "
+    "PASS (exit 0). The 95% bootstrap interval shows the size of the change; it does not "
+    "decide."
+)
 
 
 #: The numeric options of judges (``options = {judges = 3}``, ``--option judges=3``), checked

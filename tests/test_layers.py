@@ -21,6 +21,7 @@ BASE = {
     "unique_keys",
     "kind_names",
     "stale",
+    "owned",
     "figures",
 }
 # folder -> the folders (besides itself and the base modules) it may import, as the map says

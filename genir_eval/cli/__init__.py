@@ -9,11 +9,16 @@ what it uses, so ``genir-eval parse`` does not load the judges, the engine or th
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import io
+import os
 import re
+import signal
 import sys
-from collections.abc import Sequence
-from typing import NoReturn
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any, NoReturn
 
 from genir_eval import __version__
 from genir_eval.errors import EXIT_CODES, GenirError
@@ -79,6 +84,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    with _guarded_streams(), _terminated_as_exit():
+        return _main(argv)
+
+
+def _main(argv: list[str]) -> int:
     parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)
@@ -92,8 +102,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("genir-eval: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
     except OSError as error:
         # a file the commands did not expect to fail (they report the ones they do, with
         # what to do): still one line naming it, a storage fault
@@ -106,6 +114,121 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+#: What a terminal must not receive raw: the control characters but line feed and tab (an
+#: escape sequence, a carriage return that overwrites what was printed), the C1 controls and
+#: the bidirectional controls.
+_TERMINAL_UNSAFE = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]"
+)
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every character :data:`_TERMINAL_UNSAFE` names written as ``\\uXXXX``
+    (inside a JSON string the same character, so a JSON document stays the same document)."""
+    return _TERMINAL_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+class _GuardedStream:
+    """``sys.stdout`` or ``sys.stderr`` while a command runs: text for a terminal is written
+    with its control characters escaped (a system name or a log's text holding an escape
+    sequence reaches the terminal as ``\\u001b``; :meth:`write_control` is the progress
+    line's own way to redraw itself), and a reader that went away (``genir-eval compare ... |
+    head``) ends the output, not the command: the rest is dropped, so the command still exits
+    with its verdict (a regression 1) instead of a ``BrokenPipeError``."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._escape = _isatty(stream)
+        self.broken = False
+
+    def write(self, text: str) -> int:
+        self._write(terminal_safe(text) if self._escape else text)
+        return len(text)
+
+    def write_control(self, text: str) -> int:
+        """Write ``text`` as is: the progress line's carriage return and erase sequence."""
+        self._write(text)
+        return len(text)
+
+    def _write(self, text: str) -> None:
+        if self.broken:
+            return
+        try:
+            self._stream.write(text)
+        except BrokenPipeError:
+            self._close()
+
+    def flush(self) -> None:
+        if self.broken:
+            return
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._close()
+
+    def _close(self) -> None:
+        """The reader is gone: what is buffered and what follows goes to ``os.devnull`` (so
+        that Python's own flush at exit does not fail either)."""
+        self.broken = True
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+            pass  # not a file descriptor (a test's capture): nothing buffered to lose
+
+    def isatty(self) -> bool:
+        return self._escape
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+@contextlib.contextmanager
+def _guarded_streams() -> Iterator[None]:
+    """``sys.stdout`` and ``sys.stderr`` as :class:`_GuardedStream` for the command's time,
+    flushed (a closed pipe tolerated) before they are given back."""
+    saved = sys.stdout, sys.stderr
+    # a stream Python found closed at start (`>&-`) is None, which print() skips: kept so
+    guarded = [None if stream is None else _GuardedStream(stream) for stream in saved]
+    sys.stdout, sys.stderr = guarded  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        for stream in guarded:
+            if stream is not None:
+                stream.flush()
+        sys.stdout, sys.stderr = saved
+
+
+@contextlib.contextmanager
+def _terminated_as_exit() -> Iterator[None]:
+    """A ``SIGTERM`` (a CI job cancelled, ``kill``) unwinds the command as an interruption
+    does, so every temporary file and store it made is removed on the way out (exit code
+    143); without it Python ends at once and leaves them. Only from the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except (ValueError, OSError):  # not allowed here (an embedding interpreter)
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def one_line(message: str) -> str:

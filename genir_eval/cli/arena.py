@@ -144,12 +144,15 @@ def _check(args: argparse.Namespace) -> None:
 
 
 def _text(document: dict[str, Any]) -> str:
+    from genir_eval.runner.compare import shown  # names from the logs, escaped for a terminal
+
     lines = ["system  score  [95% interval]  wins/ties/losses"]
     for s in document["systems"]:
         ci = s["ci95"]
         interval = f"[{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "[-]"
         lines.append(
-            f"{s['name']}  {s['score']:.1f}  {interval}  {s['wins']}/{s['ties']}/{s['losses']}"
+            f"{shown(s['name'])}  {s['score']:.1f}  {interval}  "
+            f"{s['wins']}/{s['ties']}/{s['losses']}"
         )
     style = document.get("style_control")
     if style:
@@ -175,11 +178,18 @@ def _text(document: dict[str, Any]) -> str:
         lines.append(
             f"agreement with people: {gold['rate']:.3f} of {gold['judged']} decided gold pairs "
             f"({gold['unjudged']} unjudged)"
+            + (
+                f"; {gold['rows_of_other_criteria']} rows of other criteria than "
+                f"{gold['criterion']!r} not compared"
+                if gold.get("rows_of_other_criteria")
+                else ""
+            )
         )
     unmatched = {k: v for k, v in document["unmatched"].items() if v}
     if unmatched:
         lines.append(
-            "unmatched answers left out: " + ", ".join(f"{k} {v}" for k, v in unmatched.items())
+            "unmatched answers left out: "
+            + ", ".join(f"{shown(k)} {v}" for k, v in unmatched.items())
         )
     return "\n".join(lines) + "\n"
 

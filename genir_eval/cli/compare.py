@@ -12,8 +12,9 @@ from typing import Any
 
 from genir_eval.cli import COMMANDS
 from genir_eval.cli.engine_options import add_engine_arguments, engine_overrides
-from genir_eval.errors import ConfigError, InputError
-from genir_eval.settings import setting_type
+from genir_eval.errors import EXIT_CODES, ConfigError
+from genir_eval.llm.config import DEFAULT_MAX_MISSING
+from genir_eval.settings import COMPARE_VERDICT_RULE, DEFAULT_MIN_SESSIONS, setting_type
 
 __all__ = ["add_parser", "run"]
 
@@ -24,11 +25,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         help=COMMANDS["compare"],
         description=(
             "Paired comparison of run B against run A (per-session or per-turn deltas, "
-            "paired bootstrap interval, randomisation test, Cohen's d_z). Exits 1 when a "
-            "chosen metric's mean drops by more than --max-drop, drops significantly at "
-            "--alpha, or falls below --fail-below; 0 otherwise. Usable as a CI step. With "
-            "--pairwise: B's answers judged against A's by the pairwise judge, exit 1 when B's "
-            "win rate is significantly below --min-win-rate."
+            "paired bootstrap interval, randomisation test, Cohen's d_z), usable as a CI "
+            f"step. The verdict: {COMPARE_VERDICT_RULE} Exit 2: the runs cannot be compared (bad "
+            "input, or a failed run: one whose missing labels exceed --max-missing, or with a "
+            "permanent provider error unless --allow-permanent; left out, each is the "
+            "scenario's that made the run, when its file is there unchanged, else "
+            f"{DEFAULT_MAX_MISSING:g} and no; never what the run folder says of itself). "
+            "With --pairwise: B's answers judged against A's by the pairwise judge, exit 1 "
+            "when B's win rate is significantly below --min-win-rate."
         ),
     )
     parser.add_argument("run_a", metavar="RUN_A", help="the baseline run directory")
@@ -62,6 +66,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         type=setting_type("fail_below"),
         default=None,
         help="fail when RUN_B's mean is below this (default: no bound)",
+    )
+    parser.add_argument(
+        "--min-sessions",
+        metavar="N",
+        type=setting_type("min_sessions"),
+        default=DEFAULT_MIN_SESSIONS,
+        help=f"with fewer compared sessions (turns with --level turn) and no regression, the "
+        f"verdict is TOO FEW TO DECIDE, exit 4 (default {DEFAULT_MIN_SESSIONS}; 0: never)",
     )
     parser.add_argument(
         "--resamples",
@@ -136,7 +148,11 @@ _SCORE_ONLY = {
     "max_drop": None,
     "fail_below": None,
     "common": False,
+    "min_sessions": DEFAULT_MIN_SESSIONS,
 }
+
+#: the engine's flags that set the threshold a run is held to (the gate's, for both runs)
+_GATE_FLAGS = ("max_missing", "allow_permanent")
 
 
 def _check_pairwise(args: argparse.Namespace) -> None:
@@ -147,7 +163,7 @@ def _check_pairwise(args: argparse.Namespace) -> None:
         if args.option:
             raise ConfigError("--option needs --pairwise")
         given = [f for f in ("provider", "model", "base_url") if getattr(args, f) is not None]
-        given += list(engine_overrides(args, "all"))
+        given += [f for f in engine_overrides(args, "all") if f not in _GATE_FLAGS]
         if given:
             raise ConfigError(
                 f"--{given[0].replace('_', '-')}: the engine options judge pairs, with --pairwise"
@@ -191,6 +207,7 @@ def _pairwise(args: argparse.Namespace, run_a: Any, run_b: Any, output: str) -> 
             min_win_rate=0.5 if args.min_win_rate is None else args.min_win_rate,
             alpha=args.alpha,
             gate_resamples=args.resamples,
+            command="compare --pairwise",
         )
         document = run_arena(
             settings,
@@ -243,20 +260,20 @@ def run(args: argparse.Namespace) -> int:
         compare_runs,
         describe,
         gate,
+        gate_threshold,
         markdown_summary,
+        refuse_failed,
+        verdict_of,
     )
 
     _check_pairwise(args)
     output = "json" if args.json else args.format
     run_a, run_b = load_run(args.run_a), load_run(args.run_b)
     for run in (run_a, run_b):
-        status = run.info.get("status") or {}
-        if not status.get("ok", True):
-            raise InputError(
-                "a failed run (exit code 3 when it ran): "
-                f"{'; '.join(status.get('reasons', ()))}; its scores are not a result to compare",
-                path=str(run.directory),
-            )
+        threshold = gate_threshold(
+            run, max_missing=args.max_missing, allow_permanent=args.allow_permanent
+        )
+        refuse_failed(run, threshold)
     if args.pairwise:
         return _pairwise(args, run_a, run_b, output)
     metrics = args.metric or [headline_score(run_b)]
@@ -276,20 +293,40 @@ def run(args: argparse.Namespace) -> int:
             common=args.common,
         )
         result = gate(
-            comparison, max_drop=args.max_drop, alpha=args.alpha, fail_below=args.fail_below
+            comparison,
+            max_drop=args.max_drop,
+            alpha=args.alpha,
+            fail_below=args.fail_below,
+            min_pairs=args.min_sessions,
         )
         failures.extend(result.reasons)
         comparisons.append(comparison)
         results.append(result)
         if output == "text":
             print(describe(comparison, worst=args.worst))
+    verdict = verdict_of(results)
     if output == "json":
         documents = [
-            {**c.to_dict(), "passed": r.passed, "reasons": list(r.reasons)}
+            {
+                **c.to_dict(),
+                "passed": r.passed,
+                "verdict": r.verdict,
+                "reasons": list(r.reasons),
+                "undecided": list(r.undecided),
+                "notes": list(r.notes),
+            }
             for c, r in zip(comparisons, results, strict=True)
         ]
         json.dump(
-            {"version": 1, "comparisons": documents, "passed": not failures}, sys.stdout, indent=2
+            {
+                "version": 1,
+                "comparisons": documents,
+                "passed": not failures,
+                "verdict": verdict,
+                "rule": COMPARE_VERDICT_RULE,
+            },
+            sys.stdout,
+            indent=2,
         )
         print()
     elif output == "markdown":
@@ -298,8 +335,17 @@ def run(args: argparse.Namespace) -> int:
                 comparisons, results, run_a=args.run_a, run_b=args.run_b, worst=args.worst
             )
         )
+    if output == "text":
+        for note in (n for r in results for n in r.notes):
+            print(f"  note: {note}")
+        print(f"rule: {COMPARE_VERDICT_RULE}")
     for reason in failures:
         print(f"FAIL: {reason}", file=sys.stderr)
-    if not failures and output == "text":
+    if verdict == "too few to decide":
+        for reason in (u for r in results for u in r.undecided):
+            print(f"TOO FEW TO DECIDE: {reason}", file=sys.stderr)
+    if output == "text" and verdict == "pass":
         print("PASS")
-    return 1 if failures else 0
+    elif output == "text" and verdict == "too few to decide":
+        print(f"TOO FEW TO DECIDE (exit 4): {'; '.join(u for r in results for u in r.undecided)}")
+    return EXIT_CODES[{"pass": "ok", "too few to decide": "undecided"}.get(verdict, "regression")]

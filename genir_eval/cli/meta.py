@@ -18,6 +18,7 @@ from genir_eval.cli.engine_options import (
 from genir_eval.errors import ConfigError, did_you_mean
 from genir_eval.figures import number_text
 from genir_eval.ingest import FORMATS, load_sessions, read_preferences
+from genir_eval.ingest.preferences import check_named
 from genir_eval.judges import judge_names, make_judge
 from genir_eval.judges.base import Label
 from genir_eval.judges.kinds import judge_kind, judge_kinds
@@ -269,8 +270,11 @@ def run(args: argparse.Namespace) -> int:
         judge = _Recorded(make_judge(args.judge, **options))
     except (ConfigError, TypeError, ValueError) as error:
         raise ConfigError(f"--option: {error}") from None
-    preferences = read_preferences(args.preferences) if args.preferences else None
+    preferences = read_preferences(args.preferences, form="run") if args.preferences else None
     sessions = list(load_sessions(args.input, format=args.format, sources=args.sources).sessions)
+    if preferences is not None:  # before any call: a row naming no session is refused
+        turns = {session.session_id: len(session.turns) for session in sessions}
+        check_named(preferences, args.preferences, turns.get, "the input")
     try:
         result = asyncio.run(_run(args, sessions, judge, options))
     except ValueError as error:

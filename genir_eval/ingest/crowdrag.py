@@ -32,12 +32,13 @@ the data's README: "the majority of its gold labels, ties dropped"); the summary
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import tempfile
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -47,7 +48,9 @@ from genir_eval.ingest.jsonl import session_line
 from genir_eval.ingest.preferences import Preference, write_preferences
 from genir_eval.ingest.response import Citation, Piece, build_response
 from genir_eval.ingest.validate import id_as_read, validate_session
+from genir_eval.owned import claim_folder, owned_files, record_files
 from genir_eval.records import Link, Session, Turn
+from genir_eval.stale import remove_stale_parts
 from genir_eval.unique_keys import RepeatedKey, unique_keys
 
 __all__ = [
@@ -451,7 +454,10 @@ def _answer_session(answer: CrowdRagAnswer) -> Session:
 
 def _write(path: Path, write: Callable[[IO[bytes]], object]) -> None:
     """Write ``path`` through a temporary file beside it, moved into place when complete."""
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # ".NAME.<pid>.<random>.tmp": the next conversion removes the one a killed one left
+    handle, temporary = tempfile.mkstemp(
+        prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent
+    )
     try:
         umask = os.umask(0)
         os.umask(umask)
@@ -464,16 +470,44 @@ def _write(path: Path, write: Callable[[IO[bytes]], object]) -> None:
             os.unlink(temporary)
 
 
+#: The command named in the output folder's marker, and the files only it writes there.
+CONVERTER = "parse --format crowdrag"
+CONVERTED = ("answers.jsonl", "preferences.jsonl")
+
+
+def _earlier_files(output: Path, marker: Mapping[str, Any]) -> list[str]:
+    """What the last conversion into ``output`` wrote: the marker's list, or, in a folder a
+    conversion wrote before folders were marked, its ``systems/*.jsonl``."""
+    listed = owned_files(dict(marker))
+    if listed or not (output / "systems").is_dir():
+        return listed
+    return [f"systems/{entry.name}" for entry in (output / "systems").glob("*.jsonl")]
+
+
+def _remove_earlier(output: Path, earlier: Iterable[str], written: Sequence[str]) -> None:
+    """Remove the files an earlier conversion wrote that this one did not (another dataset's
+    systems, which ``arena OUT/systems/*.jsonl`` would otherwise pick up); nothing else."""
+    for name in sorted(set(earlier) - set(written)):
+        if Path(name).is_absolute() or ".." in Path(name).parts:
+            continue  # not a name a conversion writes: an edited marker
+        with contextlib.suppress(FileNotFoundError):
+            (output / name).unlink()
+
+
 def convert_crowdrag(folder: str | Path, output: str | Path) -> ConversionSummary:
     """Read the CrowdRAG ``folder`` and write the systems, answers and preferences files
     under ``output`` (created when missing); see the module docstring for what each holds."""
     data = read_crowdrag(folder)
     output = Path(output)
+    marker = claim_folder(output, CONVERTER, signature=CONVERTED, option="--output")
+    by_system: dict[str, list[CrowdRagAnswer]] = defaultdict(list)
+    for answer in data.answers:
+        by_system[answer.system].append(answer)
+    written = [*CONVERTED, *(f"systems/{system}.jsonl" for system in by_system)]
     try:
         (output / "systems").mkdir(parents=True, exist_ok=True)
-        by_system: dict[str, list[CrowdRagAnswer]] = defaultdict(list)
-        for answer in data.answers:
-            by_system[answer.system].append(answer)
+        remove_stale_parts(output, CONVERTED)
+        remove_stale_parts(output / "systems", [Path(name).name for name in written])
         for system, answers in sorted(by_system.items()):
             _write(
                 output / "systems" / f"{system}.jsonl",
@@ -486,6 +520,8 @@ def convert_crowdrag(folder: str | Path, output: str | Path) -> ConversionSummar
             lambda out: out.writelines(session_line(_answer_session(a)) for a in data.answers),
         )
         _write(output / "preferences.jsonl", lambda out: write_preferences(data.preferences, out))
+        _remove_earlier(output, _earlier_files(output, marker), written)
+        record_files(output, CONVERTER, written)
     except OSError as error:
         raise InputError(
             f"cannot write the output: {error.strerror or error}", path=str(output)

@@ -25,10 +25,10 @@ reader's do (:class:`~genir_eval.errors.InputError`); nothing is dropped silentl
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 import orjson
 
@@ -42,6 +42,7 @@ __all__ = [
     "WINNERS",
     "Preference",
     "read_preferences",
+    "check_named",
     "write_preferences",
     "preference_to_dict",
 ]
@@ -72,6 +73,8 @@ class Preference:
     system_b: str | None = None
     turn: int | None = None
     criterion: str | None = None
+    #: the line of the file the row was read from (for the errors that refuse it later)
+    line: int | None = field(default=None, compare=False)
 
     @property
     def in_run(self) -> bool:
@@ -128,10 +131,33 @@ class _FieldError(Exception):
         self.message = message
 
 
-def read_preferences(path: str | Path) -> list[Preference]:
+#: What each use of a preferences file compares, and the fields that say so.
+_FORMS = {
+    "run": (
+        "in_run",
+        "session_a",
+        "a row naming two systems' answers (system_a, system_b) where two sessions of one "
+        "run are compared (session_a, session_b): an arena's rows go to `genir-eval arena "
+        "--gold`",
+    ),
+    "arena": (
+        "in_arena",
+        "system_a",
+        "a row naming two sessions of one run (session_a, session_b) where two systems' "
+        "answers are compared (session, turn, system_a, system_b): a run's rows go to "
+        "[input] preferences or `genir-eval meta --preferences`",
+    ),
+}
+
+
+def read_preferences(
+    path: str | Path, form: Literal["run", "arena"] | None = None
+) -> list[Preference]:
     """Every row of the preferences file ``path``; the first bad row raises a located
     :class:`InputError` (file, line, field). An empty file is an error too: a gold standard
-    with no judgment in it is a mistake, not an empty result."""
+    with no judgment in it is a mistake, not an empty result. With ``form``, every row must
+    have that form (``"run"``: two sessions of one run; ``"arena"``: two systems' answers):
+    a row of the other is refused where it stands, never left out unsaid."""
     path = Path(path)
     if not path.is_file():
         raise InputError("no such file" if not path.exists() else "not a file", path=str(path))
@@ -149,6 +175,11 @@ def read_preferences(path: str | Path) -> list[Preference]:
                     raise InputError(
                         error.message, path=str(path), line=number, column=error.field
                     ) from None
+                preference = replace(preference, line=number)
+                if form is not None:
+                    attribute, column, why = _FORMS[form]
+                    if not getattr(preference, attribute):
+                        raise InputError(why, path=str(path), line=number, column=column)
                 key = _identity(preference)
                 if key in seen:
                     raise InputError(
@@ -177,6 +208,37 @@ def read_preferences(path: str | Path) -> list[Preference]:
     if not preferences:
         raise InputError("the file holds no preference", path=str(path))
     return preferences
+
+
+def check_named(
+    preferences: Iterable[Preference],
+    path: str | Path,
+    turns: Callable[[str], int | None],
+    what: str = "the run",
+) -> None:
+    """Refuse, at its line, the first run-form row naming a session ``what`` does not have
+    (``turns(session)`` is ``None``) or a turn past the session's last: such a row would
+    count as neither agreeing nor disagreeing, in silence."""
+    for row in preferences:
+        if not row.in_run:
+            continue
+        for column in ("session_a", "session_b"):
+            session = str(getattr(row, column))
+            count = turns(session)
+            if count is None:
+                raise InputError(
+                    f"names session {session!r}, which {what} does not have",
+                    path=str(path),
+                    line=row.line,
+                    column=column,
+                )
+            if row.turn is not None and row.turn > count:
+                raise InputError(
+                    f"turn {row.turn}: session {session!r} has {count} turns in {what}",
+                    path=str(path),
+                    line=row.line,
+                    column="turn",
+                )
 
 
 def _identity(p: Preference) -> tuple[Any, ...]:

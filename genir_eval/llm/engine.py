@@ -51,6 +51,8 @@ from genir_eval.llm.providers.base import (
     ProviderError,
     Request,
     Usage,
+    checked_logprobs,
+    checked_usage,
     departure,
 )
 from genir_eval.llm.providers.classify import classify_exception
@@ -81,10 +83,11 @@ def judgment_of(key: JudgmentKey) -> JudgmentKey:
 
 
 class _Usage:
-    __slots__ = ("calls", "input_tokens", "output_tokens", "cost", "cost_known")
+    __slots__ = ("calls", "input_tokens", "output_tokens", "cost", "cost_known", "unknown_usage")
 
     def __init__(self) -> None:
         self.calls = 0
+        self.unknown_usage = 0
         self.input_tokens = 0
         self.output_tokens = 0
         self.cost = 0.0
@@ -562,11 +565,16 @@ class Engine:
         elif self._learned is not None:
             self._learned.on_answer(completion.rate_limit)
         self._limit.on_success(call.latency)
+        usage = completion.usage
         completion = replace(
             completion,
             latency_s=call.latency,
             model=completion.model or request.config.model,
             cached=False,
+            # a provider's counts are checked before the reply is cached (any provider, not
+            # only the built-in ones, which check them as they read the reply)
+            usage=checked_usage(usage.input_tokens, usage.output_tokens) if usage.known else usage,
+            logprobs=checked_logprobs(completion.logprobs),
         )
         self._account(request, completion.usage)
         return completion
@@ -625,6 +633,9 @@ class Engine:
         if row is None:
             row = self._usage[key] = _Usage()
         row.calls += 1
+        if not usage.known:
+            row.unknown_usage += 1
+            row.cost_known = False
         row.input_tokens += usage.input_tokens
         row.output_tokens += usage.output_tokens
         cost = self.prices.cost(self.provider.name, request.config.model, usage)
@@ -645,6 +656,7 @@ class Engine:
                 "calls": row.calls,
                 "input_tokens": row.input_tokens,
                 "output_tokens": row.output_tokens,
+                "calls_without_usage": row.unknown_usage,
                 "cost_usd": row.cost if row.cost_known else None,
             }
             for (provider, model, task), row in sorted(self._usage.items())
@@ -667,6 +679,9 @@ class Engine:
             "errors_seen": dict(self.errors_seen),
             "input_tokens": sum(u["input_tokens"] for u in usage),
             "output_tokens": sum(u["output_tokens"] for u in usage),
+            # replies whose token counts were not counts (negative, fractional, text): their
+            # tokens are not in the sums above and the cost is unknown
+            "calls_without_usage": sum(u["calls_without_usage"] for u in usage),
             "cost_usd": sum(u["cost_usd"] or 0.0 for u in usage) if known else None,
             "usage": usage,
             "concurrency": {
@@ -723,6 +738,11 @@ class Engine:
             f"provider calls {s['calls']} (retries {s['retries']}), cache hits {s['cache_hits']}, "
             f"resumed {s['journal_hits']}; failures: {failures}; tokens in {s['input_tokens']} "
             f"out {s['output_tokens']}; cost {cost}"
+            + (
+                f" ({s['calls_without_usage']} replies gave no valid token counts)"
+                if s["calls_without_usage"]
+                else ""
+            )
         )
 
     # -- lifecycle -------------------------------------------------------------------------

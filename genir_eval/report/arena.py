@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from genir_eval.report.html import CSP
 from genir_eval.rundir.folder import write_text_atomic
 
 __all__ = ["render_arena"]
@@ -97,7 +98,10 @@ def _consistency(document: Mapping[str, Any]) -> str:
 def render_arena(path: Path, document: Mapping[str, Any]) -> None:
     body = _ranking(document) + _matrix(document) + _style(document) + _consistency(document)
     page = (
-        "<!doctype html><html><head><meta charset='utf-8'><title>genir-eval arena</title>"
+        "<!doctype html><html><head><meta charset='utf-8'>"
+        # the run report's policy: nothing loads or runs, whatever a system's name holds
+        f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
+        "<title>genir-eval arena</title>"
         "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;"
         "margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}</style>"
         f"</head><body><h1>genir-eval arena</h1>{body}</body></html>\n"

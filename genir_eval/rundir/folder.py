@@ -349,6 +349,52 @@ class Run:
             return total
         return len(self.info.get("failures") or [])
 
+    def gate_status(self, *, max_missing: float, allow_permanent: bool) -> dict[str, Any]:
+        """The run's status worked out again from its own failures, label counts and
+        engines, with the threshold of whoever reads it (``compare``'s and ``assert_run``'s
+        ``max_missing`` and ``allow_permanent``, their defaults the engine's), never a looser
+        one read from ``run.json``: an edited ``status.max_missing = 1.0`` or
+        ``allow_permanent = true`` changes nothing. A stricter threshold the run ran with
+        still holds (its stated status was checked against it as the folder was read)."""
+        from genir_eval.rundir.status import run_status
+
+        status = self.info.get("status")
+        if not isinstance(status, Mapping):
+            return {"ok": True, "reasons": []}  # rows written without a judgment missing
+        stated_max = status.get("max_missing")
+        if isinstance(stated_max, (int, float)) and not isinstance(stated_max, bool):
+            max_missing = min(max_missing, float(stated_max))
+        allow_permanent = allow_permanent and status.get("allow_permanent") is True
+        counts = _label_counts(self.info, _count_failures(self.directory, self.info))
+        self._check_label_counts(counts)
+        return run_status(
+            counts,
+            (),
+            list(self.info.get("engines") or []),
+            max_missing=max_missing,
+            allow_permanent=allow_permanent,
+        )
+
+    def _check_label_counts(self, counts: Mapping[str, Mapping[str, int]]) -> None:
+        """Each judge's label count in ``run.json`` against its judgments in
+        ``evidence.jsonl`` (every label of the run, with its reason), when the run wrote one:
+        a count edited upwards would make the missing share look small."""
+        files = self.info.get("files")
+        if not isinstance(files, Mapping) or EVIDENCE_FILE not in files:
+            return
+        found: Counter[str] = Counter()
+        for row in _iter_jsonl(self.directory / EVIDENCE_FILE):
+            for judgment in row.get("judgments") or () if isinstance(row, Mapping) else ():
+                if isinstance(judgment, Mapping):
+                    found[str(judgment.get("judge"))] += 1
+        for judge, count in counts.items():
+            if found[judge] != count["labels"]:
+                raise InputError(
+                    f"run.json says judge {judge} gave {count['labels']} labels, its "
+                    f"{EVIDENCE_FILE} holds {found[judge]}: edited after the run? run again",
+                    path=str(self.directory / RUN_FILE),
+                )
+
     def iter_failures(self) -> Iterator[Mapping[str, Any]]:
         """Every missing judgment (``judge``, ``session_id``, ``turn``, ``item``, ``repeat``,
         ``reason``), in the order the run met them: from ``failures.jsonl`` when the run
@@ -982,6 +1028,16 @@ def _count_failures(out: Path, info: Mapping[str, Any]) -> Counter[str]:
             )
         counts[judge] += 1
     return counts
+
+
+def _label_counts(info: Mapping[str, Any], missing: Counter[str]) -> dict[str, dict[str, int]]:
+    """Each judge's labels (``run.json``'s count, checked as the folder was read) and missing
+    labels (counted from the run's failures)."""
+    return {
+        str(judge["id"]): {"labels": int(judge["labels"]), "missing": missing[str(judge["id"])]}
+        for judge in info.get("judges") or []
+        if isinstance(judge, Mapping)
+    }
 
 
 def _check_status(out: Path, info: Mapping[str, Any]) -> None:

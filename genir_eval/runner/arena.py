@@ -33,7 +33,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from genir_eval.errors import ConfigError, InputError, StorageError
+from genir_eval.errors import ConfigError, InputError, StorageError, did_you_mean
 from genir_eval.ingest.validate import has_surrogate
 from genir_eval.judges.base import make_judge
 from genir_eval.judges.pairwise.judge import NAME, Pair, PairVerdict, PairwiseJudge
@@ -54,16 +54,18 @@ from genir_eval.judges.pairwise.rows import (
     pair_row,
     style_features,
 )
+from genir_eval.owned import claim_folder, release_folder
 from genir_eval.records import Turn
 from genir_eval.rundir.folder import (
     OUTPUT_VERSION,
     Run,
     _temporary,
     check_writable_folder,
+    file_digest,
     write_json,
 )
 from genir_eval.rundir.status import run_status
-from genir_eval.runner.arena_answers import AnswerStore, System, normalised_query
+from genir_eval.runner.arena_answers import STORE_NAME, AnswerStore, System, normalised_query
 from genir_eval.runner.executor import LocalJudging, where
 from genir_eval.runner.pairwise_gate import gate_against
 from genir_eval.runner.run import Overrides, apply_overrides
@@ -78,6 +80,7 @@ from genir_eval.runner.scenario import (
     Scenario,
     check_credentials,
 )
+from genir_eval.stale import remove_stale_parts
 
 __all__ = [
     "ArenaSettings",
@@ -92,6 +95,9 @@ __all__ = [
 ]
 
 WINDOW = 2000
+#: Files only an arena writes: an unmarked folder holding one is an arena's (see
+#: :mod:`genir_eval.owned`).
+ARENA_SIGNATURE = ("arena.json", "pairs.jsonl")
 
 
 @dataclass(frozen=True)
@@ -113,6 +119,9 @@ class ArenaSettings:
     alpha: float = 0.05
     #: the gate's bootstrap resamples (default: ``max(resamples, 1000)``)
     gate_resamples: int | None = None
+    #: the command the output folder is marked with (:mod:`genir_eval.owned`): an arena's
+    #: folder and ``compare --pairwise --out``'s are not each other's
+    command: str = "arena"
 
 
 def system_args(arguments: Sequence[str]) -> tuple[System, ...]:
@@ -169,10 +178,44 @@ def systems_of_runs(run_a: Run, run_b: Run) -> tuple[System, System]:
                 path=str(run.directory / "run.json"),
             )
         sources = found.get("sources")
+        _check_unchanged(run, path, found.get("sha256"), "logs", "input.sha256")
+        if sources:
+            _check_unchanged(
+                run,
+                Path(str(sources)),
+                found.get("sources_sha256"),
+                "source texts",
+                "input.sources_sha256",
+            )
         systems.append(
             System(name, path, found.get("format"), Path(str(sources)) if sources else None)
         )
     return systems[0], systems[1]
+
+
+def _check_unchanged(run: Run, path: Path, digest: Any, what: str, field_name: str) -> None:
+    """Refuse ``path`` (read again for ``run``) unless its SHA-256 is the one the run
+    recorded when it read it: logs rewritten since would be judged as this run's answers."""
+    where_ = str(run.directory / "run.json")
+    if not isinstance(digest, str):
+        raise InputError(
+            f"run.json records no digest of the {what} it read ({field_name}): a run of an "
+            f"older genir-eval, whose {what} cannot be told unchanged; run it again",
+            path=where_,
+        )
+    try:
+        now = file_digest(path)
+    except OSError as error:
+        raise InputError(
+            f"cannot read the {what} this run read: {error.strerror or error}", path=str(path)
+        ) from None
+    if now != digest:
+        raise InputError(
+            f"the {what} this run read ({path}) changed after the run (SHA-256 differs from "
+            f"{field_name}): a pairwise comparison would judge other answers than the run's; "
+            "run it again on the current file",
+            path=where_,
+        )
 
 
 #: A pair to judge: the matched query's position and the two systems' numbers.
@@ -498,18 +541,54 @@ def _rows(path: Path) -> Iterator[dict[str, Any]]:
             yield json.loads(line)
 
 
-def _gold(settings: ArenaSettings, pairs: Path) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class _Gold:
+    """People's preferences read for the arena: the winner of each gold pair, and the rows
+    another criterion's (counted, and said)."""
+
+    winners: Mapping[Any, str]
+    rows: int
+    other_criteria: int
+
+
+def _read_gold(settings: ArenaSettings, store: AnswerStore, names: Sequence[str]) -> _Gold | None:
+    """``--gold``, read before any pair is judged: every row is used or refused at its line
+    (a run's row naming two sessions, a system the arena does not have, a session and turn
+    no system answered); a ``--gold-criterion`` no row has is refused with the criteria the
+    file has; the rows of other criteria are counted."""
     if settings.gold is None:
         return None
     from genir_eval.ingest.preferences import read_preferences
 
+    path = settings.gold
     wanted = settings.gold_criterion
-    preferences = [
-        p
-        for p in read_preferences(settings.gold)
-        if p.in_arena and (wanted is None or p.criterion in (wanted, None))
-    ]
-    gold = gold_winners(
+    rows = read_preferences(path, form="arena")
+    for row in rows:
+        for column in ("system_a", "system_b"):
+            system = getattr(row, column)
+            if system not in names:
+                raise InputError(
+                    f"names system {system!r}; the arena's systems are {', '.join(names)}",
+                    path=str(path),
+                    line=row.line,
+                    column=column,
+                )
+        if not store.answered(str(row.session), int(row.turn or 1)):
+            raise InputError(
+                f"session {row.session!r} turn {row.turn}: no answer of the arena's systems "
+                "is matched there",
+                path=str(path),
+                line=row.line,
+                column="session",
+            )
+    kept = [p for p in rows if wanted is None or p.criterion in (wanted, None)]
+    if not kept:
+        criteria = sorted({str(p.criterion) for p in rows if p.criterion is not None})
+        raise ConfigError(
+            f"--gold-criterion: no row of {path} has the criterion {wanted!r}"
+            f"{did_you_mean(str(wanted), criteria)}; its criteria: {', '.join(criteria)}"
+        )
+    winners = gold_winners(
         {
             "session_id": p.session,
             "turn": p.turn or 1,
@@ -517,10 +596,22 @@ def _gold(settings: ArenaSettings, pairs: Path) -> dict[str, Any] | None:
             "b": p.system_b,
             "winner": p.winner,
         }
-        for p in preferences
+        for p in kept
     )
-    agreement = agreement_with_gold(_rows(pairs), gold)
-    return {"path": str(settings.gold), "criterion": wanted, **agreement.to_dict()}
+    return _Gold(winners, len(kept), len(rows) - len(kept))
+
+
+def _gold(settings: ArenaSettings, gold: _Gold | None, pairs: Path) -> dict[str, Any] | None:
+    if gold is None:
+        return None
+    agreement = agreement_with_gold(_rows(pairs), gold.winners)
+    return {
+        "path": str(settings.gold),
+        "criterion": settings.gold_criterion,
+        "rows": gold.rows,
+        "rows_of_other_criteria": gold.other_criteria,
+        **agreement.to_dict(),
+    }
 
 
 async def arun_arena(
@@ -545,11 +636,15 @@ async def arun_arena(
     names = [s.name for s in settings.systems]
     out = settings.out.resolve()
     made = not out.exists()
+    # pairs.jsonl, arena.json and report.html are replaced: only in a folder an arena made
+    claimed = claim_folder(out, settings.command, signature=ARENA_SIGNATURE, option="--out")
+    remove_stale_parts(out, [STORE_NAME, "pairs.jsonl", "arena.json", "report.html"])
     check_writable_folder(out, "the output folder")
     try:
         with AnswerStore(out) as store:
             store.read(settings.systems, settings.match)
             selection = select_pairs(settings, store)
+            gold = _read_gold(settings, store, names)
             judging = LocalJudging(
                 scenario, out, progress=progress, log=log, say=say, label="arena"
             )
@@ -568,6 +663,7 @@ async def arun_arena(
                 ) from None
             queries, unmatched = store.queries, dict(store.unmatched)
     except (InputError, ConfigError):
+        release_folder(out, claimed)
         _remove_if_made(out, made)
         raise
     document: dict[str, Any] = {
@@ -587,7 +683,7 @@ async def arun_arena(
         "engines": judging.engine_stats,
         "status": _status(scenario, judging, tally),
     }
-    document["gold"] = _gold(settings, out / "pairs.jsonl")
+    document["gold"] = _gold(settings, gold, out / "pairs.jsonl")
     if settings.min_win_rate is not None:
         document["gate"] = gate_against(
             tally.outcomes(names),

@@ -60,6 +60,9 @@ def normalised_query(text: str) -> str:
 #: Positions read back by one statement (SQLite allows 32,766 variables a statement).
 _POSITIONS_A_STATEMENT = 500
 
+#: The answer store's name in the stale-file pattern ``.NAME.<pid>.<random>.part``.
+STORE_NAME = "arena-answers.sqlite"
+
 _SCHEMA = """
 CREATE TABLE answers (
     key TEXT NOT NULL, turn INTEGER NOT NULL, system INTEGER NOT NULL, seq INTEGER NOT NULL,
@@ -83,7 +86,9 @@ class AnswerStore:
     left out."""
 
     def __init__(self, folder: Path) -> None:
-        self.path = folder / f".arena-answers.{os.getpid()}.{secrets.token_hex(6)}.sqlite"
+        # a private part file (genir_eval.stale): the next arena into the folder removes the
+        # one a killed arena left (168 MB for a large one), as a run removes its parts
+        self.path = folder / f".{STORE_NAME}.{os.getpid()}.{secrets.token_hex(6)}.part"
         try:
             self._db = sqlite3.connect(self.path)
             # a scratch file removed at the end: nothing to recover after a crash
@@ -226,6 +231,15 @@ class AnswerStore:
             "SELECT position FROM queries WHERE key = ? AND turn = ?", (key, turn)
         ).fetchone()
         return None if found is None else int(found[0])
+
+    def answered(self, session_id: str, turn: int) -> bool:
+        """Whether a matched query is the first system's ``session_id`` and turn ``turn``
+        (how ``pairs.jsonl`` and gold rows name a query, whichever way answers matched)."""
+        found = self._db.execute(
+            "SELECT 1 FROM queries WHERE session_id = ? AND turn_index = ? LIMIT 1",
+            (session_id, turn),
+        ).fetchone()
+        return found is not None
 
     def where(self, position: int) -> tuple[str, int]:
         """How rows name the query: the first system's session id and turn index."""

@@ -29,6 +29,7 @@ judge's labels against the gold ones with :mod:`genir_eval.meta.evaluate`, the c
 from __future__ import annotations
 
 import math
+import os
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
@@ -37,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from genir_eval.ingest.preferences import Preference
+from genir_eval.ingest.preferences import Preference, check_named
 from genir_eval.judges.base import Label
 from genir_eval.judges.kinds import judge_kind, judge_kinds
 from genir_eval.meta.evaluate import FEEDBACK_TARGET, GoldComparison
@@ -709,11 +710,16 @@ class Assembly:
         meta_spec: MetaSpec,
         link_judges: Sequence[str],
         preferences: Sequence[Preference] = (),
+        preferences_path: str | os.PathLike[str] | None = None,
     ) -> None:
         self.judges = list(judges)
+        self.preferences_path = preferences_path
         # people's preferences, and the scores of the sessions they name (only those are kept)
         self.preferences = [p for p in preferences if p.in_run]
         self._named = {s for p in self.preferences for s in (p.session_a, p.session_b)}
+        #: the named sessions met, with their number of turns (the rows naming others are
+        #: refused at the end: :meth:`check_preferences`)
+        self._named_turns: dict[str, int] = {}
         self.preference_sessions: dict[str, dict[str, float | None]] = {}
         self.preference_turns: dict[tuple[str, int], dict[str, float | None]] = {}
         self.aggregate_spec = aggregate_spec
@@ -754,6 +760,13 @@ class Assembly:
         self, tables: Tables, labels: Mapping[str, Sequence[Label]]
     ) -> None:
         """The scores, and each judge's labels as scores, of the sessions people compared."""
+        for session in tables.sessions:
+            if session.session_id in self._named:
+                self._named_turns.setdefault(session.session_id, 0)
+        for turn in tables.turns:
+            if turn.session_id in self._named:
+                known = self._named_turns.get(turn.session_id, 0)
+                self._named_turns[turn.session_id] = max(known, turn.turn)
         for session_row in tables.sessions:
             if session_row.session_id in self._named:
                 kept = self.preference_sessions.setdefault(session_row.session_id, {})
@@ -769,6 +782,12 @@ class Assembly:
                 self.preference_sessions.setdefault(session_id, {}).update(values)
             for turn_key, values in by_turn.items():
                 self.preference_turns.setdefault(turn_key, {}).update(values)
+
+    def check_preferences(self) -> None:
+        """Refuse (at its line of the preferences file) a preference naming a session the
+        run did not read, or a turn past that session's last: once every session went by."""
+        if self.preferences:
+            check_named(self.preferences, str(self.preferences_path), self._named_turns.get)
 
     def failure_counts(self) -> list[dict[str, Any]]:
         """The missing judgments by judge and reason, for :func:`run_status`."""

@@ -7,9 +7,13 @@ Cohen's d_z (mean delta over the deltas' standard deviation; Cohen 1988, Lakens 
 the sessions that got worse. Higher scores are better, except for a measure that declares
 otherwise (``unsupported_claims``: a rise is the regression; :func:`higher_is_better`).
 
-:func:`gate` turns a comparison into pass/fail: fail when the mean drops (for a
-lower-is-better measure, rises) by more than ``max_drop``, does so significantly at
-``alpha``, or the new mean falls below ``fail_below``.
+:func:`gate` turns a comparison into one of three verdicts by one rule
+(:data:`VERDICT_RULE`): a regression when the mean drops (for a lower-is-better measure,
+rises) by more than ``max_drop``, drops with a randomisation p below ``alpha``, or the new
+mean falls below ``fail_below``; otherwise too few to decide when fewer than
+``min_pairs`` pairs were compared; otherwise a pass. The bootstrap interval shows the size
+of the change and does not decide; when it lies wholly on the worse side while the test
+does not call the drop significant, the verdict says so beside it.
 """
 
 from __future__ import annotations
@@ -19,18 +23,27 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from genir_eval.errors import InputError
 from genir_eval.rundir.folder import Level, Run, load_run
+from genir_eval.settings import COMPARE_VERDICT_RULE as VERDICT_RULE
+from genir_eval.settings import DEFAULT_MIN_SESSIONS as DEFAULT_MIN_PAIRS
 
 __all__ = [
     "COMPARE_VERSION",
     "Delta",
     "Comparison",
     "GateResult",
+    "VERDICT_RULE",
+    "DEFAULT_MIN_PAIRS",
+    "verdict_of",
+    "GateThreshold",
+    "gate_threshold",
+    "refuse_failed",
     "compare_runs",
     "compare_scores",
     "gate",
@@ -114,8 +127,107 @@ class Comparison:
 
 @dataclass(frozen=True)
 class GateResult:
+    """One comparison's verdict: ``reasons`` a regression's, ``undecided`` why the sample is
+    too small to pass, ``notes`` what a reader must see beside a pass (the interval lying on
+    the worse side while the test does not call the drop significant)."""
+
     passed: bool
     reasons: tuple[str, ...] = field(default_factory=tuple)
+    undecided: tuple[str, ...] = field(default_factory=tuple)
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def verdict(self) -> str:
+        """``"regression"``, ``"too few to decide"`` or ``"pass"``."""
+        if not self.passed:
+            return "regression"
+        return "too few to decide" if self.undecided else "pass"
+
+
+def verdict_of(results: Sequence[GateResult]) -> str:
+    """The verdict of several comparisons: any regression, else any too few to decide, else
+    pass."""
+    verdicts = {r.verdict for r in results}
+    for verdict in ("regression", "too few to decide"):
+        if verdict in verdicts:
+            return verdict
+    return "pass"
+
+
+@dataclass(frozen=True)
+class GateThreshold:
+    """What a run must meet to be compared at all (not a failed run), and where it came
+    from, for the refusal's words."""
+
+    max_missing: float
+    allow_permanent: bool
+    source: str
+
+
+def gate_threshold(
+    run: Run, *, max_missing: float | None = None, allow_permanent: bool | None = None
+) -> GateThreshold:
+    """The threshold ``run`` is held to: each value given (the command line's
+    ``--max-missing`` / ``--allow-permanent``), else the scenario that made the run (its
+    file read again, and only when its SHA-256 is the one ``run.json`` recorded), else the
+    engine's default. Never ``run.json``'s own ``status`` (an edited ``max_missing = 1.0``
+    would pass any run)."""
+    from genir_eval.llm.config import DEFAULT_MAX_MISSING
+
+    engine = _scenario_engine(run) if max_missing is None or allow_permanent is None else None
+    sources = []
+    if max_missing is None:
+        value = (engine or {}).get("max_missing")
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1:
+            max_missing, sources = float(value), [f"the scenario {run.info['scenario']['path']}"]
+        else:
+            max_missing = DEFAULT_MAX_MISSING
+    else:
+        sources.append("--max-missing")
+    if allow_permanent is None:
+        allow_permanent = (engine or {}).get("allow_permanent") is True
+    return GateThreshold(
+        max_missing,
+        allow_permanent,
+        " and ".join(sources) or f"the default --max-missing {DEFAULT_MAX_MISSING:g}",
+    )
+
+
+def _scenario_engine(run: Run) -> dict[str, Any] | None:
+    """The ``[engine]`` table of the scenario file that made ``run``, when the file is there
+    and unchanged since (its SHA-256 the one ``run.json`` recorded); else ``None``."""
+    import tomllib
+
+    from genir_eval.rundir.folder import file_digest
+
+    scenario = run.info.get("scenario")
+    if not isinstance(scenario, Mapping):
+        return None
+    path, digest = scenario.get("path"), scenario.get("sha256")
+    if not isinstance(path, str) or not isinstance(digest, str):
+        return None
+    try:
+        if file_digest(Path(path)) != digest:
+            return None
+        document = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    engine = document.get("engine")
+    return engine if isinstance(engine, dict) else None
+
+
+def refuse_failed(run: Run, threshold: GateThreshold) -> None:
+    """:class:`InputError` (exit 2) when ``run`` failed by ``threshold``
+    (:meth:`Run.gate_status`): its scores are no result to compare."""
+    status = run.gate_status(
+        max_missing=threshold.max_missing, allow_permanent=threshold.allow_permanent
+    )
+    if not status["ok"]:
+        raise InputError(
+            f"a failed run (exit code 3 when it ran): {'; '.join(status['reasons'])} (threshold from "
+            f"{threshold.source}); its scores are not a result to compare",
+            path=str(run.directory),
+        )
 
 
 def paired_bootstrap(
@@ -310,9 +422,12 @@ def gate(
     max_drop: float | None = None,
     alpha: float | None = 0.05,
     fail_below: float | None = None,
+    min_pairs: int = 0,
 ) -> GateResult:
-    """Pass or fail ``comparison`` as a CI step would: fail when the mean of B is lower than
-    A's by more than ``max_drop``, lower with ``p < alpha``, or below ``fail_below``."""
+    """``comparison``'s verdict by :data:`VERDICT_RULE`: a regression when the mean of B is
+    lower than A's by more than ``max_drop``, lower with ``p < alpha``, or below
+    ``fail_below``; else too few to decide with fewer than ``min_pairs`` pairs; else a pass
+    (with a note when the interval lies wholly on the worse side)."""
     reasons = []
     name = f"{comparison.metric} ({comparison.level} level)"
     delta = comparison.mean_delta
@@ -338,7 +453,40 @@ def gate(
         )
     if fail_below is not None and comparison.mean_b < fail_below:
         reasons.append(f"{name}: mean {comparison.mean_b:.4f} is below --fail-below {fail_below:g}")
-    return GateResult(not reasons, tuple(reasons))
+    if reasons:
+        return GateResult(False, tuple(reasons))
+    unit = "sessions" if comparison.level == "session" else "turns"
+    undecided = (
+        (
+            f"{name}: {comparison.n} {unit} compared, fewer than --min-sessions {min_pairs}: "
+            "too few to tell a change from noise",
+        )
+        if comparison.n < min_pairs
+        else ()
+    )
+    return GateResult(True, (), undecided, _interval_notes(comparison, alpha))
+
+
+def _interval_notes(comparison: Comparison, alpha: float | None) -> tuple[str, ...]:
+    """Why no regression is called although the bootstrap interval lies wholly on the worse
+    side of zero: the randomisation test decides, and it does not find the drop significant
+    (a percentile interval over few pairs is too narrow: it never reaches past the pairs'
+    own extremes)."""
+    ci, p = comparison.ci95, comparison.p_value
+    if ci is None:
+        return ()
+    worse_side = ci[1] < 0 if comparison.higher_is_better else ci[0] > 0
+    if not worse_side:
+        return ()
+    test = "n/a" if p is None else f"{p:.4g}"
+    bar = "disabled" if not alpha else f"{alpha:g}"
+    return (
+        f"{comparison.metric} ({comparison.level} level): the 95% interval "
+        f"[{ci[0]:+.4f}, {ci[1]:+.4f}] excludes zero on the worse side, but the verdict rests "
+        f"on the randomisation test (p = {test}, --alpha {bar}), which does not call the drop "
+        f"significant over {comparison.n} pairs: a bootstrap interval over few pairs is too "
+        "narrow to decide",
+    )
 
 
 def describe(comparison: Comparison, *, worst: int = 5) -> str:
@@ -405,8 +553,11 @@ def markdown_summary(
 ) -> str:
     """A pull-request comment: verdict, one table row per score, the sessions that got
     worse (folded), what was left out, and why the gate failed."""
-    passed = all(r.passed for r in results)
-    verdict = "✅ no regression" if passed else "❌ regression"
+    verdict = {
+        "pass": "✅ no regression",
+        "regression": "❌ regression",
+        "too few to decide": "⚠️ too few to decide",
+    }[verdict_of(results)]
     lines = [
         f"### genir-eval: {verdict}",
         "",
@@ -429,7 +580,8 @@ def markdown_summary(
         )
         lines.append(
             f"| `{_md(c.metric)}` | {c.level} | {c.n} | {c.mean_a:.3f} | {c.mean_b:.3f} | "
-            f"{c.mean_delta:+.3f}{ci} | {p} | {dz} | {'✅' if r.passed else '❌'} |"
+            f"{c.mean_delta:+.3f}{ci} | {p} | {dz} | "
+            f"{ {'pass': '✅', 'regression': '❌'}.get(r.verdict, '⚠️') } |"
         )
     notes = []
     for c in comparisons:
@@ -446,6 +598,13 @@ def markdown_summary(
     reasons = [reason for r in results for reason in r.reasons]
     if reasons:
         lines += ["", "**Why it failed**", "", *(f"- {_md(reason)}" for reason in reasons)]
+    undecided = [reason for r in results for reason in r.undecided]
+    if undecided and not reasons:
+        lines += ["", "**Why it cannot decide**", "", *(f"- {_md(reason)}" for reason in undecided)]
+    notes = [note for r in results for note in r.notes]
+    if notes:
+        lines += ["", "**Read with the verdict**", "", *(f"- {_md(note)}" for note in notes)]
+    lines += ["", f"Rule: {_md(VERDICT_RULE)}"]
     for c in comparisons:
         got_worse = c.worse()
         if not got_worse:

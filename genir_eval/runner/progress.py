@@ -68,7 +68,10 @@ class Progress:
         if not force and now - self._last_draw < 0.1:
             return
         self._last_draw = now
-        self.stream.write("\r" + self.line() + "\x1b[K")
+        # the command line's guarded stream escapes control characters written to a
+        # terminal; the line's own carriage return and erase go through its raw door
+        write = getattr(self.stream, "write_control", self.stream.write)
+        write("\r" + self.line() + "\x1b[K")
         self.stream.flush()
         self._drawn = True
 

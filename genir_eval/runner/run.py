@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from genir_eval.errors import ConfigError, StorageError
+from genir_eval.errors import ConfigError, InputError, StorageError
 from genir_eval.ingest import Format, iter_sessions
 from genir_eval.ingest.preferences import read_preferences
 from genir_eval.judges.base import Judge, Label, make_judge
@@ -34,11 +34,24 @@ from genir_eval.judges.kinds import judge_kind
 from genir_eval.judges.offline.semantic import evidence_name
 from genir_eval.llm.config import engine_fields, setting_value
 from genir_eval.llm.sync import run_sync
+from genir_eval.owned import claim_folder
 from genir_eval.paths import real_path
 from genir_eval.records import Session
 from genir_eval.report.evidence import evidence_rows
 from genir_eval.report.html import render_report
-from genir_eval.rundir.folder import OUTPUT_VERSION, Run, RunWriter, check_writable_folder
+from genir_eval.rundir.folder import (
+    EVIDENCE_FILE,
+    FAILURES_FILE,
+    LINKS_FILE,
+    OUTPUT_VERSION,
+    RUN_FILE,
+    SESSIONS_FILE,
+    TURNS_FILE,
+    Run,
+    RunWriter,
+    check_writable_folder,
+    file_digest,
+)
 from genir_eval.rundir.status import run_status
 from genir_eval.runner.assemble import Assembly, JudgeInfo, link_judge_ids
 from genir_eval.runner.executor import Group, LocalJudging, groups_of, where
@@ -273,13 +286,13 @@ async def arun_scenario(
         (lambda m: print(f"genir-eval: {m}", file=log)) if log else (lambda m: None)
     )
 
+    digests = _input_digests(loaded, reads_input=sessions is None)  # before they are read
     stream, skipped = _session_stream(loaded, sessions)
     windows = _windows(stream, window)
     first = next(windows, None)
     if first is None:
         raise ConfigError(f"input.path: no session to evaluate in {loaded.input.path}")
-    out = real_path(out_dir) if out_dir is not None else loaded.output.dir
-    check_writable_folder(out, "the output folder")
+    out = _output_folder(loaded, out_dir)
 
     judges = {spec.id: make_judge(spec.name, **spec.options) for spec in loaded.judges}
     infos = [_judge_info(judges[spec.id], spec) for spec in loaded.judges]
@@ -301,6 +314,9 @@ async def arun_scenario(
                 f"{window} sessions at a time"
             )
             n_sessions = await _judge_windows(judging, first, windows, assembly, writer, infos, out)
+        # every session went by: a preference naming none of them is refused, not left out
+        # (the judgments are journaled: a run again with the file mended pays nothing twice)
+        assembly.check_preferences()
     except BaseException:
         writer.abort()
         raise
@@ -322,6 +338,7 @@ async def arun_scenario(
         engine_stats=engine_stats,
         resumed=_resumed(judges.values()),
         assembly=assembly,
+        digests=digests,
     )
     info_doc["status"] = run_status(
         assembly.label_counts,
@@ -350,6 +367,41 @@ async def arun_scenario(
     return run
 
 
+#: Files only a run writes: an unmarked folder holding one is a run's, made before folders
+#: were marked (:mod:`genir_eval.owned`).
+RUN_SIGNATURE = (RUN_FILE, TURNS_FILE, SESSIONS_FILE, LINKS_FILE, EVIDENCE_FILE, FAILURES_FILE)
+
+
+def _output_folder(loaded: Scenario, out_dir: str | os.PathLike[str] | None) -> Path:
+    """The run's folder, claimed (the writer replaces and removes the run's files: only in
+    a folder a run made, :mod:`genir_eval.owned`) and found writable before any call."""
+    out = real_path(out_dir) if out_dir is not None else loaded.output.dir
+    claim_folder(out, "run", signature=RUN_SIGNATURE, option="--out (or output.dir)")
+    check_writable_folder(out, "the output folder")
+    return out
+
+
+def _input_digests(loaded: Scenario, *, reads_input: bool) -> dict[str, str | None]:
+    """The SHA-256 of the scenario file and of the input files the run reads (logs, source
+    texts, preferences), for run.json: a command that reads one again later refuses it when
+    it changed since (``input.sha256``, ``input.sources_sha256``, ...)."""
+    named = {
+        "scenario": loaded.path,
+        "sha256": loaded.input.path if reads_input else None,
+        "sources_sha256": loaded.input.sources,
+        "preferences_sha256": loaded.input.preferences,
+    }
+    try:
+        return {
+            key: file_digest(Path(path)) if path is not None and Path(path).is_file() else None
+            for key, path in named.items()
+        }
+    except OSError as error:
+        raise InputError(
+            f"cannot read the file: {error.strerror or error}", path=str(error.filename)
+        ) from None
+
+
 def _loaded(scenario: Scenario | str | os.PathLike[str], overrides: Overrides | None) -> Scenario:
     """The scenario read, with the overrides applied and its credentials checked."""
     loaded = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
@@ -365,7 +417,9 @@ def _assembly(loaded: Scenario, infos: list[JudgeInfo]) -> Assembly:
     """Tables and meta-evaluation built window by window, with people's preferences when
     the scenario names a file of them."""
     preferences = (
-        read_preferences(loaded.input.preferences) if loaded.input.preferences is not None else ()
+        read_preferences(loaded.input.preferences, form="run")
+        if loaded.input.preferences is not None
+        else ()
     )
     return Assembly(
         infos,
@@ -373,6 +427,7 @@ def _assembly(loaded: Scenario, infos: list[JudgeInfo]) -> Assembly:
         loaded.meta,
         link_judge_ids(loaded.aggregate, infos),
         preferences=preferences,
+        preferences_path=loaded.input.preferences,
     )
 
 
@@ -466,6 +521,7 @@ def _run_document(
     engine_stats: list[dict[str, Any]],
     resumed: int,
     assembly: Assembly,
+    digests: Mapping[str, str | None],
 ) -> dict[str, Any]:
     """run.json without its status: the scenario, versions, input, judges, engines, usage,
     cost, cache and the first failures."""
@@ -479,6 +535,9 @@ def _run_document(
             "description": loaded.description,
             "meta": {"headline": headline},
             "document": _without_credentials(loaded.document),
+            # what a later command reads again (compare --pairwise: the logs; the gate: the
+            # scenario's threshold) is refused when it changed since
+            "sha256": digests.get("scenario"),
         },
         "versions": _versions(),
         "started_at": started_at,
@@ -488,6 +547,7 @@ def _run_document(
             "format": loaded.input.format,
             "sources": str(loaded.input.sources) if loaded.input.sources else None,
             "preferences": str(loaded.input.preferences) if loaded.input.preferences else None,
+            **{key: value for key, value in digests.items() if key != "scenario"},
             "sessions": n_sessions,
             "turns": writer.rows("turns"),
             "links": writer.rows("links"),

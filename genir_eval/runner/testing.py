@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 
 from genir_eval.rundir.folder import Level, Run, load_run
+from genir_eval.runner.compare import gate_threshold
 
 __all__ = ["assert_run"]
 
@@ -25,16 +26,27 @@ def assert_run(
     at_least: float | None = None,
     at_most: float | None = None,
     level: Level = "session",
+    max_missing: float | None = None,
+    allow_permanent: bool | None = None,
 ) -> float:
     """Assert that the mean of ``metric`` over the run's sessions (or turns) lies within
     ``[at_least, at_most]``; return the mean. The message names the run, metric, level, the
-    mean, how many rows had a score, and the bound it broke."""
+    mean, how many rows had a score, and the bound it broke.
+
+    A failed run is no result: one whose judges have more than ``max_missing`` of their
+    labels missing, or (unless ``allow_permanent``) a permanent provider error, worked out
+    again from the run's own failures. Left out, each threshold is the scenario's that made
+    the run (its file unchanged since), else the engine's default; never what its
+    ``run.json`` states (an edited ``max_missing = 1.0`` changes nothing)."""
     if at_least is None and at_most is None:
         raise ValueError("assert_run needs at_least and/or at_most")
     loaded = run if isinstance(run, Run) else load_run(run)
-    status = loaded.info.get("status") or {}
-    if not status.get("ok", True):
-        reasons = "; ".join(status.get("reasons", ()))
+    threshold = gate_threshold(loaded, max_missing=max_missing, allow_permanent=allow_permanent)
+    status = loaded.gate_status(
+        max_missing=threshold.max_missing, allow_permanent=threshold.allow_permanent
+    )
+    if not status["ok"]:
+        reasons = "; ".join(status["reasons"])
         raise AssertionError(f"run {loaded.directory} failed ({reasons}): its scores are no result")
     try:
         scores = loaded.scores(metric, level)

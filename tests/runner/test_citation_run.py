@@ -113,7 +113,12 @@ def test_gate_on_citation_precision_and_unsupported_claims(
     code = main(["compare", str(a), str(b), "--metric", "citation_precision", "--max-drop", "0.05"])
     assert code == 1
     assert "FAIL: citation_precision (session level): mean dropped" in capsys.readouterr().err
-    assert main(["compare", str(a), str(a), "--metric", "unsupported_claims"]) == 0
+    # 3 sessions: no regression, but too few to call it a pass (exit 4)
+    assert main(["compare", str(a), str(a), "--metric", "unsupported_claims"]) == 4
+    assert (
+        main(["compare", str(a), str(a), "--metric", "unsupported_claims", "--min-sessions", "3"])
+        == 0
+    )
 
 
 def test_meta_command_reports_agreement_with_gold_support(

@@ -101,17 +101,23 @@ def test_unknown_metric(make_scores_run) -> None:  # type: ignore[no-untyped-def
 def test_cli_exit_codes(make_scores_run, capsys) -> None:  # type: ignore[no-untyped-def]
     a = str(make_scores_run("a", BASE))
     b = str(make_scores_run("b", {k: v - 0.2 for k, v in BASE.items()}))
-    assert main(["compare", a, a]) == 0
+    # 8 sessions and no regression: too few to call it a pass by default (exit 4)
+    assert main(["compare", a, a]) == 4
+    captured = capsys.readouterr()
+    assert "TOO FEW TO DECIDE (exit 4)" in captured.out and "\nPASS" not in captured.out
+    assert "8 sessions compared, fewer than --min-sessions 10" in captured.err
+    assert main(["compare", a, a, "--min-sessions", "8"]) == 0
     assert "PASS" in capsys.readouterr().out
     assert main(["compare", a, b, "--metric", "sdcg_urge"]) == 1
     captured = capsys.readouterr()
     assert "worse in 8 of 8 sessions" in captured.out
     assert "FAIL: sdcg_urge (session level): mean dropped significantly" in captured.err
-    assert main(["compare", a, b, "--alpha", "0", "--max-drop", "0.25"]) == 0
+    assert main(["compare", a, b, "--alpha", "0", "--max-drop", "0.25", "--min-sessions", "8"]) == 0
     capsys.readouterr()
-    assert main(["compare", a, b, "--alpha", "0", "--json"]) == 0
+    assert main(["compare", a, b, "--alpha", "0", "--json", "--min-sessions", "8"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["passed"] and document["comparisons"][0]["mean_delta"] == pytest.approx(-0.2)
+    assert document["verdict"] == "pass" and "--min-sessions" in document["rule"]
 
 
 def test_cli_mismatch_exits_2_without_traceback(make_scores_run, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -128,7 +134,7 @@ def test_common_compares_the_shared_sessions_and_counts_the_rest(make_scores_run
     comparison = compare_runs(a, b, metric="sdcg_urge", common=True)
     assert comparison.n == 8 and comparison.mean_delta == pytest.approx(0.1)
     assert comparison.only_a == ("only-a",) and comparison.only_b == ("new1", "new2")
-    assert main(["compare", str(a), str(b), "--common"]) == 0
+    assert main(["compare", str(a), str(b), "--common", "--min-sessions", "8"]) == 0
     out = capsys.readouterr().out
     assert "left out 1 sessions only in run A and 2 only in run B" in out and "PASS" in out
 
@@ -159,8 +165,11 @@ def test_markdown_summary_for_a_pull_request(make_scores_run, capsys) -> None:  
     assert "**Why it failed**" in md and "mean dropped significantly" in md
     assert "FAIL:" in captured.err  # the reasons also go to stderr for the CI log
     b_same = str(make_scores_run("c", BASE))
-    assert main(["compare", a, b_same, "--format", "markdown"]) == 0
+    assert main(["compare", a, b_same, "--format", "markdown", "--min-sessions", "8"]) == 0
     assert capsys.readouterr().out.startswith("### genir-eval: ✅ no regression")
+    assert main(["compare", a, b_same, "--format", "markdown"]) == 4
+    md = capsys.readouterr().out
+    assert md.startswith("### genir-eval: ⚠️ too few to decide") and "**Why it cannot decide**" in md
 
 
 @pytest.mark.parametrize(

@@ -83,7 +83,7 @@ def test_a_no_change_pair_is_not_significant(make_scores_run, capsys):
     assert gate(comparison, alpha=0.05).passed
     a, b = make_scores_run("a", a_scores), make_scores_run("b", b_scores)
     capsys.readouterr()
-    assert main(["compare", str(a), str(b)]) == 0
+    assert main(["compare", str(a), str(b), "--min-sessions", str(len(a_scores))]) == 0
     assert capsys.readouterr().out.rstrip().endswith("PASS")
 
 
@@ -302,7 +302,7 @@ def test_compare_cli_passes_each_bound_on(make_scores_run, capsys) -> None:
         assert main(["compare", str(a), str(b), "--alpha", "0", *extra]) == 1
         assert words in capsys.readouterr().err
     capsys.readouterr()
-    assert main(["compare", str(a), str(b), "--alpha", "0", "--max-drop", "0.2"]) == 0
+    assert main(["compare", str(a), str(b), "--alpha", "0", "--max-drop", "0.2"]) == 4  # n = 3
     capsys.readouterr()
     code = main(["compare", str(a), str(b), "--alpha", "0", "--max-drop", "0.05", "--json"])
     document = json.loads(capsys.readouterr().out)
@@ -310,7 +310,7 @@ def test_compare_cli_passes_each_bound_on(make_scores_run, capsys) -> None:
     [only] = document["comparisons"]
     assert only["passed"] is False and "more than --max-drop 0.05" in only["reasons"][0]
     capsys.readouterr()
-    assert main(["compare", str(a), str(b), "--level", "turn", "--alpha", "0"]) == 0
+    assert main(["compare", str(a), str(b), "--level", "turn", "--alpha", "0"]) == 4  # n = 3
     assert "(turn level, n=3)" in capsys.readouterr().out
 
 

@@ -88,15 +88,15 @@ def _scenario(tmp_path: Path, sessions: Path, preferences: Path):
 
 
 def test_run_reports_pair_agreement_everywhere(tmp_path, capsys):
-    sessions, preferences = _inputs(tmp_path, ROWS)
+    sessions, preferences = _inputs(tmp_path, ROWS[:2])
     run = run_scenario(
         _scenario(tmp_path, sessions, preferences), out_dir=tmp_path / "run", overrides=OFFLINE
     )
     table = run.meta["preferences"]["quality_overall"]
-    assert (table["rows"], table["unknown"]) == (3, 1)
+    assert (table["rows"], table["unknown"]) == (2, 0)
     precision = table["session"]["citation_precision"]
     # copy (supported) beats made-up (unsupported), as people said; "none" has no precision
-    assert (precision["decided"], precision["agree"], precision["missing"]) == (1, 1, 2)
+    assert (precision["decided"], precision["agree"], precision["missing"]) == (1, 1, 1)
     unsupported = table["session"]["unsupported_claims"]
     assert unsupported["lower_is_better"] is True
     # none (1.0 unsupported) against copy (0.0): lower is better, so the score picks copy
@@ -120,11 +120,21 @@ def test_run_reports_pair_agreement_everywhere(tmp_path, capsys):
     from genir_eval.report.summary import format_summary
 
     summary = format_summary(run)
-    assert "Scores vs people's preferences (quality_overall: 3 pairs" in summary
+    assert "Scores vs people's preferences (quality_overall: 2 pairs" in summary
     assert any(
         "unsupported_claims" in line and "(lower better)" in line for line in summary.splitlines()
     )
-    assert "1 pairs name a session this run does not have" in summary
+
+
+def test_a_preference_naming_no_session_of_the_run_is_refused(tmp_path):
+    """It was counted as missing in silence (exit 0): now refused at its line, after the
+    sessions went by and before anything is written (the judgments are journaled)."""
+    sessions, preferences = _inputs(tmp_path, ROWS)
+    with pytest.raises(InputError, match=r"line 3, column 'session_b': names session 't1/gone'"):
+        run_scenario(
+            _scenario(tmp_path, sessions, preferences), out_dir=tmp_path / "run", overrides=OFFLINE
+        )
+    assert not (tmp_path / "run" / "run.json").exists()
 
 
 def test_a_bad_preferences_file_stops_the_run_before_judging(tmp_path):
@@ -139,7 +149,7 @@ def test_a_bad_preferences_file_stops_the_run_before_judging(tmp_path):
 
 
 def test_meta_command_scores_the_judges_labels_against_preferences(tmp_path, capsys):
-    sessions, preferences = _inputs(tmp_path, ROWS)
+    sessions, preferences = _inputs(tmp_path, ROWS[:2])
     code = main(
         [
             "meta",

@@ -49,7 +49,7 @@ from genir_eval.judges.prompting import (
     render_messages,
     template_version,
 )
-from genir_eval.llm.providers.base import Completion, JudgmentKey
+from genir_eval.llm.providers.base import Completion, JudgmentKey, composite_item
 from genir_eval.records import Session, Turn
 
 __all__ = [
@@ -278,7 +278,9 @@ class PairwiseJudge:
         messages = render_messages(
             text, self._values(answers[first], answers[second], pair, language)
         )
-        key = JudgmentKey(pair.session_id, pair.turn, f"{first}>{second}", NAME, version)
+        key = JudgmentKey(
+            pair.session_id, pair.turn, composite_item("order", first, second), NAME, version
+        )
         logprobs = bool(self.options["logprobs"])
         config = generate_config(
             engine,

@@ -34,7 +34,7 @@ from genir_eval.judges.rubric.bank import (
     rubric_path,
     write_rubric_file,
 )
-from genir_eval.llm.providers.base import Completion, JudgmentKey
+from genir_eval.llm.providers.base import Completion, JudgmentKey, composite_item
 from genir_eval.records import Session, Turn
 
 if TYPE_CHECKING:
@@ -506,7 +506,7 @@ class RubricJudge:
                     JudgmentKey(
                         session.session_id,
                         turn.index,
-                        f"grade:{passage.id}:{q.id}",
+                        composite_item("grade", passage.id, q.id),
                         self.name,
                         version,
                     ),

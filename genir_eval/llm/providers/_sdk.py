@@ -4,12 +4,13 @@ injected, and every call's exceptions classified and redacted the same way."""
 
 from __future__ import annotations
 
+import base64
 import functools
 import importlib
 import itertools
 from collections.abc import Awaitable, Callable
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from genir_eval.errors import ConfigError
 from genir_eval.llm.providers.base import Provider, departure, report_departure
@@ -111,6 +112,21 @@ def _default_client(sdk: Any, tls: Any) -> Any:
     return _aiohttp_client_class(sdk)(verify=tls)
 
 
+def _credentials_apart(base_url: str) -> tuple[str, dict[str, str] | None]:
+    """``base_url`` without the user and password it may carry, and the ``Authorization:
+    Basic`` header that sends them (``None`` without any). The header replaces the SDK's
+    ``Bearer`` one: a server behind ``https://user:pass@host`` asks for Basic auth."""
+    url = urlsplit(base_url)
+    if url.username is None and url.password is None:
+        return base_url, None
+    host = url.netloc.rpartition("@")[2]
+    pair = f"{unquote(url.username or '')}:{unquote(url.password or '')}"
+    token = base64.b64encode(pair.encode("utf-8")).decode("ascii")
+    return urlunsplit((url.scheme, host, url.path, url.query, url.fragment)), {
+        "Authorization": f"Basic {token}"
+    }
+
+
 class SDKProvider(Provider):
     """Base of :class:`~genir_eval.llm.providers.openai_provider.OpenAIProvider` and
     :class:`~genir_eval.llm.providers.anthropic_provider.AnthropicProvider`."""
@@ -131,10 +147,16 @@ class SDKProvider(Provider):
         """``pool_shards`` clients of ``client_class`` (one when ``http_client``, an httpx
         client, is injected; it is told to report when a request leaves too), with the SDK's
         own retries off: the engine retries, with its limits."""
-        self._base_url = base_url.rstrip("/")
-        # credentials inside the URL (https://user:key@host) are secrets like the API key
-        url = urlsplit(self._base_url)
-        self._set_secrets(unquote(url.password or ""), unquote(url.username or ""))
+        # credentials inside the URL (https://user:key@host) are secrets like the API key;
+        # they are sent as HTTP Basic auth, the URL kept without them (over aiohttp they were
+        # dropped: the SDK's Authorization header and the URL's user could not both be sent)
+        self._base_url, headers = _credentials_apart(base_url.rstrip("/"))
+        url = urlsplit(base_url)
+        self._set_secrets(
+            unquote(url.password or ""),
+            unquote(url.username or ""),
+            (headers or {}).get("Authorization", "").removeprefix("Basic ") or None,
+        )
         # A dead host that never completes the TCP handshake is known in seconds, not after
         # the whole attempt timeout (which a slow but healthy model may need).
         sdk = importlib.import_module(client_class.__module__.split(".")[0])
@@ -156,6 +178,7 @@ class SDKProvider(Provider):
                 http_client=http_client or _default_client(sdk, tls),
                 max_retries=0,
                 timeout=limits,
+                default_headers=headers,
             )
             for _ in range(shards)
         ]

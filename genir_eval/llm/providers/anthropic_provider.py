@@ -20,7 +20,7 @@ from genir_eval.llm.providers.base import (
     Message,
     ProviderError,
     Request,
-    Usage,
+    checked_usage,
 )
 from genir_eval.llm.providers.classify import parse_rate_limit
 
@@ -97,9 +97,8 @@ class AnthropicProvider(SDKProvider):
         usage = getattr(response, "usage", None)
         return Completion(
             text=text,
-            usage=Usage(
-                input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
-                output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
+            usage=checked_usage(
+                getattr(usage, "input_tokens", None), getattr(usage, "output_tokens", None)
             ),
             model=str(getattr(response, "model", "") or ""),
             finish_reason=getattr(response, "stop_reason", None),

@@ -9,6 +9,8 @@ or a :class:`Failure` (never raises for provider errors).
 from __future__ import annotations
 
 import abc
+import json
+import math
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -20,12 +22,16 @@ __all__ = [
     "Message",
     "GenerateConfig",
     "Usage",
+    "MAX_TOKENS_COUNTED",
+    "checked_usage",
+    "checked_logprobs",
     "TokenLogprob",
     "Completion",
     "ErrorClass",
     "Failure",
     "RateLimitInfo",
     "JudgmentKey",
+    "composite_item",
     "Request",
     "Provider",
     "ProviderError",
@@ -93,8 +99,41 @@ class GenerateConfig:
 
 @dataclass(frozen=True)
 class Usage:
+    """The tokens a call used, as the provider reported them. ``known`` is false when the
+    reply's counts were not whole numbers in ``[0, MAX_TOKENS_COUNTED]`` (a negative count, a
+    float, text): they are then counted as 0 and the run says how many calls had no usable
+    count, rather than summing a provider's -600,000 into the run's usage."""
+
     input_tokens: int = 0
     output_tokens: int = 0
+    known: bool = True
+
+
+#: More tokens than any model reads or writes in one call: a count above it is not a count.
+MAX_TOKENS_COUNTED = 10**9
+
+
+def _token_count(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, int) or not 0 <= value <= MAX_TOKENS_COUNTED:
+        return None
+    return value
+
+
+def checked_usage(input_tokens: Any, output_tokens: Any) -> Usage:
+    """A reply's token counts as a :class:`Usage`: absent counts (``None``) are 0, and counts
+    that are not whole numbers in ``[0, MAX_TOKENS_COUNTED]`` make the usage unknown
+    (``known=False``, counted as 0), so a reply is never cached with counts the cache then
+    refuses on every later run (each repeat paying for the call again)."""
+    counts = [
+        0 if value is None else _token_count(value) for value in (input_tokens, output_tokens)
+    ]
+    if counts[0] is None or counts[1] is None:
+        return Usage(0, 0, known=False)
+    return Usage(counts[0], counts[1])
 
 
 @dataclass(frozen=True)
@@ -104,6 +143,39 @@ class TokenLogprob:
     token: str
     logprob: float
     top: tuple[tuple[str, float], ...] = ()
+
+
+#: A log-probability above 0 by at most this is rounding (a server's float32): read as 0.
+_LOGPROB_ROUNDING = 1e-6
+
+
+def _logprob(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    if value > _LOGPROB_ROUNDING:
+        return None
+    return min(float(value), 0.0)
+
+
+def checked_logprobs(
+    logprobs: tuple[TokenLogprob, ...] | None,
+) -> tuple[TokenLogprob, ...] | None:
+    """``logprobs`` with every log-probability (chosen and alternative) a finite number <= 0
+    (a rounding above 0 read as 0), or ``None`` (unknown) when one is not: the cache refuses
+    a row holding another, so a reply cached with one was paid for again on every later
+    run."""
+    if logprobs is None:
+        return None
+    checked = []
+    for token in logprobs:
+        chosen = _logprob(token.logprob)
+        top = [(alt, _logprob(value)) for alt, value in token.top]
+        if chosen is None or any(value is None for _, value in top):
+            return None
+        checked.append(
+            TokenLogprob(token.token, chosen, tuple((alt, float(v or 0.0)) for alt, v in top))
+        )
+    return tuple(checked)
 
 
 @dataclass(frozen=True)
@@ -163,6 +235,14 @@ class JudgmentKey:
             self.prompt_version,
             self.repeat,
         )
+
+
+def composite_item(kind: str, *parts: str) -> str:
+    """A judgment's ``item`` made of several names (two systems, a passage and a question):
+    ``kind`` and the names as a JSON list, so that no two different tuples of names give one
+    item whatever characters the names hold (``"a>b" + "c"`` and ``"a" + "b>c"`` joined with
+    ``>`` were one item, and a resumed run judged, and paid for, one of them again)."""
+    return f"{kind}:{json.dumps(list(parts), ensure_ascii=False, separators=(',', ':'))}"
 
 
 @dataclass(frozen=True)

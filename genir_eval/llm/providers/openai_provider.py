@@ -21,7 +21,7 @@ from genir_eval.llm.providers.base import (
     ProviderError,
     Request,
     TokenLogprob,
-    Usage,
+    checked_usage,
 )
 from genir_eval.llm.providers.classify import parse_rate_limit
 
@@ -151,6 +151,8 @@ def _completion(response: Any) -> Completion:
                 raise ProviderError(f"the model refused: {refusal}", error_class="permanent")
             text = ""
         usage = response.get("usage") or {}
+        if not isinstance(usage, dict):  # not a usage object: the counts are unknown
+            usage = {"prompt_tokens": usage}
         logprobs = None
         content = (choice.get("logprobs") or {}).get("content")
         if content is not None:
@@ -167,10 +169,7 @@ def _completion(response: Any) -> Completion:
             )
         return Completion(
             text=str(text),
-            usage=Usage(
-                input_tokens=int(usage.get("prompt_tokens") or 0),
-                output_tokens=int(usage.get("completion_tokens") or 0),
-            ),
+            usage=checked_usage(usage.get("prompt_tokens"), usage.get("completion_tokens")),
             model=str(response.get("model") or ""),
             logprobs=logprobs,
             finish_reason=choice.get("finish_reason"),
