@@ -20,10 +20,12 @@ so no log text ever reaches a system message.
 Everything copied from a log (queries, responses, titles, urls, intents, source texts) goes
 through :func:`fence`: it is wrapped in ``<<<BEGIN NAME>>>`` / ``<<<END NAME>>>`` markers;
 any ``<<<`` or ``>>>`` inside the data is neutralised, so the data cannot close its fence and
-pose as instructions, and so are chat-template control tokens (``<|im_start|>``, ``[INST]``,
-``<s>``, ``<start_of_turn>``, ...), which a server that formats the chat itself could
-otherwise read as a real turn boundary. The templates tell the model that fenced text is
-data only.
+pose as instructions, and so are chat-template control tokens of every known shape
+(``<|im_start|>``, ``[INST]``, ``[SYSTEM_PROMPT]``, ``<s>``, ``<start_of_turn>``,
+``<reserved_106>``, ``<用户>``, ...: :mod:`genir_eval.judges.chat_tokens`), which a server
+that formats the chat itself could otherwise read as a real turn boundary; they stay
+readable, their brackets turned into look-alikes. The templates tell the model that fenced
+text is data only.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from genir_eval.errors import ConfigError
+from genir_eval.judges.chat_tokens import neutralise_chat_tokens
 from genir_eval.llm.providers.base import Message
 from genir_eval.paths import why_missing
 from genir_eval.records import Session
@@ -232,23 +235,12 @@ def _close_blank_lines(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text)
 
 
-# Control tokens of the common chat templates (ChatML and its kin <|...|>, DeepSeek's
-# fullwidth <｜...｜>, Llama 2's [INST] and <<SYS>>, sentence tokens <s> </s>, Gemma's
-# <start_of_turn>): a server that renders the chat itself may tokenize them in message text
-# as real turn boundaries. Their brackets become guillemets, so they reach the model as text.
-_CHAT_TOKEN = re.compile(
-    r"<[|｜][^<>\n]{0,64}?[|｜]>|</?(?:s|start_of_turn|end_of_turn|bos|eos|pad|unk)>"
-    r"|\[/?INST\]|<</?SYS>>"
-)
-_GUILLEMET = str.maketrans({"<": "‹", ">": "›", "[": "⟦", "]": "⟧"})
-
-
 def _neutralise(text: str) -> str:
     # The fence markers are built from <<< and >>>; data must never contain them, or it
     # could close its own fence. Runs of three or more become single guillemets.
     text = re.sub(r"[<＜﹤]{3,}", lambda m: "‹" * len(m.group()), text)
     text = re.sub(r"[>＞﹥]{3,}", lambda m: "›" * len(m.group()), text)
-    return _CHAT_TOKEN.sub(lambda m: m.group().translate(_GUILLEMET), text)
+    return neutralise_chat_tokens(text)
 
 
 def fence(text: str | None, name: str) -> str:

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import re
 
+from genir_eval.judges.chat_tokens import CHAT_TOKEN
+
 __all__ = ["instruction_spans", "is_instruction", "without_instructions"]
 
+# besides the chat-template tokens of every family (CHAT_TOKEN), a role line or a fence line
 _CONTROL = re.compile(
-    r"<[|｜][^<>\n]{0,64}[|｜]>|</?(?:s|start_of_turn|end_of_turn)>|\[/?INST\]|<</?SYS>>"
-    r"|^\s*={3,}\s*(?:system|user|assistant|developer)\s*={3,}\s*$"
+    r"^\s*={3,}\s*(?:system|user|assistant|developer)\s*={3,}\s*$"
     r"|<{3,}\s*(?:BEGIN|END)\b",
     re.IGNORECASE | re.MULTILINE,
 )
@@ -92,7 +94,7 @@ def _clauses(text: str) -> list[tuple[int, int]]:
 def _takes_over(clause: str) -> bool:
     # A chat token, a role line or "ignore previous instructions" opens an injected block:
     # what follows it in the same paragraph is the attacker's, not the page's.
-    return bool(_CONTROL.search(clause) or _OVERRIDE.search(clause))
+    return bool(CHAT_TOKEN.search(clause) or _CONTROL.search(clause) or _OVERRIDE.search(clause))
 
 
 def is_instruction(clause: str) -> bool:
