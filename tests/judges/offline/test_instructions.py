@@ -16,6 +16,7 @@ from genir_eval.judges.offline.instructions import (
     statement_without_instructions,
     without_instructions,
 )
+from genir_eval.judges.offline.reasons import support_reason
 
 STATEMENTS = [
     "The Eiffel Tower was completed in 1889.",
@@ -163,7 +164,9 @@ def test_the_statements_claims_are_still_judged(wording: str) -> None:
 )
 def test_a_statement_that_only_instructs_claims_nothing(statement: str) -> None:
     assert claims(statement) == []
-    assert support_verdict(statement, SOURCE, others=OTHERS)[0] == "none"
+    verdict, evidence, features = support_verdict(statement, SOURCE, others=OTHERS)
+    assert (verdict, evidence) == ("none", "")
+    assert "makes no claim of its own" in support_reason(verdict, features, "source_text")
 
 
 @pytest.mark.parametrize(
