@@ -20,10 +20,12 @@ so no log text ever reaches a system message.
 Everything copied from a log (queries, responses, titles, urls, intents, source texts) goes
 through :func:`fence`: it is wrapped in ``<<<BEGIN NAME>>>`` / ``<<<END NAME>>>`` markers;
 any ``<<<`` or ``>>>`` inside the data is neutralised, so the data cannot close its fence and
-pose as instructions, and so are chat-template control tokens (``<|im_start|>``, ``[INST]``,
-``<s>``, ``<start_of_turn>``, ...), which a server that formats the chat itself could
-otherwise read as a real turn boundary. The templates tell the model that fenced text is
-data only.
+pose as instructions, and so are chat-template control tokens of every known shape
+(``<|im_start|>``, ``[INST]``, ``[SYSTEM_PROMPT]``, ``<s>``, ``<start_of_turn>``,
+``<reserved_106>``, ``<用户>``, ...: :mod:`genir_eval.judges.chat_tokens`), which a server
+that formats the chat itself could otherwise read as a real turn boundary; they stay
+readable, their brackets turned into look-alikes. The templates tell the model that fenced
+text is data only.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from genir_eval.errors import ConfigError
+from genir_eval.judges.chat_tokens import neutralise_chat_tokens
 from genir_eval.llm.providers.base import Message
 from genir_eval.paths import why_missing
 from genir_eval.records import Session
@@ -153,7 +156,7 @@ def _shape(text: str, flags: Mapping[str, bool] | None) -> str:
     previous = None
     while previous != text:  # blocks may nest
         previous, text = text, _BLOCK.sub(block, text)
-    return re.sub(r"\n{3,}", "\n\n", text)
+    return _close_blank_lines(text)
 
 
 def _fill(text: str, values: Mapping[str, Any]) -> str:
@@ -173,7 +176,7 @@ def render(text: str, values: Mapping[str, Any], flags: Mapping[str, bool] | Non
     """Fill ``{{name}}`` from ``values`` and keep or drop ``[[#flag]]`` blocks: one text,
     for templates that are not chat prompts (a chat prompt goes through
     :func:`render_messages`, which splits before it fills)."""
-    return _fill(_shape(text, flags), values).strip() + "\n"
+    return _close_blank_lines(_fill(_shape(text, flags), values)).strip() + "\n"
 
 
 def _refuse_system_values(body: str, where: str = "a prompt template") -> None:
@@ -215,21 +218,21 @@ def render_messages(
 ) -> tuple[Message, ...]:
     """The template's system and user messages with ``values`` filled in. The template is
     split into messages first (:func:`template_sections`), then each message's content is
-    filled, so no value can add, remove or re-role a message."""
+    filled, so no value can add, remove or re-role a message.
+
+    Runs of blank lines in a filled message close up to one blank line, in the values too
+    (a response's ``\n\n\n`` between a heading and its paragraph), as they did when the
+    whole prompt was filled first and closed up after: the judges' figures with real models
+    were measured on prompts read that way, and the local 1.5B model's link labels move
+    with such a blank line inside the cited statements."""
     return tuple(
-        Message(role, _fill(body, values)) for role, body in template_sections(text, flags)
+        Message(role, _close_blank_lines(_fill(body, values)))
+        for role, body in template_sections(text, flags)
     )
 
 
-# Control tokens of the common chat templates (ChatML and its kin <|...|>, DeepSeek's
-# fullwidth <｜...｜>, Llama 2's [INST] and <<SYS>>, sentence tokens <s> </s>, Gemma's
-# <start_of_turn>): a server that renders the chat itself may tokenize them in message text
-# as real turn boundaries. Their brackets become guillemets, so they reach the model as text.
-_CHAT_TOKEN = re.compile(
-    r"<[|｜][^<>\n]{0,64}?[|｜]>|</?(?:s|start_of_turn|end_of_turn|bos|eos|pad|unk)>"
-    r"|\[/?INST\]|<</?SYS>>"
-)
-_GUILLEMET = str.maketrans({"<": "‹", ">": "›", "[": "⟦", "]": "⟧"})
+def _close_blank_lines(text: str) -> str:
+    return re.sub(r"\n{3,}", "\n\n", text)
 
 
 def _neutralise(text: str) -> str:
@@ -237,7 +240,7 @@ def _neutralise(text: str) -> str:
     # could close its own fence. Runs of three or more become single guillemets.
     text = re.sub(r"[<＜﹤]{3,}", lambda m: "‹" * len(m.group()), text)
     text = re.sub(r"[>＞﹥]{3,}", lambda m: "›" * len(m.group()), text)
-    return _CHAT_TOKEN.sub(lambda m: m.group().translate(_GUILLEMET), text)
+    return neutralise_chat_tokens(text)
 
 
 def fence(text: str | None, name: str) -> str:

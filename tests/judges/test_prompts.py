@@ -121,3 +121,25 @@ def test_injection_stays_inside_fence_and_twin_unmoved(fixtures_dir) -> None:
         _, without = run_judge(None, name, [cleaned])
         assert [lb.value for lb in with_injection] == [lb.value for lb in without]
         assert all(lb.value != 3 for lb in with_injection if lb.key.item == "link:2")
+
+
+def test_blank_line_runs_in_values_close_up() -> None:
+    """A value's run of blank lines reaches the model as one blank line, as it did when the
+    whole prompt was filled before it was closed up (the real model's figures were measured
+    on prompts read that way; the extra line moved the local model's link labels)."""
+    text = "=== system ===\nS\n=== user ===\nStatements:\n{{statements}}\n\n\n\nScale"
+    value = fence("Heading\n\n\n\nText\n\n\nMore", "STATEMENTS")
+    user = render_messages(text, {"statements": value})[1].content
+    assert user == (
+        "Statements:\n<<<BEGIN STATEMENTS>>>\nHeading\n\nText\n\nMore\n<<<END STATEMENTS>>>"
+        "\n\nScale"
+    )
+
+
+def test_urge_link_prompts_hold_no_run_of_blank_lines(urge_sample_path) -> None:
+    sessions = load_sessions(urge_sample_path).sessions
+    statements = [s.text for session in sessions for t in session.turns for s in t.statements]
+    assert any("\n\n\n" in text for text in statements)  # the sample holds such runs
+    for session in sessions:
+        for prompt in _prompts(session):
+            assert "\n\n\n" not in prompt

@@ -134,6 +134,11 @@ def support_reason(support: str, features: Mapping[str, Any] | None, basis: str)
         )
     parts = []
     claims = int(features.get("claims", 1))
+    if claims == 0:
+        return (
+            f"the source {verdict} the statement: the statement makes no claim of its own, "
+            "it only addresses whoever judges it."
+        )
     if claims > 1:
         parts.append(
             f"it supports {features.get('claims_supported', 0)} of the statement's {claims} "
