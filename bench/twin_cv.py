@@ -15,6 +15,11 @@ folds judges each fold's topics, against the twin's simplest ingredient on the s
   the default headline): each design's 1-10 rating (rounded, as the twin replies); a hit is
   1 or 0 on the pairs the rating decides, ties not counted (as the headline's pair agreement
   counts). Ingredient: the breadth of sources cited (``source_count``).
+- **satisfaction.urs / .gah** overall, the same way (their shipped overall, the dimensions'
+  weighted mean, against their plain mean, each dimension alone and the ingredient). Printed
+  but not adopted: their overall with ``sdcg_urge`` carries the URGE goal (z-score
+  combination, Pearson >= 0.45 with the users' session satisfaction,
+  ``tests/judges/offline/test_offline_twins.py``), which the ingredient breaks (0.185).
 
     python bench/twin_cv.py                       # 5 x 4-fold, seed 0
     python bench/twin_cv.py --repeats 10 --folds 5 --seed 1
@@ -29,6 +34,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from bench_arena import CROWDRAG, _gold_pairs
@@ -37,7 +43,9 @@ from scipy.stats import kendalltau
 from genir_eval.ingest import iter_sessions
 from genir_eval.ingest.crowdrag import convert_crowdrag
 from genir_eval.judges.offline.features import TurnEvidence, turn_evidence
+from genir_eval.judges.offline.twins import dimension_readings, weighted_overall
 from genir_eval.judges.pairwise.twin import COUNTS, AnswerEvidence, answer_evidence
+from genir_eval.judges.satisfaction.common import GAH_DIMENSIONS, dimensions_for
 from genir_eval.meta.crossval import CrossValidation, best_design, cross_validate
 
 Gold = dict[tuple[str, str, str], str]
@@ -137,17 +145,46 @@ SATISFACTION: dict[str, Callable[[TurnEvidence], int]] = {
 }
 
 
-def _load(folder: Path, tmp: Path) -> tuple[dict, dict, Gold]:
+def dimensional(
+    dims: Sequence[str], design: str, only: str | None = None
+) -> Callable[[TurnEvidence], int]:
+    """The URS / GAH twin's 1-10 overall: the weighted mean of its dimensions' readings
+    (``design``'s emphasis), or one dimension's reading (``only``)."""
+
+    def rate(e: TurnEvidence) -> int:
+        readings = dimension_readings(e, tuple(dims))
+        value = readings[only] if only else weighted_overall(readings, tuple(dims), design)
+        return max(1, min(10, round(1 + 9 * value)))
+
+    return rate
+
+
+def dimensional_designs(
+    dims: Sequence[str], design: str
+) -> dict[str, Callable[[TurnEvidence], int]]:
+    """The shipped overall, the plain mean of the dimensions, each dimension alone, and the
+    ingredient (source breadth)."""
+    return {
+        "source_count": rating(("source_count",)),
+        "weighted mean (shipped)": dimensional(dims, design),
+        "plain mean": dimensional(dims, "plain"),
+        **{f"{d} alone": dimensional(dims, design, only=d) for d in dims},
+    }
+
+
+def _load(folder: Path, tmp: Path) -> tuple[dict, dict, Gold, dict]:
     converted = tmp / "crowdrag"
     convert_crowdrag(folder, converted)
     gold = _gold_pairs(converted / "preferences.jsonl", "quality_overall")
     pair_evidence: dict[tuple[str, str], AnswerEvidence] = {}
     turn: dict[tuple[str, str], TurnEvidence] = {}
+    sessions: dict[tuple[str, str], Any] = {}
     for path in sorted((converted / "systems").glob("*.jsonl")):
         for session in iter_sessions(path):
             pair_evidence[(session.session_id, path.stem)] = answer_evidence(session.turns[0])
             turn[(session.session_id, path.stem)] = turn_evidence(session, session.turns[0])
-    return pair_evidence, turn, gold
+            sessions[(session.session_id, path.stem)] = session
+    return pair_evidence, turn, gold, sessions
 
 
 def pair_hits(
@@ -217,7 +254,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="twin-cv-") as tmp:
-        evidence, turns, gold = _load(args.data, Path(tmp))
+        evidence, turns, gold, sessions = _load(args.data, Path(tmp))
     systems = sorted({key[1] for key in evidence})
     topics = sorted({key[0] for key in gold})
     print(
@@ -265,6 +302,22 @@ def main() -> int:
         n: float(np.mean([h for t in topics for h in hits[n][t] if h is not None])) for n in hits
     }
     _print("satisfaction.geval twin (agreement on the pairs its rating decides)", result, in_sample)
+    urs_dims = dimensions_for(next(iter(sessions.values())).task_type)[0]
+    for name, dims, design in (
+        ("satisfaction.urs", urs_dims, "urs"),
+        ("satisfaction.gah", GAH_DIMENSIONS, "gah"),
+    ):
+        designs = dimensional_designs(dims, design)
+        hits = {n: pair_hits(sat_verdict(r), gold, None) for n, r in designs.items()}
+        result = cross_validate(
+            hits, topics, "source_count", k=args.folds, repeats=args.repeats, seed=args.seed
+        )
+        in_sample = {
+            n: float(np.mean([h for t in topics for h in hits[n][t] if h is not None]))
+            for n in hits
+        }
+        _print(f"{name} twin's overall ({', '.join(dims)})", result, in_sample)
+        print("  (not adopted: the URGE goal of its overall with sdcg_urge, see the docstring)")
     return 0
 
 
