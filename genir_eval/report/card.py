@@ -84,9 +84,10 @@ def headline_card(run: Run) -> HeadlineCard | None:
         return None
     judge = _judge_names(run).get(score)
     described = describe_score(score, run)
-    meaning = ", ".join(p for p in (described.averages, described.range) if p)
+    # the glossary's first clause and the range: the glossary has the rest
+    meaning = ", ".join(p for p in (described.averages.split("; ")[0], described.range) if p)
     if described.source:
-        meaning = f"{meaning} ({described.source})" if meaning else described.source
+        meaning = f"{meaning}, from {described.source}" if meaning else described.source
     return HeadlineCard(
         score=score,
         meaning=meaning,
