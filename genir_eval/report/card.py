@@ -33,6 +33,7 @@ __all__ = [
     "card_html",
 ]
 
+OTHER_JUDGE = "the figures are of another judge of the same name"
 GROUNDING_TITLE = "Grounding: does each citation support its statement"
 GROUNDING_NOTE = (
     "grounding scores, not a quality score: an answer that copies its passages grounds well "
@@ -49,6 +50,21 @@ class HeadlineCard:
     chosen_by: str
     judge: str | None
     figures: tuple[Figure, ...]
+    judged_by: str | None = None
+    """Who judged in this run (``offline twin`` or ``provider/model``), when a judge's score."""
+
+    @property
+    def other_judge(self) -> bool:
+        """Whether every figure was measured with another judge than this run's (the
+        offline twin's figures say little about a model, and the other way round)."""
+        return (
+            self.judged_by is not None
+            and bool(self.figures)
+            and not any(
+                f.judged_by == self.judged_by or f.judged_by.startswith(f"{self.judged_by} ")
+                for f in self.figures
+            )
+        )
 
     @property
     def tracks(self) -> bool:
@@ -65,6 +81,14 @@ def _judge_names(run: Run) -> dict[str, str]:
         for j in run.info.get("judges") or []
         if isinstance(j, Mapping)
     }
+
+
+def _judged_by(run: Run, judge_id: str) -> str | None:
+    for j in run.info.get("judges") or []:
+        if isinstance(j, Mapping) and str(j.get("id")) == judge_id:
+            provider = str(j.get("provider") or "")
+            return "offline twin" if provider == "offline" else f"{provider}/{j.get('model')}"
+    return None
 
 
 def _chosen_by(run: Run) -> str:
@@ -94,6 +118,7 @@ def headline_card(run: Run) -> HeadlineCard | None:
         chosen_by=_chosen_by(run),
         judge=judge,
         figures=tuple(figures_for(judge or score)),
+        judged_by=_judged_by(run, score) if judge else None,
     )
 
 
@@ -128,6 +153,8 @@ def card_lines(card: HeadlineCard, mark: str = "") -> list[str]:
         lines.append(f"    (measured by: {', '.join(sorted({f.command for f in card.figures}))})")
     else:
         lines.append("  how well it tracked people: never measured")
+    if card.other_judge:
+        lines.append(f"  this run's judge ({card.judged_by}) was not measured so: {OTHER_JUDGE}")
     if not card.tracks:
         lines.append("  no figure shows that this score tracks people")
     return lines
@@ -153,6 +180,11 @@ def card_html(card: HeadlineCard, marked: str) -> str:
         )
     else:
         figures = "<p>How well it tracked people: never measured.</p>"
+    if card.other_judge:
+        figures += (
+            f"<p class='flag' id='headline-other-judge'>This run's judge ({esc(card.judged_by)}) "
+            f"was not measured so: {esc(OTHER_JUDGE)}.</p>"
+        )
     warning = (
         ""
         if card.tracks

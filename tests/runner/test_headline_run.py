@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from genir_eval.cli import main
-from genir_eval.meta.headline import figures_for
+from genir_eval.meta.headline import Figure, figures_for
+from genir_eval.report.card import HeadlineCard, card_html, card_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSIONS = ROOT / "fixtures" / "citation_sessions.jsonl"
@@ -125,3 +126,35 @@ def test_a_scenarios_own_headline_is_kept(tmp_path: Path, named: str) -> None:
     card = _block(text, f"Headline score {named}")
     assert card[1].strip() == "leads because: named by the scenario"
     assert "data-chosen-by='scenario'" in (out / "report.html").read_text()
+
+
+def _card(judged_by: str, figures: tuple[Figure, ...]) -> HeadlineCard:
+    return HeadlineCard(
+        "satisfaction.geval", "a rating, 1-10", "evidence", "satisfaction.geval", figures, judged_by
+    )
+
+
+def _figure(judged_by: str) -> Figure:
+    return Figure(
+        "satisfaction.geval", "pair agreement", "made up", 0.7, (0.6, 0.8), 100, judged_by, "x", "d"
+    )
+
+
+@pytest.mark.parametrize(
+    ("judged_by", "figures", "warned"),
+    [
+        ("offline twin", (_figure("offline twin"),), False),
+        ("openai/gpt-4o", (_figure("offline twin"),), True),
+        ("openai/local", (_figure("offline twin"), _figure("openai/local (Qwen2.5-1.5B)")), False),
+        ("openai/local", (), False),  # nothing measured: said otherwise
+    ],
+)
+def test_the_card_says_when_its_figures_are_of_another_judge(
+    judged_by: str, figures: tuple[Figure, ...], warned: bool
+) -> None:
+    lines = card_lines(_card(judged_by, figures))
+    assert (
+        any(f"this run's judge ({judged_by}) was not measured" in line for line in lines) is warned
+    )
+    html = card_html(_card(judged_by, figures), "satisfaction.geval")
+    assert ("id='headline-other-judge'" in html) is warned
