@@ -134,13 +134,19 @@ def _judge_info(judge: Judge, spec: JudgeSpec) -> JudgeInfo:
     return JudgeInfo(id=spec.id, kind=str(getattr(judge, "kind", "")))
 
 
-def _default_headline(scenario: Scenario, infos: Sequence[JudgeInfo]) -> Headline:
-    """The score the run leads with (:func:`genir_eval.meta.headline.choose_headline`): the
-    scenario's, else the judge with evidence of tracking people, else a judge's own score
-    that is not a grounding one, else the first statement-usefulness measure (with a link
-    judge) or citation measure (with a citation judge)."""
-    names = {spec.id: spec.name for spec in scenario.judges}
+def _fallback_headline(scenario: Scenario, infos: Sequence[JudgeInfo]) -> str | None:
+    """What a run leads with when no judge with evidence ran: a judge's own score that is
+    not a grounding one (not a link, citation or span judge's), else the first
+    statement-usefulness measure (with a link judge), else the first citation measure (with
+    a citation judge), else the first judge's score."""
     kinds = {j.id: judge_kind(j.kind) for j in infos}
+    own = [
+        j.id
+        for j in infos
+        if not (kinds[j.id].labels_links or kinds[j.id].judges_citations or kinds[j.id].marks_units)
+    ]
+    if own:
+        return own[0]
     has_link_judge = scenario.aggregate.link_judges or any(
         k.feeds_link_measures for k in kinds.values()
     )
@@ -148,24 +154,21 @@ def _default_headline(scenario: Scenario, infos: Sequence[JudgeInfo]) -> Headlin
     usefulness, citation = measure_groups(
         scenario.aggregate.measures, citation_judge=has_citation_judge
     )
-    own = [
-        j.id
-        for j in infos
-        if not (kinds[j.id].labels_links or kinds[j.id].judges_citations or kinds[j.id].marks_units)
-    ]
-    fallback = (
-        own[0]
-        if own
-        else usefulness[0]
-        if has_link_judge and usefulness
-        else citation[0]
-        if has_citation_judge and citation
-        else infos[0].id
-        if infos
-        else None
-    )
+    if has_link_judge and usefulness:
+        return usefulness[0]
+    if has_citation_judge and citation:
+        return citation[0]
+    return infos[0].id if infos else None
+
+
+def _default_headline(scenario: Scenario, infos: Sequence[JudgeInfo]) -> Headline:
+    """The score the run leads with (:func:`genir_eval.meta.headline.choose_headline`): the
+    scenario's, else the judge with evidence of tracking people, else the fallback."""
+    names = {spec.id: spec.name for spec in scenario.judges}
     return choose_headline(
-        [(j.id, names.get(j.id, j.id)) for j in infos], fallback, named=scenario.meta.headline
+        [(j.id, names.get(j.id, j.id)) for j in infos],
+        _fallback_headline(scenario, infos),
+        named=scenario.meta.headline,
     )
 
 

@@ -158,3 +158,18 @@ def test_the_card_says_when_its_figures_are_of_another_judge(
     )
     html = card_html(_card(judged_by, figures), "satisfaction.geval")
     assert ("id='headline-other-judge'" in html) is warned
+
+
+def test_without_evidence_a_judges_own_score_leads_before_a_grounding_one(tmp_path: Path) -> None:
+    out, text = _run(tmp_path, ["citation_support", "link_usefulness.dna", "satisfaction.urs"])
+    info = json.loads((out / "run.json").read_text())
+    assert info["headline"] == {
+        "score": "satisfaction.urs",
+        "chosen_by": "no evidence",
+        "judge": None,
+    }
+    card = _block(text, "Headline score satisfaction.urs")
+    assert "(quality score)" in card[0]
+    # its measured figures are printed, none clearing chance
+    assert any("no detectable relation" in line for line in card)
+    assert card[-1].strip() == "no figure shows that this score tracks people"
