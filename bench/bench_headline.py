@@ -19,6 +19,10 @@ Figures measured with a real model are kept as they are (they come from other co
 
     python bench/bench_headline.py                 # print the table
     python bench/bench_headline.py --write         # and store the offline figures
+    genir-eval meta ../shared/urge/urge_sample_dev.csv --judge satisfaction.geval --json \
+        --provider openai --base-url http://127.0.0.1:8091/v1 --model local ... > geval.json
+    python bench/bench_headline.py --from-meta geval.json --judged-by "openai/local (...)" \
+        --command "genir-eval meta ..."               # store a real model's figures
 """
 
 from __future__ import annotations
@@ -227,14 +231,46 @@ def evidence_rows(
     return rows
 
 
-def write_evidence(rows: list[dict[str, Any]], path: Path) -> None:
-    """Replace the offline twins' rows of ``path``; rows measured otherwise are kept."""
+def meta_rows(meta: dict[str, Any], judged_by: str, command: str) -> list[dict[str, Any]]:
+    """A satisfaction judge's figures from ``genir-eval meta --json`` on the URGE sample:
+    Spearman of its overall (argmax) and, with log-probabilities, expected rating with the
+    users' session and query satisfaction."""
+    rows = []
+    for label, key in (("", "overall"), (" (expected rating)", "expected")):
+        block = (meta.get("satisfaction") or {}).get(key) or {}
+        for level, what in (("session_level", "session"), ("query_level", "query")):
+            found = block.get(level) or {}
+            if found.get("spearman") is None:
+                continue
+            rows.append(
+                {
+                    "score": str(meta["judge"]["name"]),
+                    **_figure(
+                        f"Spearman{label}",
+                        f"URGE sample (12 Perplexity sessions): the users' own {what} satisfaction",
+                        found["spearman"],
+                        (found.get("ci95") or {}).get("spearman"),
+                        found.get("n"),
+                    ),
+                    "judged_by": judged_by,
+                    "command": command,
+                    "measured": dt.date.today().isoformat(),
+                }
+            )
+    return rows
+
+
+def write_evidence(rows: list[dict[str, Any]], path: Path, replace: str = "offline twin") -> None:
+    """Replace the rows of ``path`` judged by ``replace`` (for a judge named in ``rows``
+    when ``replace`` is a model); other rows are kept."""
+    names = {r["score"] for r in rows}
     kept = []
     if path.is_file():
         kept = [
             r
             for r in json.loads(path.read_text(encoding="utf-8"))["figures"]
-            if r.get("judged_by") != "offline twin"
+            if r.get("judged_by") != replace
+            or (replace != "offline twin" and r.get("score") not in names)
         ]
     document = {
         "version": 1,
@@ -252,7 +288,25 @@ def main() -> int:
     parser.add_argument("--crowdrag", type=Path, default=SHARED / "crowdrag")
     parser.add_argument("--urge", type=Path, default=SHARED / "urge" / "urge_sample_dev.csv")
     parser.add_argument("--write", action="store_true", help=f"store into {EVIDENCE_PATH}")
+    parser.add_argument(
+        "--from-meta",
+        type=Path,
+        help="store the figures of a `genir-eval meta --json` output on the URGE sample "
+        "instead (a real model's), with --judged-by and --command",
+    )
+    parser.add_argument("--judged-by", help="who judged (with --from-meta)")
+    parser.add_argument("--command", help="the command that measured them (with --from-meta)")
     args = parser.parse_args()
+    if args.from_meta:
+        if not (args.judged_by and args.command):
+            parser.error("--from-meta needs --judged-by and --command")
+        meta = json.loads(args.from_meta.read_text(encoding="utf-8"))
+        rows = meta_rows(meta, args.judged_by, args.command)
+        write_evidence(rows, EVIDENCE_PATH, replace=args.judged_by)
+        for row in rows:
+            print(f"{row['score']} {row['statistic']} {row['value']} {row['ci95']} n {row['n']}")
+        print(f"wrote {len(rows)} rows to {EVIDENCE_PATH}")
+        return 0
     with tempfile.TemporaryDirectory(prefix="bench-headline-") as tmp:
         out = Path(tmp)
         crowdrag = crowdrag_figures(args.crowdrag, out)
