@@ -11,6 +11,8 @@ and people's win rates on the gold pairs, the position-consistency rate and the 
     python bench/bench_arena.py --base-url http://127.0.0.1:8091/v1 --topics 2
                                                         # an LLM on the first 2 topics' gold pairs
     python bench/bench_arena.py --halves                 # also each half of the dev topics
+    python bench/bench_arena.py --base-url http://127.0.0.1:8091/v1 --sample 100 --seed 0
+                                                        # an LLM on 100 random gold pairs
     python bench/bench_arena.py --scale 10000            # 10,000 queries x 3 systems, offline
     python bench/bench_arena.py --scale 10000 40000      # each in its own process: peak RSS
 
@@ -136,6 +138,13 @@ def _distinct_rule(systems: list[Path], gold: dict[tuple[str, str, str], str]) -
     return score / len(gold)
 
 
+def _wilson(rate: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson's 95% score interval for a proportion ``rate`` of ``n``."""
+    centre = (rate + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * ((rate * (1 - rate) / n + z * z / (4 * n * n)) ** 0.5) / (1 + z * z / n)
+    return centre - half, centre + half
+
+
 def crowdrag(args: argparse.Namespace, work: Path) -> int:
     converted = work / "crowdrag"
     convert_crowdrag(args.data, converted)
@@ -161,6 +170,11 @@ def crowdrag(args: argparse.Namespace, work: Path) -> int:
         topics = list(dict.fromkeys(key[0] for key in gold))[: args.topics]
         pairs = work / "pairs.jsonl"
         chosen = [key for key in gold if key[0] in topics][: args.limit]
+        if args.sample:
+            # a seeded random sample of the decided gold pairs of every topic
+            every = sorted(gold)
+            chosen = random.Random(args.seed).sample(every, min(args.sample, len(every)))
+            topics = sorted({key[0] for key in chosen})
         pairs.write_text(
             "".join(
                 json.dumps({"session_id": s, "turn": 1, "a": a, "b": b}) + "\n"
@@ -171,6 +185,10 @@ def crowdrag(args: argparse.Namespace, work: Path) -> int:
         subset = (
             f"the first {len(chosen)} decided gold pairs of the first {len(topics)} topics "
             f"({', '.join(topics)}), sources cut at {args.source_chars} characters"
+            if not args.sample
+            else f"{len(chosen)} of the {len(gold)} decided gold pairs drawn at random "
+            f"(random.Random({args.seed}).sample over the sorted pairs) from {len(topics)} "
+            f"topics, sources cut at {args.source_chars} characters"
         )
         command += [
             "--pairs",
@@ -220,6 +238,9 @@ def crowdrag(args: argparse.Namespace, work: Path) -> int:
         f"pairs ({agreement['ties']} judged ties counted half; decided-only "
         f"{agreement['decided_rate'] or 0:.3f}); unjudged gold pairs: {agreement['unjudged']}"
     )
+    if args.sample and agreement["judged"]:
+        lo, hi = _wilson(agreement["rate"], agreement["judged"])
+        print(f"  95% interval (Wilson, the judged pairs; ties counted half): [{lo:.3f}, {hi:.3f}]")
     if not args.base_url:
         rule = _distinct_rule(systems, gold)
         print(f"the rule 'more distinct cited passages wins' on the same pairs: {rule:.3f}")
@@ -344,6 +365,14 @@ def main() -> int:
     parser.add_argument("--model", default="local", help="model name (default local)")
     parser.add_argument("--topics", type=int, default=2, help="topics judged with --base-url")
     parser.add_argument("--limit", type=int, help="at most this many gold pairs with --base-url")
+    parser.add_argument(
+        "--sample",
+        type=int,
+        default=0,
+        help="with --base-url: this many decided gold pairs drawn at random from every topic "
+        "(instead of --topics/--limit), with a 95%% interval",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="the --sample draw's seed")
     parser.add_argument(
         "--source-chars", type=int, default=300, help="source text shown per cited passage"
     )

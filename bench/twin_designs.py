@@ -15,6 +15,10 @@ system's Bradley-Terry order is its win-rate order and the tau here is computed 
 rates (ties half), against people's win rates on the same half's decided gold pairs.
 
     python bench/twin_designs.py
+
+Superseded for choosing the shipped design by ``bench/twin_cv.py`` (repeated 4-fold
+cross-validation over topics, the choosing measured out of sample against the
+distinct-passages rule); kept for the halving figures the README quotes.
 """
 
 from __future__ import annotations

@@ -32,6 +32,13 @@ import numpy as np
 
 from genir_eval.judges.kinds import Figure, Interval, JudgeCell, judge_kinds, kind_blocks
 from genir_eval.meta.stats import cohen_kappa, correlations
+from genir_eval.report.card import (
+    GROUNDING_NOTE,
+    GROUNDING_TITLE,
+    card_html,
+    grounding_scores,
+    headline_card,
+)
 from genir_eval.report.citations import CITATIONS_CSS, citations_section
 from genir_eval.report.glossary import describe_score
 from genir_eval.report.judge_quality import SECTION_TITLE as QUALITY_TITLE
@@ -608,18 +615,6 @@ def _banner(ctx: ReportContext) -> str:
     )
 
 
-def _headline_note(ctx: ReportContext) -> str:
-    score = ctx.headline
-    if score is None:
-        return ""
-    description = describe_score(score, ctx.run)
-    source = f", computed from {esc(description.source)}" if description.source else ""
-    return (
-        f"<p>Headline score: <b>{ctx.marked(score)}</b>{source}. "
-        "See the <a href='#glossary'>glossary</a> for what each score means.</p>"
-    )
-
-
 def _key_scores(ctx: ReportContext) -> set[str]:
     """The scores shown unfolded: the headline, its variants from other judges' labels and
     from gold, and each judge's own score."""
@@ -937,15 +932,22 @@ def _chosen(ctx: ReportContext) -> Any:
 
 
 def _score_cards(ctx: ReportContext) -> str:
-    """The headline score's mean and the judges' own session scores, each a card with its
-    interval: what a run without gold says on its own."""
+    """The headline score's mean and the judges' own session scores (grounding ones
+    aside: they have their section), each a card with its interval: what a run without
+    gold says on its own."""
     summaries = {s.name: s for s in ctx.summaries("session")}
     judges = [str(j.get("id")) for j in ctx.run.info.get("judges") or [] if isinstance(j, Mapping)]
+    grounding = set(grounding_scores(ctx.run, list(summaries)))
     names = [ctx.headline] if ctx.headline in summaries else []
-    names += [j for j in judges if j in summaries and j not in names]
+    names += [j for j in judges if j in summaries and j not in names and j not in grounding]
+    return _mean_cards(ctx, [str(n) for n in names[:4]], "score-cards")
+
+
+def _mean_cards(ctx: ReportContext, names: list[str], element_id: str) -> str:
+    summaries = {s.name: s for s in ctx.summaries("session")}
     cards = []
-    for name in names[:4]:
-        s = summaries[str(name)]
+    for name in names:
+        s = summaries[name]
         if s.mean is None:
             interval = "no value"
         elif s.small:
@@ -957,7 +959,7 @@ def _score_cards(ctx: ReportContext) -> str:
         missing = f", {s.missing} missing" if s.missing else ""
         cards.append(
             f"<div class='card score-card' data-score='{esc(name)}'>"
-            f"<div class='label'>{ctx.marked(str(name))}"
+            f"<div class='label'>{ctx.marked(name)}"
             + (" (headline)" if name == ctx.headline else "")
             + f"</div><div class='value'>{fmt(s.mean)}</div>"
             f"<div class='ci'>{interval}<br>mean of {s.n} sessions{missing}</div></div>"
@@ -965,8 +967,21 @@ def _score_cards(ctx: ReportContext) -> str:
     if not cards:
         return ""
     return (
-        "<div class='cards' id='score-cards'><div class='level'>session means</div>"
+        f"<div class='cards' id='{element_id}'><div class='level'>session means</div>"
         f"{''.join(cards)}</div>"
+    )
+
+
+def _grounding(ctx: ReportContext) -> str | None:
+    """The grounding scores' means, apart from the quality headline."""
+    every = grounding_scores(ctx.run, [s.name for s in ctx.summaries("session")])
+    # the run's own measures; their variants from other judges' labels and from gold are in
+    # the Scores section
+    names = [n for n in every if "@" not in n and not n.startswith(("gold:", "labels:"))][:6]
+    if not names:
+        return None
+    return f"<p class='muted'>{esc(GROUNDING_NOTE)}.</p>" + _mean_cards(
+        ctx, names, "grounding-cards"
     )
 
 
@@ -1007,8 +1022,9 @@ def _verdict(ctx: ReportContext) -> str:
     if (ctx.run.meta or {}).get("correlations"):
         parts.append(_headline(ctx.run, ctx.headline))
     parts.append(_score_cards(ctx))
-    if ctx.headline is not None:
-        parts.append(_headline_note(ctx))
+    card = headline_card(ctx.run)
+    if card is not None:
+        parts.append(card_html(card, ctx.marked(card.score)))
     return "".join(parts)
 
 
@@ -1020,6 +1036,7 @@ SECTIONS: list[Section] = [
         _with_gold(lambda ctx: _scatter(ctx, ctx.headline)),
         part="headline",
     ),
+    Section("grounding", GROUNDING_TITLE, _grounding, part="headline"),
     Section("scores", "Scores", _scores, part="distributions"),
     Section("task-types", "Per task type", _task_types, part="distributions"),
     Section("feedback", "Scores vs the users' thumbs", _feedback, part="distributions"),

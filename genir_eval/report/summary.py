@@ -23,6 +23,13 @@ from genir_eval.judges.kinds import (
     judge_kinds,
     kind_blocks,
 )
+from genir_eval.report.card import (
+    GROUNDING_NOTE,
+    GROUNDING_TITLE,
+    card_lines,
+    grounding_scores,
+    headline_card,
+)
 from genir_eval.report.html import headline_score
 from genir_eval.report.judge_quality import quality_lines
 from genir_eval.report.preferences import agreement_text, preference_criteria
@@ -137,27 +144,45 @@ def _ci_text(summary: ScoreSummary) -> str:
     return f"{_num(summary.mean)} [{_num(lo, 2)}, {_num(hi, 2)}]"
 
 
+def _score_rows(summaries: Sequence[ScoreSummary], mark: Any) -> list[list[str]]:
+    rows = [["", "n", "mean [95% CI]", "median", "missing"]]
+    for s in summaries:
+        why = ""
+        if s.missing_reasons:
+            reason, count = max(s.missing_reasons.items(), key=lambda item: item[1])
+            why = f" ({reason})" if count == s.missing else f" ({reason}: {count})"
+        rows.append([mark(s.name), str(s.n), _ci_text(s), _num(s.median), f"{s.missing}{why}"])
+    return rows
+
+
 def score_table(run: Run, baselines: set[str] | None = None) -> list[str]:
     """Every session score's mean with its 95% interval, median and missing count (with
-    the most common reason): what a run without gold prints instead of correlations."""
+    the most common reason): what a run without gold prints instead of correlations. The
+    grounding scores have a table of their own (:data:`~genir_eval.report.card.GROUNDING_TITLE`)."""
     baselines = _baselines(run) if baselines is None else baselines
     first_link = _first_link_judge(run)
     summaries = score_summaries(run, "session")
     if not summaries:
         return ["No session score."]
-    rows = [["", "n", "mean [95% CI]", "median", "missing"]]
-    for s in summaries:
-        name = s.name + (BASELINE_MARK if _score_baseline(s.name, baselines, first_link) else "")
-        why = ""
-        if s.missing_reasons:
-            reason, count = max(s.missing_reasons.items(), key=lambda item: item[1])
-            why = f" ({reason})" if count == s.missing else f" ({reason}: {count})"
-        rows.append([name, str(s.n), _ci_text(s), _num(s.median), f"{s.missing}{why}"])
+
+    def mark(name: str) -> str:
+        return name + (BASELINE_MARK if _score_baseline(name, baselines, first_link) else "")
+
+    grounding = set(grounding_scores(run, [s.name for s in summaries]))
+    quality = [s for s in summaries if s.name not in grounding]
     headline = headline_score(run)
-    lines = ["Session scores (no user satisfaction in the input: scores on their own)"]
-    if headline is not None:
-        lines[0] += f"; headline {headline}"
-    return [*lines, *_align(rows)]
+    lines = []
+    if quality:
+        lines.append("Session scores (no user satisfaction in the input: scores on their own)")
+        if headline is not None:
+            lines[0] += f"; headline {headline}"
+        lines += _align(_score_rows(quality, mark))
+    if grounding:
+        if lines:
+            lines.append("")
+        lines += [f"{GROUNDING_TITLE} ({GROUNDING_NOTE})"]
+        lines += _align(_score_rows([s for s in summaries if s.name in grounding], mark))
+    return lines
 
 
 def _with_interval(entry: Mapping[str, Any], key: str) -> str:
@@ -273,10 +298,18 @@ def _correlations(run: Run, baselines: set[str]) -> list[str]:
         lines.append(f"Headline: {label(headline)} vs user satisfaction")
         lines.extend(_align(rows) if len(rows) > 1 else ["  (no correlation)"])
     session = correlations.get("session") or {}
-    if session:
-        lines.append("")
-        lines.append("Session scores vs user session satisfaction")
-        lines.extend(_align(_correlation_rows(session, list(session), label)))
+    grounding = set(grounding_scores(run, list(session)))
+    for title, names in (
+        ("Session scores vs user session satisfaction", [n for n in session if n not in grounding]),
+        (
+            f"{GROUNDING_TITLE}, vs user session satisfaction",
+            [n for n in session if n in grounding],
+        ),
+    ):
+        if names:
+            lines.append("")
+            lines.append(title)
+            lines.extend(_align(_correlation_rows(session, names, label)))
     feedback = feedback_table(run, baselines)
     return lines + ([""] + feedback if feedback else [])
 
@@ -383,6 +416,14 @@ def format_summary(run: Run) -> str:
             "the reasons follow"
         )
     else:
+        card = headline_card(run)
+        if card is not None:
+            mark = (
+                BASELINE_MARK
+                if _score_baseline(card.score, baselines, _first_link_judge(run))
+                else ""
+            )
+            lines += [*card_lines(card, mark), ""]
         lines += _correlations(run, baselines)
         preferences = preference_table(run, baselines)
         if preferences:

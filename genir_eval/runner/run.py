@@ -34,6 +34,7 @@ from genir_eval.judges.kinds import judge_kind
 from genir_eval.judges.offline.semantic import evidence_name
 from genir_eval.llm.config import engine_fields, setting_value
 from genir_eval.llm.sync import run_sync
+from genir_eval.meta.headline import Headline, choose_headline
 from genir_eval.owned import claim_folder
 from genir_eval.paths import real_path
 from genir_eval.records import Session
@@ -146,13 +147,23 @@ def _judge_info(judge: Judge, spec: JudgeSpec) -> JudgeInfo:
     return JudgeInfo(id=spec.id, kind=str(getattr(judge, "kind", "")))
 
 
-def _default_headline(scenario: Scenario, infos: Sequence[JudgeInfo]) -> str | None:
-    if scenario.meta.headline:
-        return scenario.meta.headline
+def _fallback_headline(scenario: Scenario, infos: Sequence[JudgeInfo]) -> str | None:
+    """What a run leads with when no judge with evidence ran: a judge's own score that is
+    not a grounding one (not a link, citation or span judge's), else the first
+    statement-usefulness measure (with a link judge), else the first citation measure (with
+    a citation judge), else the first judge's score."""
+    kinds = {j.id: judge_kind(j.kind) for j in infos}
+    own = [
+        j.id
+        for j in infos
+        if not (kinds[j.id].labels_links or kinds[j.id].judges_citations or kinds[j.id].marks_units)
+    ]
+    if own:
+        return own[0]
     has_link_judge = scenario.aggregate.link_judges or any(
-        judge_kind(j.kind).feeds_link_measures for j in infos
+        k.feeds_link_measures for k in kinds.values()
     )
-    has_citation_judge = any(judge_kind(j.kind).judges_citations for j in infos)
+    has_citation_judge = any(k.judges_citations for k in kinds.values())
     usefulness, citation = measure_groups(
         scenario.aggregate.measures, citation_judge=has_citation_judge
     )
@@ -161,6 +172,17 @@ def _default_headline(scenario: Scenario, infos: Sequence[JudgeInfo]) -> str | N
     if has_citation_judge and citation:
         return citation[0]
     return infos[0].id if infos else None
+
+
+def _default_headline(scenario: Scenario, infos: Sequence[JudgeInfo]) -> Headline:
+    """The score the run leads with (:func:`genir_eval.meta.headline.choose_headline`): the
+    scenario's, else the judge with evidence of tracking people, else the fallback."""
+    names = {spec.id: spec.name for spec in scenario.judges}
+    return choose_headline(
+        [(j.id, names.get(j.id, j.id)) for j in infos],
+        _fallback_headline(scenario, infos),
+        named=scenario.meta.headline,
+    )
 
 
 def _versions() -> dict[str, str]:
@@ -325,11 +347,12 @@ async def arun_scenario(
 
     skipped = [str(error) for error in skipped]
     combined = assembly.finish()
-    headline = _default_headline(loaded, infos)
+    chosen = _default_headline(loaded, infos)
+    headline = chosen.score
     meta = assembly.meta(headline)
     info_doc = _run_document(
         loaded,
-        headline=headline,
+        headline=chosen,
         started=(started, started_at),
         n_sessions=n_sessions,
         writer=writer,
@@ -512,7 +535,7 @@ async def _judge_windows(
 def _run_document(
     loaded: Scenario,
     *,
-    headline: str | None,
+    headline: Headline,
     started: tuple[float, str],
     n_sessions: int,
     writer: RunWriter,
@@ -533,12 +556,14 @@ def _run_document(
             "name": loaded.name,
             "path": str(loaded.path) if loaded.path else None,
             "description": loaded.description,
-            "meta": {"headline": headline},
+            "meta": {"headline": headline.score},
             "document": _without_credentials(loaded.document),
             # what a later command reads again (compare --pairwise: the logs; the gate: the
             # scenario's threshold) is refused when it changed since
             "sha256": digests.get("scenario"),
         },
+        # which score leads and why (the report card reads its evidence by the judge's name)
+        "headline": headline.as_dict(),
         "versions": _versions(),
         "started_at": started_at,
         "duration_s": round(time.monotonic() - started_s, 3),

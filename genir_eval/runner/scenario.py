@@ -66,7 +66,9 @@ kind raises :class:`~genir_eval.errors.ConfigError` naming the key and what was 
 
     [meta]
     enabled = true                    # run the meta-evaluation when gold labels exist
-    headline = "sdcg_urge"            # the score the report leads with
+    headline = "sdcg_urge"            # the score the report leads with (default: the
+                                      # judge with evidence of tracking people,
+                                      # genir_eval/meta/headline.py)
     n_boot = 1000                     # bootstrap resamples for the 95% intervals
     seed = 0
 
