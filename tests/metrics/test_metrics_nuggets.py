@@ -51,8 +51,10 @@ def test_printing_parsing_and_bounds() -> None:
         parse_measure("nugget_recall(partial=2)")
 
 
-def test_the_kind_s_own_score_is_the_all_score() -> None:
-    from genir_eval.judges.nuggets.kind import KIND
+def test_the_kind_s_scores_are_the_measures() -> None:
+    from genir_eval.judges.nuggets.kind import KIND, turn_scores
 
     value = {"nuggets": [{"importance": n.importance, "assignment": n.assignment} for n in TURN]}
     assert KIND.turn_value(value, 0) == NuggetRecall().turn(TURN)
+    for name, got in turn_scores(value).items():
+        assert got == parse_measure(name).turn(TURN), name  # type: ignore[attr-defined]

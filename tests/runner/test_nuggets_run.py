@@ -72,6 +72,13 @@ def test_demo_run_scores_and_writes_its_nuggets(demo: Path) -> None:
     evidence = _rows(demo / "evidence.jsonl")
     reasons = [j["reason"] for row in evidence for j in row.get("judgments", [])]
     assert any(str(r).startswith("vital:") and "covered [vital]" in str(r) for r in reasons)
+    # the system's scores with 95% intervals over queries, in meta.json and the report
+    block = json.loads((demo / "meta.json").read_text())["judges"]["nuggets"]["nuggets"]
+    system = block["systems"]["run"]
+    assert system["answers"] == 4
+    lo, hi = system["ci95"]["nugget_recall"]
+    assert lo < system["nugget_recall"] < hi  # four queries that differ: a real width
+    assert "Nugget scores per system" in (demo / "report.html").read_text(encoding="utf-8")
     # the strict score never exceeds the one counting partial support half
     scores = run.scores("nugget_recall")
     strict = run.scores("nugget_recall(partial=0)")
