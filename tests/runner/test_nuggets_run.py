@@ -198,3 +198,19 @@ def test_crowdrag_topics_pool_the_six_answers(tmp_path: Path) -> None:
     assert all("of 6 answer(s)" in str(r["origin"]) for r in rows)
     scores = run.scores("nugget_recall")
     assert len([s for s in subset if scores[s.session_id] is not None]) == 12
+
+
+@pytest.mark.skipif(not (SHARED / "crowdrag").is_dir(), reason="no CrowdRAG sample")
+def test_one_system_s_log_pools_the_other_systems_logs(tmp_path: Path) -> None:
+    folder = tmp_path / "crowdrag"
+    convert_crowdrag(SHARED / "crowdrag", folder)
+    systems = sorted((folder / "systems").glob("*.jsonl"))
+    first = read_jsonl(systems[0]).sessions[:1]
+    log = tmp_path / "one.jsonl"
+    log.write_text((systems[0]).read_text(encoding="utf-8").splitlines(True)[0], encoding="utf-8")
+    out = tmp_path / "run"
+    others = ",".join(str(p) for p in systems[1:])
+    run_scenario(_scenario(log, "jsonl", out, pool_logs=others, max_nuggets=10))  # type: ignore[arg-type]
+    rows = _rows(out / "nuggets.jsonl")
+    assert {r["qid"] for r in rows} == {first[0].session_id}
+    assert all("of 6 answer(s)" in str(r["origin"]) for r in rows)

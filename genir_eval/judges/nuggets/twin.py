@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -46,6 +47,8 @@ from genir_eval.llm.providers.offline import register_offline
 __all__ = [
     "MIN_TERMS",
     "MAX_WORDS",
+    "NUGGET_UNIT",
+    "units",
     "DUPLICATE",
     "SEMANTIC_RELATED",
     "VITAL_SEMANTIC",
@@ -64,6 +67,10 @@ __all__ = [
 
 MIN_TERMS = 4
 MAX_WORDS = 30
+#: What one nugget is cut from: a whole source sentence, or each clause of one (split at
+#: ``,;:`` and dashes, a clause of fewer than :data:`MIN_TERMS` content terms joined to the
+#: one before): TREC's nuggets are 1-12 words, and a sentence often states several facts.
+NUGGET_UNIT = "sentence"
 DUPLICATE = 0.7
 SEMANTIC_RELATED = 0.35
 VITAL_SEMANTIC = 0.55
@@ -112,6 +119,22 @@ def _nugget_text(sentence: str) -> str:
     return " ".join(words[:MAX_WORDS]) + (" ..." if len(words) > MAX_WORDS else "")
 
 
+_CLAUSE = re.compile(r"\s*(?:[;:,]|\s[-–—]\s)\s*")
+
+
+def units(sentence: str) -> list[str]:
+    """The pieces of a source sentence that become nuggets (:data:`NUGGET_UNIT`)."""
+    if NUGGET_UNIT != "clause":
+        return [sentence]
+    out: list[str] = []
+    for piece in _CLAUSE.split(sentence):
+        if out and len(key_terms(piece)) < MIN_TERMS:
+            out[-1] = f"{out[-1]}, {piece}"
+        elif piece.strip():
+            out.append(piece.strip())
+    return out
+
+
 def create_reply(context: dict[str, Any]) -> dict[str, Any]:
     """The creation step's reply: the listed nuggets and the window's sentences, the most
     relevant distinct ones first, at most ``max_nuggets``."""
@@ -120,9 +143,9 @@ def create_reply(context: dict[str, Any]) -> dict[str, Any]:
     candidates = list(context.get("nuggets", []))
     for source in context.get("sources", []):
         for a, b in sentences(source):
-            sentence = source[a:b]
-            if len(key_terms(sentence)) >= MIN_TERMS:
-                candidates.append(_nugget_text(sentence))
+            for piece in units(source[a:b]):
+                if len(key_terms(piece)) >= MIN_TERMS:
+                    candidates.append(_nugget_text(piece))
     scores = relevance(candidates, query)
     semantic = embedder() is not None
     ranked = sorted(zip(scores, candidates, strict=True), key=lambda pair: -pair[0])
