@@ -60,14 +60,23 @@ SCORES = (
 DESIGNS: dict[str, dict[str, Any]] = {
     "clauses": {"NUGGET_UNIT": "clause"},
     "sentences": {"NUGGET_UNIT": "sentence"},
-    "clauses, meaning loose": {"FULL_SEMANTIC": 0.7, "PARTIAL_SEMANTIC": 0.55},
+    "clauses, meaning loose": {
+        "NUGGET_UNIT": "clause",
+        "FULL_SEMANTIC": 0.7,
+        "PARTIAL_SEMANTIC": 0.55,
+    },
     "clauses, meaning only": {
+        "NUGGET_UNIT": "clause",
         "FULL_TERMS": 2.0,
         "PARTIAL_TERMS": 2.0,
         "FULL_SEMANTIC": 0.7,
         "PARTIAL_SEMANTIC": 0.55,
     },
-    "clauses, meaning only strict": {"FULL_TERMS": 2.0, "PARTIAL_TERMS": 2.0},
+    "clauses, meaning only strict": {
+        "NUGGET_UNIT": "clause",
+        "FULL_TERMS": 2.0,
+        "PARTIAL_TERMS": 2.0,
+    },
 }
 
 

@@ -269,6 +269,9 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--option: {error}") from None
     preferences = read_preferences(args.preferences) if args.preferences else None
     sessions = list(load_sessions(args.input, format=args.format, sources=args.sources).sessions)
+    bind = getattr(judge, "bind_run", None)
+    if bind is not None:  # a judge reading all the sessions first (nuggets pool each query's)
+        bind(lambda: iter(sessions), None)
     try:
         result = asyncio.run(_run(args, sessions, judge, options))
     except ValueError as error:
@@ -276,7 +279,10 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"--ppi-labelled: {error}") from None
         raise
     if preferences is not None:
-        by_session, by_turn = label_scores(judge.labels, args.judge)
+        kind = judge_kind(str(judge.kind))
+        by_session, by_turn = label_scores(
+            judge.labels, args.judge, value=lambda v: kind.turn_value(v, 0)
+        )
         result["preferences"] = agreement_table(
             preferences, by_session, by_turn, n_boot=args.bootstrap, seed=args.seed
         )
