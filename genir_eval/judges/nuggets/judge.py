@@ -261,6 +261,15 @@ class NuggetJudge:
     kind = KIND
     task = TASK_ASSIGN
     template = "nuggets"
+    #: What the offline twin reads (:mod:`.twin`), shown beside its figures.
+    baseline_note = (
+        "the nugget twin is a deterministic baseline: its nuggets are the sentences of the "
+        "pooled cited sources most related to the query (embedding cosine with the semantic "
+        "extra, else shared query terms), vital when closely related; an answer supports a "
+        "nugget when its best passage holds the nugget's stemmed content words or, with the "
+        "extra, its meaning (never shared word sequences, so restating counts as copying); "
+        "not an LLM's judgment"
+    )
 
     OPTIONS: tuple[Option, ...] = (
         Option(
