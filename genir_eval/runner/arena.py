@@ -112,6 +112,9 @@ class ArenaSettings:
     alpha: float = 0.05
     #: the gate's bootstrap resamples (default: ``max(resamples, 1000)``)
     gate_resamples: int | None = None
+    #: the nugget judge's options: each system's nugget scores beside the ranking
+    #: (:mod:`genir_eval.runner.arena_nuggets`); ``None``: none
+    nuggets: Mapping[str, Any] | None = None
 
 
 def system_args(arguments: Sequence[str]) -> tuple[System, ...]:
@@ -531,6 +534,7 @@ async def arun_arena(
                         tally = await _judge_pairs(
                             judging, judge, selection, store, names, handle, window
                         )
+                        nuggets = await _nuggets(settings, judging, say)
             except OSError as error:
                 raise StorageError(
                     f"cannot write pairs.jsonl: {error.strerror or error}", path=str(out)
@@ -557,6 +561,8 @@ async def arun_arena(
         "status": _status(scenario, judging, tally),
     }
     document["gold"] = _gold(settings, out / "pairs.jsonl")
+    if nuggets is not None:
+        document["nuggets"] = nuggets
     if settings.min_win_rate is not None:
         document["gate"] = gate_against(
             tally.outcomes(names),
@@ -574,6 +580,24 @@ async def arun_arena(
     missing = document["pairs"]["missing"]
     say(f"wrote {out} ({len(tally)} pairs, {missing} missing) in {document['duration_s']}s")
     return document
+
+
+async def _nuggets(
+    settings: ArenaSettings, judging: LocalJudging, say: Any
+) -> dict[str, Any] | None:
+    """Each system's nugget scores through the arena's engine, when asked."""
+    if settings.nuggets is None:
+        return None
+    from genir_eval.runner.arena_nuggets import nugget_scores
+
+    say(f"scoring the answers of {len(settings.systems)} systems with the nugget judge")
+    return await nugget_scores(
+        settings.systems,
+        settings.nuggets,
+        judging.groups[0].engine,
+        resamples=max(settings.resamples, 200),
+        seed=settings.seed,
+    )
 
 
 def _remove_if_made(folder: Path, made: bool) -> None:

@@ -214,3 +214,29 @@ def test_one_system_s_log_pools_the_other_systems_logs(tmp_path: Path) -> None:
     rows = _rows(out / "nuggets.jsonl")
     assert {r["qid"] for r in rows} == {first[0].session_id}
     assert all("of 6 answer(s)" in str(r["origin"]) for r in rows)
+
+
+@pytest.mark.skipif(not (SHARED / "crowdrag").is_dir(), reason="no CrowdRAG sample")
+def test_arena_shows_nugget_scores_beside_the_ranking(tmp_path: Path) -> None:
+    from genir_eval.runner.arena import ArenaSettings, System, run_arena
+
+    folder = tmp_path / "crowdrag"
+    convert_crowdrag(SHARED / "crowdrag", folder)
+    systems = []
+    for path in sorted((folder / "systems").glob("*.jsonl"))[:3]:
+        cut = tmp_path / path.name
+        cut.write_text("".join(path.read_text(encoding="utf-8").splitlines(True)[:2]))
+        systems.append(System(path.stem, cut))
+    out = tmp_path / "arena"
+    document = run_arena(
+        ArenaSettings(systems=tuple(systems), out=out, nuggets={"max_nuggets": 10}),
+        overrides=OFFLINE,
+    )
+    table = document["nuggets"]["systems"]
+    assert list(table) == [s.name for s in systems]
+    for row in table.values():
+        assert row["answers"] == 2 and row["missing"] == 0
+        assert 0.0 <= row["nugget_recall"] <= 1.0
+        assert row["nugget_recall(partial=0)"] <= row["nugget_recall"]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "Nugget scores (TREC 2024 RAG), beside the ranking" in page
