@@ -240,3 +240,24 @@ def test_arena_shows_nugget_scores_beside_the_ranking(tmp_path: Path) -> None:
         assert row["nugget_recall(partial=0)"] <= row["nugget_recall"]
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "Nugget scores (TREC 2024 RAG), beside the ranking" in page
+
+
+def test_a_second_run_into_the_folder_asks_nothing_again(tmp_path: Path) -> None:
+    out = tmp_path / "resumed"
+    document = parse_scenario(
+        {
+            "version": 1,
+            "name": "nuggets-resume",
+            "input": {"path": str(ROOT / "fixtures" / "citation_sessions.jsonl")},
+            "engine": {"cache_mode": "off"},
+            "judges": [{"name": "nuggets"}],
+            "output": {"dir": str(out), "report": False},
+        },
+        base_dir=tmp_path,
+    )
+    first = run_scenario(document)
+    again = run_scenario(document)
+    assert first.info["provider_calls"] > 0
+    assert again.info["provider_calls"] == 0  # creation and assignment read from the journal
+    assert again.scores("nugget_recall") == first.scores("nugget_recall")
+    assert _rows(out / "nuggets.jsonl")  # written again, from the journal's nuggets

@@ -201,3 +201,18 @@ def test_an_empty_answer_supports_nothing_without_a_call(
 def test_bad_options_are_refused(options: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         make_judge("nuggets", **options)
+
+
+@pytest.mark.parametrize("step", ["create", "importance", "assign"])
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_prompts_hold_log_text_in_the_user_message_only(step: str, language: str) -> None:
+    from genir_eval.judges.nuggets.judge import _PROMPTS
+    from genir_eval.judges.prompting import load_template, render_messages
+
+    text = load_template(str(_PROMPTS / f"{step}.{language}.txt"), language)
+    names = set(re.findall(r"\{\{\s*(\w+)\s*\}\}", text))
+    messages = render_messages(text, {name: f"<<{name.upper()} VALUE>>" for name in names})
+    assert [m.role for m in messages] == ["system", "user"]
+    assert "VALUE>>" not in messages[0].content
+    assert all(f"<<{n.upper()} VALUE>>" in messages[1].content for n in names)
+    assert '"' in messages[1].content  # the JSON reply format is spelled out
