@@ -2,7 +2,7 @@
 2024 RAG track evaluates cited answers (AutoNuggetizer, Pradeep et al., arXiv 2411.09607).
 
 Everything that knows the kind lives here: the judge (:mod:`.judge`: creation, importance,
-assignment), the nugget files people edit (:mod:`.files`, genir-eval's and the nuggetizer's
+assignment; its replies parsed in :mod:`.replies`), the nugget files people edit (:mod:`.files`, genir-eval's and the nuggetizer's
 JSONL), its prompts (``prompts/``), its offline twin (:mod:`.twin`) and its kind
 (:mod:`.kind`). Importing the package registers the judge and its twin.
 """

@@ -42,7 +42,12 @@ from genir_eval.errors import ConfigError, InputError
 from genir_eval.judges.base import JudgeStats, Label, ask, check_options
 from genir_eval.judges.common import generate_config
 from genir_eval.judges.nuggets.files import Nugget, NuggetSet, nugget_rows, read_nugget_file
-from genir_eval.judges.parsing import ReplyError, expect_key, expect_mapping, extract_object
+from genir_eval.judges.nuggets.replies import (
+    coverage_reason,
+    parse_assignments,
+    parse_created,
+    parse_importance,
+)
 from genir_eval.judges.prompting import (
     fence,
     load_template,
@@ -51,8 +56,6 @@ from genir_eval.judges.prompting import (
     template_version,
 )
 from genir_eval.llm.providers.base import JudgmentKey
-from genir_eval.records import NUGGET_ASSIGNMENTS as ASSIGNMENTS
-from genir_eval.records import NUGGET_IMPORTANCE as IMPORTANCE
 from genir_eval.records import Session, Turn
 
 __all__ = [
@@ -64,9 +67,7 @@ __all__ = [
     "Source",
     "NuggetJudge",
     "query_id",
-    "parse_created",
-    "parse_importance",
-    "parse_assignments",
+    "cited_sources",
 ]
 
 NAME = "nuggets"
@@ -172,83 +173,6 @@ def _digest(payload: Any) -> str:
 
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + " [...]"
-
-
-# --- reply parsing ---------------------------------------------------------------------------
-
-
-def parse_created(limit: int) -> Any:
-    """A creation reply: ``{"nuggets": [str, ...]}`` -> the distinct facts, at most ``limit``."""
-
-    def parse(reply: str) -> list[str]:
-        obj = extract_object(reply)
-        if isinstance(obj, Mapping):
-            obj = expect_key(obj, "nuggets", "facts")
-        if isinstance(obj, str) or not isinstance(obj, Sequence):
-            raise ReplyError("'nuggets' must be a list of strings")
-        out: list[str] = []
-        for item in obj:
-            if isinstance(item, Mapping):
-                item = expect_key(item, "text", "nugget", "fact")
-            if not isinstance(item, str):
-                raise ReplyError(f"each nugget must be a string, got {item!r}")
-            text = " ".join(item.split())
-            if text and text.lower() not in {o.lower() for o in out}:
-                out.append(text)
-        return out[:limit]
-
-    return parse
-
-
-def parse_importance(ids: Sequence[str]) -> Any:
-    """An importance reply: ``{"importance": {id: "vital"|"okay"}}`` covering exactly ``ids``."""
-
-    def parse(reply: str) -> dict[str, str]:
-        obj = expect_mapping(extract_object(reply, want=dict))
-        given = expect_mapping(expect_key(obj, "importance", "labels"), "'importance'")
-        out: dict[str, str] = {}
-        for key, value in given.items():
-            if str(key) not in ids:
-                raise ReplyError(f"unknown nugget id {key!r}")
-            label = str(value).strip().lower()
-            if label not in IMPORTANCE:
-                raise ReplyError(f"nugget {key}: importance must be vital or okay, got {value!r}")
-            out[str(key)] = label
-        missing = [i for i in ids if i not in out]
-        if missing:
-            raise ReplyError(f"no importance for nuggets {missing}")
-        return out
-
-    return parse
-
-
-def parse_assignments(ids: Sequence[str]) -> Any:
-    """An assignment reply: ``{"assignments": {id: {"assignment": ..., "reason": ...}}}``
-    covering exactly ``ids`` (an assignment given as a bare word has no reason)."""
-
-    def parse(reply: str) -> dict[str, dict[str, str]]:
-        obj = expect_mapping(extract_object(reply, want=dict))
-        given = expect_mapping(expect_key(obj, "assignments", "labels"), "'assignments'")
-        out: dict[str, dict[str, str]] = {}
-        for key, value in given.items():
-            if str(key) not in ids:
-                raise ReplyError(f"unknown nugget id {key!r}")
-            entry = value if isinstance(value, Mapping) else {"assignment": value}
-            word = str(expect_key(entry, "assignment", "label")).strip().lower()
-            word = word.replace(" ", "_").replace("-", "_")
-            if word not in ASSIGNMENTS:
-                raise ReplyError(
-                    f"nugget {key}: assignment must be one of {', '.join(ASSIGNMENTS)}, "
-                    f"got {word!r}"
-                )
-            reason = entry.get("reason", "")
-            out[str(key)] = {"assignment": word, "reason": str(reason or "")}
-        missing = [i for i in ids if i not in out]
-        if missing:
-            raise ReplyError(f"no assignment for nuggets {missing}")
-        return out
-
-    return parse
 
 
 # --- the judge -------------------------------------------------------------------------------
@@ -436,45 +360,13 @@ class NuggetJudge:
         }
 
     async def _create(self, qid: str, pool: _Pool, engine: Any, language: str) -> NuggetSet | str:
+        """Make the query's nuggets: the sources a window at a time, then importance."""
         sources = list(pool.sources.values())
         if not sources:
             return f"no nuggets for query {qid!r}: none of its answers cites a source"
-        limit = int(self.options["max_nuggets"])
-        cut = int(self.options["max_source_chars"])
-        text, version = self._template("create", language)
-        config = generate_config(
-            engine, self.options, response_format="json", max_tokens=self.options["max_tokens"]
-        )
         facts: list[str] = []
         for i, window in enumerate(_batches(sources, int(self.options["create_batch"])), 1):
-            values = {
-                **self._query_values(pool),
-                "count": str(len(facts)),
-                "nuggets": "\n".join(f"- {f}" for f in facts) if facts else "(none yet)",
-                "sources": "\n".join(
-                    fence(_cut(s.text, cut), f"SOURCE {j}") for j, s in enumerate(window, 1)
-                ),
-                "max_nuggets": str(limit),
-            }
-            key = JudgmentKey(f"nuggets:{qid}", None, f"create:{i}", NAME, version)
-            context = {
-                "query": pool.query,
-                "earlier": list(pool.context),
-                "nuggets": list(facts),
-                "sources": [_cut(s.text, cut) for s in window],
-                "max_nuggets": limit,
-            }
-            label = await ask(
-                engine,
-                key,
-                render_messages(text, values),
-                config,
-                TASK_CREATE,
-                context,
-                parse_created(limit),
-                stats=self.stats,
-                language=language,
-            )
+            label = await self._create_step(qid, pool, facts, window, i, engine, language)
             if label.value is None:
                 return f"nugget creation failed (call {i}): {label.missing_reason}"
             facts = list(label.value)
@@ -483,19 +375,66 @@ class NuggetJudge:
         importance = await self._importance(qid, pool, facts, engine, language)
         if isinstance(importance, str):
             return importance
+        limit = int(self.options["max_nuggets"])
         order = sorted(range(len(facts)), key=lambda i: (importance[i] != "vital", i))[:limit]
-        model = getattr(getattr(engine, "provider", None), "model", "") or ""
+        provider = getattr(engine, "provider", None)
+        who = f"{getattr(provider, 'name', '')}/{getattr(provider, 'model', '') or ''}"
         titles = sum(1 for s in sources if s.title_only)
         basis = f" ({titles} by title only)" if titles else ""
         origin = (
-            f"made by {NAME} ({getattr(getattr(engine, 'provider', None), 'name', '')}/{model}) "
-            f"from {len(sources)} cited sources{basis} of {pool.answers} answer(s)"
+            f"made by {NAME} ({who}) from {len(sources)} cited sources{basis} of "
+            f"{pool.answers} answer(s)"
         )
         nuggets = tuple(
             Nugget(f"n{rank}", facts[i], importance[i], origin)
             for rank, i in enumerate(order, start=1)
         )
         return NuggetSet(qid, pool.query, nuggets)
+
+    async def _create_step(
+        self,
+        qid: str,
+        pool: _Pool,
+        facts: Sequence[str],
+        window: Sequence[Source],
+        number: int,
+        engine: Any,
+        language: str,
+    ) -> Label:
+        """One creation call: the list so far updated with a window of sources."""
+        limit = int(self.options["max_nuggets"])
+        cut = int(self.options["max_source_chars"])
+        text, version = self._template("create", language)
+        values = {
+            **self._query_values(pool),
+            "count": str(len(facts)),
+            "nuggets": "\n".join(f"- {f}" for f in facts) if facts else "(none yet)",
+            "sources": "\n".join(
+                fence(_cut(s.text, cut), f"SOURCE {j}") for j, s in enumerate(window, 1)
+            ),
+            "max_nuggets": str(limit),
+        }
+        context = {
+            "query": pool.query,
+            "earlier": list(pool.context),
+            "nuggets": list(facts),
+            "sources": [_cut(s.text, cut) for s in window],
+            "max_nuggets": limit,
+        }
+        config = generate_config(
+            engine, self.options, response_format="json", max_tokens=self.options["max_tokens"]
+        )
+        return await ask(
+            engine,
+            JudgmentKey(f"nuggets:{qid}", None, f"create:{number}", NAME, version),
+            render_messages(text, values),
+            config,
+            TASK_CREATE,
+            context,
+            parse_created(limit),
+            stats=self.stats,
+            language=language,
+        )
 
     async def _importance(
         self, qid: str, pool: _Pool, facts: Sequence[str], engine: Any, language: str
@@ -649,25 +588,3 @@ def _log_sessions(path: str) -> Iterable[Session]:
     if not Path(path).exists():
         raise ConfigError(f"{NAME}: option 'pool_logs': no such file {path!r}")
     yield from iter_sessions(path)
-
-
-def coverage_reason(nuggets: Sequence[Mapping[str, Any]]) -> str:
-    """The answer's nuggets in words, vital first: how many it covers, then each covered
-    and each missed nugget with the reason given."""
-    order = sorted(nuggets, key=lambda n: n["importance"] != "vital")
-    parts = []
-    for importance in ("vital", "okay"):
-        group = [n for n in order if n["importance"] == importance]
-        if group:
-            full = sum(1 for n in group if n["assignment"] == "support")
-            half = sum(1 for n in group if n["assignment"] == "partial_support")
-            parts.append(f"{importance}: {full} supported, {half} partly, of {len(group)}")
-    lines = ["; ".join(parts)]
-    for covered, title in ((True, "covered"), (False, "missed")):
-        chosen = [n for n in order if (n["assignment"] != "not_support") == covered]
-        for n in chosen:
-            why = f" ({n['reason']})" if n.get("reason") else ""
-            lines.append(
-                f"{title} [{n['importance']}] {n['id']} {n['assignment']}: {n['text']}{why}"
-            )
-    return "\n".join(lines)
