@@ -20,7 +20,8 @@ format from the request's structured context, never from the prompt):
   (semantic extra): the cosine similarity of the nugget with its closest passage. ``support``
   when either reaches its full mark (:data:`FULL_TERMS`, :data:`FULL_SEMANTIC`),
   ``partial_support`` when either reaches its partial mark, capped at ``partial_support``
-  when a number of the nugget is not in the answer. A nugget restated in other words is
+  when a number of the nugget is not in the answer, ``not_support`` when the passage denies
+  a word the nugget affirms or the reverse ("does not hold" against "holds"). A nugget restated in other words is
   found by its meaning and by stems, not by shared word sequences, so an answer copying the
   sources' wording earns no more than one saying the same in its own (both reach
   ``support``; ``tests/judges/nuggets`` has the case).
@@ -45,7 +46,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from genir_eval.judges.nuggets.judge import TASK_ASSIGN, TASK_CREATE, TASK_IMPORTANCE
-from genir_eval.judges.offline.citations import numbers, passages, sentences
+from genir_eval.judges.offline.citations import negated_terms, numbers, passages, sentences
 from genir_eval.judges.offline.lexical import key_terms
 from genir_eval.judges.offline.semantic import cosine_matrix, embedder
 from genir_eval.llm.providers.base import Request
@@ -205,13 +206,28 @@ def assignment(nugget: str, answer: str) -> tuple[str, str]:
     missing = sorted(numbers(nugget) - numbers(answer))
     if missing and label == "support":
         label = "partial_support"
+    denied = _denial(nugget, pieces[best]) if label != "not_support" else []
+    if denied:
+        label = "not_support"
     read = f"{round(words * len(wanted))}/{len(wanted)} of its content words"
     if meaning is not None:
         read += f", meaning {meaning:.2f}"
     if missing:
         read += f", the answer lacks {', '.join(missing)}"
+    if denied:
+        read += f", one says the opposite of the other on {', '.join(denied)}"
     evidence = " ".join(pieces[best].split())[:160] if label != "not_support" else ""
     return label, f"{read}" + (f": '{evidence}'" if evidence else "")
+
+
+def _denial(nugget: str, passage: str) -> list[str]:
+    """The stemmed words one of ``nugget`` and ``passage`` denies and the other affirms
+    (:func:`~genir_eval.judges.offline.citations.negated_terms`): "holds more caffeine"
+    against "does not hold more caffeine"."""
+    nugget_denies = {_stem(t) for t in negated_terms(nugget)}
+    passage_denies = {_stem(t) for t in negated_terms(passage)}
+    affirmed_n, affirmed_p = stems(nugget) - nugget_denies, stems(passage) - passage_denies
+    return sorted((passage_denies & affirmed_n) | (nugget_denies & affirmed_p))
 
 
 def assign_reply(context: dict[str, Any]) -> dict[str, Any]:

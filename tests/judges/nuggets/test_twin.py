@@ -70,3 +70,16 @@ def test_importance_labels_every_nugget() -> None:
         }
     )["importance"]
     assert got == {"f1": "vital", "f2": "okay"}
+
+
+def test_an_answer_denying_the_nugget_does_not_support_it() -> None:
+    nugget = "A cup of drip coffee holds more caffeine than a shot of espresso"
+    label, reason = assignment(
+        nugget, "A cup of drip coffee does not hold more caffeine than a shot of espresso."
+    )
+    assert label == "not_support"
+    assert "opposite" in reason and "hold" in reason
+    same, _ = assignment(
+        nugget, "A cup of drip coffee holds more caffeine than a shot of espresso."
+    )
+    assert same == "support"
