@@ -27,7 +27,7 @@ format from the request's structured context, never from the prompt):
   ``support``; ``tests/judges/nuggets`` has the case).
 
 What it is worth: on the CrowdRAG development topics its nugget recall does not agree
-with people's preferences (``quality_overall`` 50.0% of the second half's decided pairs,
+with people's preferences (``quality_overall`` 50.4% of the second half's decided pairs,
 the six systems ranked against people's win rates with Kendall tau -0.47): people prefer
 the LLM-written answers, and the human-written ones state more of the passages' sentences.
 Among five a-priori designs (nuggets cut from sentences or clauses; assignment by words and
