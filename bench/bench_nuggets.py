@@ -122,7 +122,16 @@ def _run(answers: Path, preferences: Path, run_dir: Path, args: argparse.Namespa
         "name": "bench-nuggets",
         "input": {"path": str(answers), "format": "jsonl", "preferences": str(preferences)},
         "engine": {"concurrency": args.concurrency, "cache_mode": "off", "journal": False},
-        "judges": [{"name": "nuggets", "options": {"pool": "run", "max_nuggets": 30}}],
+        "judges": [
+            {
+                "name": "nuggets",
+                "options": {
+                    "pool": "run",
+                    "max_nuggets": args.max_nuggets,
+                    "max_source_chars": args.max_source_chars,
+                },
+            }
+        ],
         "aggregate": {"measures": list(SCORES)},
         "meta": {"enabled": False},
         "output": {"dir": str(run_dir), "report": False},
@@ -332,6 +341,8 @@ def main() -> int:
     one.add_argument("--base-url")
     one.add_argument("--model", default="local")
     one.add_argument("--concurrency", type=int, default=8)
+    one.add_argument("--max-nuggets", type=int, default=30)
+    one.add_argument("--max-source-chars", type=int, default=2000)
     two = sub.add_parser("calls")
     two.add_argument("--answers", type=int, default=1000)
     two.add_argument("--nuggets", type=int, default=20)

@@ -271,7 +271,12 @@ class NuggetJudge:
             self._written = set()
 
     def _prepare(self, run_sessions: Any = None) -> None:
+        """Read the pools (and check the given nugget file's query ids) in one pass over the
+        run's sessions and ``pool_logs``. The pools hold each distinct cited source's text
+        once: memory grows with the sources of the input, not with its answers."""
         self._prepared = True
+        if not self.pooled and self.options["nuggets"] is None:
+            return  # each answer's own sources, read as it is judged
         logs = [p.strip() for p in str(self.options["pool_logs"] or "").split(",") if p.strip()]
         readers: list[Any] = [run_sessions] if run_sessions is not None else []
         for log in logs:
