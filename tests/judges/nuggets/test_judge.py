@@ -216,3 +216,14 @@ def test_prompts_hold_log_text_in_the_user_message_only(step: str, language: str
     assert "VALUE>>" not in messages[0].content
     assert all(f"<<{n.upper()} VALUE>>" in messages[1].content for n in names)
     assert '"' in messages[1].content  # the JSON reply format is spelled out
+
+
+def test_query_ids_pool_by_topic_or_keep_each_answer_apart() -> None:
+    from genir_eval.judges.nuggets import query_id
+
+    one = Session("t1/llm-essay", _session().turns, meta={"topic": "t1"})
+    turn = one.turns[0]
+    assert query_id(one, turn) == "t1"  # pooled: the dataset's topic
+    assert query_id(one, turn, pooled=False) == "t1/llm-essay"  # pool="turn": the answer's own
+    two = Session("s9", (turn, Turn(2, "and then?", "x", (), ())))
+    assert [query_id(two, t) for t in two.turns] == ["s9#1", "s9#2"]
