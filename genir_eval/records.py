@@ -20,11 +20,17 @@ SCHEMA_VERSION = 1
 SUPPORT_LEVELS = ("full", "partial", "none")
 #: The same scale as numbers, the values of citation support labels (2 full, 1, 0 none).
 SUPPORT_VALUE: Mapping[str, int] = {"full": 2, "partial": 1, "none": 0}
+#: TREC 2024 RAG's nugget importance, most important first.
+NUGGET_IMPORTANCE = ("vital", "okay")
+#: TREC 2024 RAG's assignment of a nugget to an answer, strongest first.
+NUGGET_ASSIGNMENTS = ("support", "partial_support", "not_support")
 
 __all__ = [
     "SCHEMA_VERSION",
     "SUPPORT_LEVELS",
     "SUPPORT_VALUE",
+    "NUGGET_IMPORTANCE",
+    "NUGGET_ASSIGNMENTS",
     "Statement",
     "Link",
     "Segment",

@@ -25,7 +25,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="list every measure with its parameters, range and direction",
         description=(
             "List every measure [aggregate] measures = [...] can name: short and printed name "
-            "with default parameters, level (query, session, or citation: pooled over a turn's or session's statements), range, direction and what it "
+            "with default parameters, level (query, session, citation: pooled over a turn's or session's statements, or nugget: a share of a query's nuggets), range, direction and what it "
             "sums or averages. " + NAMING
         ),
     )
@@ -39,9 +39,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def measure_catalog() -> list[dict[str, Any]]:
     from genir_eval.metrics.citations import CITATION_MEASURES
     from genir_eval.metrics.measures import MEASURES
+    from genir_eval.metrics.nuggets import NUGGET_MEASURES
 
     out = []
-    for short, cls in {**MEASURES, **CITATION_MEASURES}.items():
+    for short, cls in {**MEASURES, **CITATION_MEASURES, **NUGGET_MEASURES}.items():
         measure = cls()
         doc = " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split())
         out.append(

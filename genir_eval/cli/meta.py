@@ -275,6 +275,9 @@ def run(args: argparse.Namespace) -> int:
     if preferences is not None:  # before any call: a row naming no session is refused
         turns = {session.session_id: len(session.turns) for session in sessions}
         check_named(preferences, args.preferences, turns.get, "the input")
+    bind = getattr(judge, "bind_run", None)
+    if bind is not None:  # a judge reading all the sessions first (nuggets pool each query's)
+        bind(lambda: iter(sessions), None)
     try:
         result = asyncio.run(_run(args, sessions, judge, options))
     except ValueError as error:
@@ -282,7 +285,10 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"--ppi-labelled: {error}") from None
         raise
     if preferences is not None:
-        by_session, by_turn = label_scores(judge.labels, args.judge)
+        kind = judge_kind(str(judge.kind))
+        by_session, by_turn = label_scores(
+            judge.labels, args.judge, value=lambda v: kind.turn_value(v, 0)
+        )
         result["preferences"] = agreement_table(
             preferences, by_session, by_turn, n_boot=args.bootstrap, seed=args.seed
         )

@@ -10,6 +10,7 @@ The judges come in families, one folder each, with the shared pieces beside them
 - ``citations/``: whether each cited source supports its statement (``support``);
 - ``item/``: ITEM iterative utility judgments (candidates, replies, loop, judge);
 - ``rubric/``: RUBRIC question banks (``bank``) and grading (``grading``);
+- ``nuggets/``: TREC RAG nugget evaluation (creation, importance, assignment, nugget files);
 - ``kinds`` (the :class:`~genir_eval.judges.kinds.JudgeKind` protocol and registry: what a
   kind's labels become in the tables, how they meet gold, how the report shows them), one
   ``kind.py`` per folder declaring its kind;
@@ -40,6 +41,8 @@ from genir_eval.judges.item import kind as _item_kind
 from genir_eval.judges.kinds import JudgeKind, judge_kind, judge_kinds, register_kind
 from genir_eval.judges.links import dna, listwise, true  # noqa: F401
 from genir_eval.judges.links import kind as _links_kind
+from genir_eval.judges.nuggets import NuggetJudge as _nuggets  # noqa: F401
+from genir_eval.judges.nuggets import kind as _nuggets_kind
 from genir_eval.judges.offline import citations as _citation_twin  # noqa: F401
 from genir_eval.judges.offline import item as _item_twin  # noqa: F401
 from genir_eval.judges.offline import rubric as _rubric_twin  # noqa: F401
@@ -63,6 +66,7 @@ BUILTIN_KINDS: tuple[JudgeKind, ...] = (
     _rubric_kind.KIND,
     _citations_kind.KIND,
     _pairwise_kind.KIND,
+    _nuggets_kind.KIND,
 )
 for _kind in BUILTIN_KINDS:
     register_kind(_kind)

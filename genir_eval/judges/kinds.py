@@ -146,6 +146,9 @@ class JudgeKind:
     feeds_link_measures: bool = False
     #: Its labels are citation pairs (``cite:<statement>:<link>``) for the citation measures.
     judges_citations: bool = False
+    #: Its turn label ``nuggets`` lists the query's nuggets with the answer's assignment
+    #: of each, for the nugget measures (:mod:`genir_eval.metrics.nuggets`).
+    judges_nuggets: bool = False
     #: Its comparison with gold combines its scores with ``sdcg_urge`` from another judge's
     #: link labels (``genir-eval meta`` gives it an offline link judge's).
     combines_with_link_labels: bool = False

@@ -22,7 +22,7 @@ the sessions; exact for one-turn sessions), a turn score on the rows naming a tu
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -189,20 +189,24 @@ def agreement_table(
 
 
 def label_scores(
-    labels: Iterable[Any], judge: str
+    labels: Iterable[Any], judge: str, *, value: Callable[[Any], float | None] | None = None
 ) -> tuple[dict[str, dict[str, float]], dict[tuple[str, int], dict[str, float]]]:
     """A judge's numeric labels as scores people's preferences can meet: per session (labels
     given to the whole session) and per turn, the mean value of each kind of item (the part
     of the item's name before ``:``, so all ``link:<id>`` labels of a turn make one mean),
     named ``labels:<judge>`` (``labels:<judge>:<item kind>`` when the judge gives several
-    kinds). Missing and non-numeric labels are left out."""
+    kinds). Missing and non-numeric labels are left out, unless ``value`` reads a number from
+    a label's value that is not one (a judge kind's turn score: a nugget judge's share of
+    the nuggets supported)."""
     sums: dict[tuple[str, int | None, str], list[float]] = defaultdict(list)
     for label in labels:
-        value = label.value
-        if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+        number = label.value
+        if value is not None and number is not None and not isinstance(number, (int, float)):
+            number = value(number)
+        if number is None or isinstance(number, bool) or not isinstance(number, (int, float)):
             continue
         kind = str(label.key.item).split(":", 1)[0]
-        sums[label.key.session_id, label.key.turn, kind].append(float(value))
+        sums[label.key.session_id, label.key.turn, kind].append(float(number))
     kinds = {kind for _, _, kind in sums}
     sessions: dict[str, dict[str, float]] = defaultdict(dict)
     turns: dict[tuple[str, int], dict[str, float]] = defaultdict(dict)

@@ -1,5 +1,6 @@
 """genir-eval metrics stage: statement usefulness -> query and session scores; citation
-support -> citation precision, recall and the unsupported-claim rate.
+support -> citation precision, recall and the unsupported-claim rate; nugget assignments ->
+nugget recall (TREC 2024 RAG).
 
 Measures are value objects (``SDCG_URGE(br=1.35, bq=1.05)`` prints as
 ``sDCG-URGE(br=1.35,bq=1.05)`` and :func:`parse_measure` reads it back); ``MEASURES`` holds
@@ -39,9 +40,23 @@ from genir_eval.metrics.measures import (
     parse_measure,
     positional_weights,
 )
+from genir_eval.metrics.nuggets import (
+    DEFAULT_NUGGET_MEASURES,
+    NUGGET_MEASURES,
+    AssignedNugget,
+    NuggetMeasure,
+    NuggetRecall,
+    VitalNuggetRecall,
+)
 from genir_eval.metrics.usefulness import gold_statement_usefulness, statement_usefulness
 
 __all__ = [
+    "DEFAULT_NUGGET_MEASURES",
+    "NUGGET_MEASURES",
+    "AssignedNugget",
+    "NuggetMeasure",
+    "NuggetRecall",
+    "VitalNuggetRecall",
     "AGGREGATIONS",
     "CITATION_MEASURES",
     "DEFAULT_CITATION_MEASURES",

@@ -428,10 +428,12 @@ MEASURES: dict[str, type[Measure]] = {
 
 def _registry() -> dict[str, type[Measure]]:
     """Every measure class by printed and by short name: the statement-usefulness measures
-    above and the citation measures (:mod:`genir_eval.metrics.citations`)."""
+    above, the citation measures (:mod:`genir_eval.metrics.citations`) and the nugget
+    measures (:mod:`genir_eval.metrics.nuggets`)."""
     from genir_eval.metrics.citations import CITATION_MEASURES
+    from genir_eval.metrics.nuggets import NUGGET_MEASURES
 
-    every = {**MEASURES, **CITATION_MEASURES}
+    every = {**MEASURES, **CITATION_MEASURES, **NUGGET_MEASURES}
     return {**{cls.NAME: cls for cls in every.values()}, **every}
 
 
@@ -453,9 +455,10 @@ def parse_measure(text: str) -> Measure:
     cls = registry.get(name)
     if cls is None:
         from genir_eval.metrics.citations import CITATION_MEASURES
+        from genir_eval.metrics.nuggets import NUGGET_MEASURES
 
         # listed by the names scenarios use (sdcg_urge), matched against both spellings
-        short = sorted({**MEASURES, **CITATION_MEASURES})
+        short = sorted({**MEASURES, **CITATION_MEASURES, **NUGGET_MEASURES})
         hint = did_you_mean(name, short) or did_you_mean(name, registry)
         raise ConfigError(f"unknown measure {name!r}{hint}; known: {', '.join(short)}")
     allowed = {f.name for f in fields(cls)}  # type: ignore[arg-type]

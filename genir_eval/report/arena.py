@@ -95,8 +95,47 @@ def _consistency(document: Mapping[str, Any]) -> str:
     return f"<h2>The judge</h2><ul>{items}</ul>"
 
 
+_NUGGET_SCORES = (
+    ("nugget_recall", "all"),
+    ("nugget_recall(partial=0)", "all strict"),
+    ("vital_nugget_recall", "vital"),
+    ("vital_nugget_recall(partial=0)", "vital strict"),
+)
+
+
+def _nuggets(document: Mapping[str, Any]) -> str:
+    block = document.get("nuggets")
+    if not block:
+        return ""
+
+    def cell(row: Mapping[str, Any], name: str) -> str:
+        ci = (row.get("ci95") or {}).get(name) or [None, None]
+        return f"<td>{_number(row.get(name), 3)} [{_number(ci[0], 2)}, {_number(ci[1], 2)}]</td>"
+
+    rows = "".join(
+        f"<tr><td>{html.escape(str(name))}</td><td>{row['answers']}</td><td>{row['missing']}</td>"
+        + "".join(cell(row, key) for key, _ in _NUGGET_SCORES)
+        + "</tr>"
+        for name, row in block["systems"].items()
+    )
+    heads = "".join(f"<th>{title}</th>" for _, title in _NUGGET_SCORES)
+    return (
+        "<h2>Nugget scores (TREC 2024 RAG), beside the ranking</h2><p>Each query's nuggets "
+        "are made from every system's cited sources (pooled); the share of them each answer "
+        "supports, a partial support counting half (strict: nothing); mean over the system's "
+        "answers, 95% interval over queries.</p><table><tr><th>system</th><th>answers</th>"
+        f"<th>missing</th>{heads}</tr>{rows}</table>"
+    )
+
+
 def render_arena(path: Path, document: Mapping[str, Any]) -> None:
-    body = _ranking(document) + _matrix(document) + _style(document) + _consistency(document)
+    body = (
+        _ranking(document)
+        + _nuggets(document)
+        + _matrix(document)
+        + _style(document)
+        + _consistency(document)
+    )
     page = (
         "<!doctype html><html><head><meta charset='utf-8'>"
         # the run report's policy: nothing loads or runs, whatever a system's name holds

@@ -122,6 +122,9 @@ class ArenaSettings:
     #: the command the output folder is marked with (:mod:`genir_eval.owned`): an arena's
     #: folder and ``compare --pairwise --out``'s are not each other's
     command: str = "arena"
+    #: the nugget judge's options: each system's nugget scores beside the ranking
+    #: (:mod:`genir_eval.runner.arena_nuggets`); ``None``: none
+    nuggets: Mapping[str, Any] | None = None
 
 
 def system_args(arguments: Sequence[str]) -> tuple[System, ...]:
@@ -657,6 +660,7 @@ async def arun_arena(
                         tally = await _judge_pairs(
                             judging, judge, selection, store, names, handle, window
                         )
+                        nuggets = await _nuggets(settings, judging, say)
             except OSError as error:
                 raise StorageError(
                     f"cannot write pairs.jsonl: {error.strerror or error}", path=str(out)
@@ -684,6 +688,8 @@ async def arun_arena(
         "status": _status(scenario, judging, tally),
     }
     document["gold"] = _gold(settings, gold, out / "pairs.jsonl")
+    if nuggets is not None:
+        document["nuggets"] = nuggets
     if settings.min_win_rate is not None:
         document["gate"] = gate_against(
             tally.outcomes(names),
@@ -701,6 +707,24 @@ async def arun_arena(
     missing = document["pairs"]["missing"]
     say(f"wrote {out} ({len(tally)} pairs, {missing} missing) in {document['duration_s']}s")
     return document
+
+
+async def _nuggets(
+    settings: ArenaSettings, judging: LocalJudging, say: Any
+) -> dict[str, Any] | None:
+    """Each system's nugget scores through the arena's engine, when asked."""
+    if settings.nuggets is None:
+        return None
+    from genir_eval.runner.arena_nuggets import nugget_scores
+
+    say(f"scoring the answers of {len(settings.systems)} systems with the nugget judge")
+    return await nugget_scores(
+        settings.systems,
+        settings.nuggets,
+        judging.groups[0].engine,
+        resamples=max(settings.resamples, 200),
+        seed=settings.seed,
+    )
 
 
 def _remove_if_made(folder: Path, made: bool) -> None:

@@ -18,6 +18,10 @@ Scores, by name:
   for the first citation judge, ``<measure>@<judge id>`` for the others, ``gold:<measure>``
   from ``gold.citation_support``; scored per turn and per session (pooled over the session's
   statements). Each pair also becomes a row of the citations table.
+- a nugget judge's turn label ``nuggets`` (each nugget's importance and the answer's
+  assignment) feeds the nugget measures (:mod:`genir_eval.metrics.nuggets`): named as
+  written in the scenario for the first nugget judge, ``<measure>@<judge id>`` for the
+  others; scored per turn and per session (the mean of its turns).
 - z-score combinations (:func:`genir_eval.metrics.zscore_combine`) pair two scores over all
   sessions (and all turns, when both exist per turn).
 
@@ -45,7 +49,9 @@ from genir_eval.meta.evaluate import FEEDBACK_TARGET, GoldComparison
 from genir_eval.meta.preferences import agreement_table, label_scores
 from genir_eval.meta.stats import binary_agreement, correlations
 from genir_eval.metrics import (
+    AssignedNugget,
     CitationMeasure,
+    NuggetMeasure,
     QueryMeasure,
     aggregate,
     cited_statements,
@@ -64,7 +70,7 @@ from genir_eval.rundir.folder import (
     SessionRow,
     TurnRow,
 )
-from genir_eval.runner.scenario import AggregateSpec, MetaSpec, measure_groups
+from genir_eval.runner.scenario import AggregateSpec, MetaSpec, measure_groups, nugget_measures
 
 __all__ = [
     "Assembly",
@@ -195,6 +201,10 @@ class _Gathered:
         default_factory=lambda: defaultdict(lambda: defaultdict(list))
     )
     turn_judged: dict[str, set[tuple[str, int]]] = field(default_factory=lambda: defaultdict(set))
+    # (session, turn) -> judge -> the turn's nuggets as assigned (None: the label is missing)
+    nuggets: dict[tuple[str, int], dict[str, list[AssignedNugget] | None]] = field(
+        default_factory=lambda: defaultdict(dict)
+    )
 
 
 def _gather(
@@ -238,6 +248,8 @@ def _gather_one(
             None if value is None else int(value)
         )
         g.pair_labels[(key.session_id, key.turn, pair[0], pair[1])][judge.id] = label
+    if kind.judges_nuggets and key.item == "nuggets" and key.turn:
+        g.nuggets[(key.session_id, key.turn)][judge.id] = _assigned(label.value)
     if label.value is None:
         tables.failures.append(
             {
@@ -279,6 +291,17 @@ def _gather_one(
         g.turn_judged[name].add((key.session_id, key.turn))
 
 
+def _assigned(value: Any) -> list[AssignedNugget] | None:
+    """A nugget judge's turn label as the nugget measures read it."""
+    if not isinstance(value, Mapping) or not isinstance(value.get("nuggets"), list):
+        return None
+    return [
+        AssignedNugget(str(n.get("importance")), n.get("assignment"))
+        for n in value["nuggets"]
+        if isinstance(n, Mapping)
+    ]
+
+
 @dataclass(frozen=True)
 class _Plan:
     """What a run scores, from its judges and measures: the same for every session."""
@@ -290,6 +313,9 @@ class _Plan:
     citation_names: list[str]
     measures: list[Any]
     citation_measures: list[Any]
+    nugget_judges: list[str]
+    nugget_names: list[str]
+    nugget_measures: list[Any]
     labelled_links: list[str]
     spec: AggregateSpec
 
@@ -302,6 +328,8 @@ def _plan(judges: Sequence[JudgeInfo], spec: AggregateSpec) -> _Plan:
     )
     citation_measures = [parse_measure(text) for text in citation_names]
     assert all(isinstance(m, CitationMeasure) for m in citation_measures)
+    nugget_judges = [j.id for j in judges if judge_kind(j.kind).judges_nuggets]
+    nugget_names = nugget_measures(spec.measures, nugget_judge=bool(nugget_judges))
     return _Plan(
         link_judges=link_judges,
         score_names=link_score_names(spec, link_judges),
@@ -310,6 +338,9 @@ def _plan(judges: Sequence[JudgeInfo], spec: AggregateSpec) -> _Plan:
         citation_names=list(citation_names),
         measures=[parse_measure(text) for text in usefulness_names],
         citation_measures=citation_measures,
+        nugget_judges=nugget_judges,
+        nugget_names=list(nugget_names),
+        nugget_measures=[parse_measure(text) for text in nugget_names],
         labelled_links=[
             j.id for j in judges if judge_kind(j.kind).feeds_link_measures or j.id in link_judges
         ],
@@ -391,6 +422,7 @@ def _session_tables(
     for name, own_values in own.items():
         session_scores[name] = _mean(own_values)
     _citation_session_scores(tables, session, g, plan, turn_scores, session_scores)
+    _nugget_session_scores(session, g, plan, turn_scores, session_scores)
     _link_session_scores(session, g, plan, turn_scores, session_scores)
     for position, turn in enumerate(session.turns):
         tables.turns.append(
@@ -452,6 +484,31 @@ def _citation_session_scores(
         )
     if plan.citation_judges:
         tables.citations.extend(_citation_rows(session, plan.citation_judges, g.pair_labels))
+
+
+def _nugget_session_scores(
+    session: Session,
+    g: _Gathered,
+    plan: _Plan,
+    turn_scores: list[dict[str, float | None]],
+    session_scores: dict[str, float | None],
+) -> None:
+    """The nugget measures from each nugget judge's turn labels: a turn whose label is
+    missing has no value, and a session's is the mean of its turns' values."""
+    for position_j, judge_id in enumerate(plan.nugget_judges):
+        suffix = "" if position_j == 0 else f"@{judge_id}"
+        per_turn = [
+            g.nuggets.get((session.session_id, turn.index), {}).get(judge_id)
+            for turn in session.turns
+        ]
+        for measure, text in zip(plan.nugget_measures, plan.nugget_names, strict=True):
+            assert isinstance(measure, NuggetMeasure)
+            name = f"{text}{suffix}"
+            values = [None if t is None else measure.turn(t) for t in per_turn]
+            for position, value in enumerate(values):
+                turn_scores[position][name] = value
+            present = [v for v in values if v is not None]
+            session_scores[name] = sum(present) / len(present) if present else None
 
 
 def _link_session_scores(

@@ -107,7 +107,8 @@ async def evaluate_labels(
         "n_sessions": len(sessions),
     }
     if _is_offline(engine):
-        result["baseline_note"] = BASELINE_NOTE
+        # a judge whose twin reads evidence of its own says which (the nugget judge's)
+        result["baseline_note"] = getattr(judge, "baseline_note", None) or BASELINE_NOTE
     result.update(
         score_labels(
             sessions,

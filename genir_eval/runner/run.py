@@ -317,6 +317,7 @@ async def arun_scenario(
     out = _output_folder(loaded, out_dir)
 
     judges = {spec.id: make_judge(spec.name, **spec.options) for spec in loaded.judges}
+    _bind(judges, loaded, out, sessions)
     infos = [_judge_info(judges[spec.id], spec) for spec in loaded.judges]
     groups = groups_of(loaded)
     engine_spec = loaded.engine
@@ -423,6 +424,27 @@ def _input_digests(loaded: Scenario, *, reads_input: bool) -> dict[str, str | No
         raise InputError(
             f"cannot read the file: {error.strerror or error}", path=str(error.filename)
         ) from None
+
+
+def _bind(
+    judges: Mapping[str, Judge], loaded: Scenario, out: Path, sessions: Iterable[Session] | None
+) -> None:
+    """Give the judges that read the run's input before judging it (``bind_run``: the
+    nugget judge pools each query's sources and checks its nugget file) a way to read the
+    run's sessions again and the output folder, before any call. Sessions given as a
+    one-pass iterator cannot be read twice: those judges then get none."""
+    read: Callable[[], Iterable[Session]] | None
+    if sessions is None:
+        read = lambda: _session_stream(loaded, None)[0]  # noqa: E731
+    elif isinstance(sessions, Sequence):
+        given = sessions
+        read = lambda: iter(given)  # noqa: E731
+    else:
+        read = None
+    for judge in judges.values():
+        bind = getattr(judge, "bind_run", None)
+        if bind is not None:
+            bind(read, out)
 
 
 def _loaded(scenario: Scenario | str | os.PathLike[str], overrides: Overrides | None) -> Scenario:

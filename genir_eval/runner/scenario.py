@@ -118,6 +118,7 @@ __all__ = [
     "check_credentials",
     "score_names",
     "measure_groups",
+    "nugget_measures",
 ]
 
 #: The top-level keys a scenario file may have; any other is refused.
@@ -623,16 +624,37 @@ def measure_groups(
     """The scenario's measures split into those scoring statement usefulness (from link
     labels) and the citation measures (from citation support labels). With a citation judge
     and no citation measure listed, the citation measures are precision, recall and the
-    unsupported-claim rate at their defaults."""
-    from genir_eval.metrics import DEFAULT_CITATION_MEASURES, CitationMeasure, parse_measure
+    unsupported-claim rate at their defaults. The nugget measures are neither
+    (:func:`nugget_measures`)."""
+    from genir_eval.metrics import (
+        DEFAULT_CITATION_MEASURES,
+        CitationMeasure,
+        NuggetMeasure,
+        parse_measure,
+    )
 
     usefulness: list[str] = []
     citation: list[str] = []
     for text in measures:
-        (citation if isinstance(parse_measure(text), CitationMeasure) else usefulness).append(text)
+        measure = parse_measure(text)
+        if isinstance(measure, NuggetMeasure):
+            continue  # scored from a nugget judge's labels (nugget_measures)
+        (citation if isinstance(measure, CitationMeasure) else usefulness).append(text)
     if citation_judge and not citation:
         citation = list(DEFAULT_CITATION_MEASURES)
     return tuple(usefulness), tuple(citation)
+
+
+def nugget_measures(measures: Sequence[str], *, nugget_judge: bool = False) -> tuple[str, ...]:
+    """The scenario's nugget measures (from a nugget judge's assignments); with a nugget
+    judge and none listed, TREC 2024 RAG's four scores (all and vital, with partial
+    support counting half and strict)."""
+    from genir_eval.metrics import DEFAULT_NUGGET_MEASURES, NuggetMeasure, parse_measure
+
+    listed = tuple(text for text in measures if isinstance(parse_measure(text), NuggetMeasure))
+    if nugget_judge and not listed:
+        return DEFAULT_NUGGET_MEASURES
+    return listed
 
 
 def score_names(
@@ -661,6 +683,11 @@ def score_names(
     for position, judge_id in enumerate(citation_judges):
         suffix = "" if position == 0 else f"@{judge_id}"
         names.extend(f"{m}{suffix}" for m in citation)
+    nugget_judges = [j.id for j in judges if judge_kind(kinds.get(j.id)).judges_nuggets]
+    nuggets = nugget_measures(aggregate.measures, nugget_judge=bool(nugget_judges))
+    for position, judge_id in enumerate(nugget_judges):
+        suffix = "" if position == 0 else f"@{judge_id}"
+        names.extend(f"{m}{suffix}" for m in nuggets)
     if aggregate.gold:
         names.extend(f"gold:{m}" for m in usefulness)
         names.extend(f"gold:{m}" for m in citation)

@@ -9,7 +9,7 @@ import pytest
 from genir_eval.cli import main
 from genir_eval.judges import judge_names, make_judge
 from genir_eval.judges.catalog import JUDGE_OPTIONS, judge_catalog
-from genir_eval.metrics import CITATION_MEASURES
+from genir_eval.metrics import CITATION_MEASURES, NUGGET_MEASURES
 from genir_eval.metrics.measures import MEASURES
 
 
@@ -48,7 +48,9 @@ def test_judges_command_lists_kind_options_and_defaults(capsys: pytest.CaptureFi
 def test_measures_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["measures", "--json"]) == 0
     listed = {m["name"]: m for m in json.loads(capsys.readouterr().out)}
-    assert set(listed) == set(MEASURES) | set(CITATION_MEASURES)
+    assert set(listed) == set(MEASURES) | set(CITATION_MEASURES) | set(NUGGET_MEASURES)
+    nuggets = listed["vital_nugget_recall"]
+    assert nuggets["parameters"] == {"partial": 0.5} and nuggets["level"] == "nugget"
     assert not listed["unsupported_claims"]["higher_is_better"]
     sdcg = listed["sdcg_urge"]
     assert sdcg["printed"] == "sDCG-URGE(br=1.35,bq=1.05)" and sdcg["level"] == "session"

@@ -326,3 +326,22 @@ def test_each_tail_of_the_agreement_interval_holds_2_5_percent():
 def test_score_outcome_is_higher_is_better_by_default():
     assert score_outcome(2.0, 1.0) == "a" and score_outcome(1.0, 2.0) == "b"
     assert score_outcome(2.0, 1.0, lower_better=True) == "b"
+
+
+def test_label_scores_read_a_kind_s_turn_score() -> None:
+    """A label whose value is not a number (a nugget judge's nuggets with their assignment)
+    becomes a score through the reader given; without one it is left out."""
+    from genir_eval.judges.base import Label
+    from genir_eval.judges.nuggets.kind import KIND
+    from genir_eval.llm.providers.base import JudgmentKey
+
+    value = {
+        "nuggets": [
+            {"importance": "vital", "assignment": "support"},
+            {"importance": "okay", "assignment": "partial_support"},
+        ]
+    }
+    label = Label(JudgmentKey("s1", 1, "nuggets", "nuggets", "v"), value)
+    assert label_scores([label], "nuggets") == ({}, {})
+    _, turns = label_scores([label], "nuggets", value=lambda v: KIND.turn_value(v, 0))
+    assert turns == {("s1", 1): {"labels:nuggets": 0.75}}  # (1 + 0.5) / 2, by hand
