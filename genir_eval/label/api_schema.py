@@ -1,0 +1,254 @@
+"""The labelling server's OpenAPI 3.0 schema (served at ``/openapi.json``; the API tests
+generate requests from it and check every response against it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["openapi_schema"]
+
+_LABELLER = {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9 ._-]{0,39}$"}
+_NUMBER_OR_NULL = {"type": "number", "nullable": True}
+_ERROR = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {"error": {"type": "string"}},
+}
+_CHOICE = {
+    "type": "object",
+    "required": ["value", "key", "words"],
+    "properties": {
+        "value": {"type": "number"},
+        "key": {"type": "string"},
+        "words": {"type": "string"},
+    },
+}
+_EVENT = {
+    "type": "object",
+    "required": ["id", "queue", "item", "labeller", "action", "value", "saved_at"],
+    "properties": {
+        "id": {"type": "integer"},
+        "queue": {"type": "string"},
+        "item": {"type": "string"},
+        "labeller": {"type": "string"},
+        "action": {"type": "string", "enum": ["label", "skip"]},
+        "value": _NUMBER_OR_NULL,
+        "comment": {"type": "string"},
+        "judge_shown": {"type": "boolean"},
+        "seconds": _NUMBER_OR_NULL,
+        "saved_at": {"type": "string"},
+    },
+}
+_QUEUE_PARAM = {"name": "queue", "in": "path", "required": True, "schema": {"type": "string"}}
+
+
+def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _refusals(*codes: str) -> dict[str, Any]:
+    words = {
+        "400": "the Host header names another server",
+        "401": "the server's token is missing",
+        "403": "a cross-site request",
+        "404": "no such queue, or an item not in the queue",
+        "413": "a body over 8 MB",
+        "415": "a body that is not JSON",
+        "422": "a field that is missing or wrong, named in the error",
+    }
+    return {code: _json(_ERROR, words[code]) for code in codes}
+
+
+def _post(summary: str, body: dict[str, Any], ok: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "post": {
+            "summary": summary,
+            "parameters": [_QUEUE_PARAM],
+            "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},
+            "responses": {
+                ok: _json(schema, "saved"),
+                **_refusals("400", "401", "403", "404", "413", "415", "422"),
+            },
+        }
+    }
+
+
+def openapi_schema() -> dict[str, Any]:
+    """The schema, as a JSON-ready dict."""
+    label_body = {
+        "type": "object",
+        "required": ["item", "labeller", "value"],
+        "properties": {
+            "item": {"type": "string"},
+            "labeller": _LABELLER,
+            "value": {"type": "number"},
+            "comment": {"type": "string", "maxLength": 2000},
+            "seconds": {"type": "number", "minimum": 0},
+            "judge_shown": {"type": "boolean"},
+        },
+    }
+    skip_body = {
+        "type": "object",
+        "required": ["item", "labeller"],
+        "properties": {
+            "item": {"type": "string"},
+            "labeller": _LABELLER,
+            "comment": {"type": "string", "maxLength": 2000},
+        },
+    }
+    undo_body = {"type": "object", "required": ["labeller"], "properties": {"labeller": _LABELLER}}
+    event = {"type": "object", "required": ["event"], "properties": {"event": _EVENT}}
+    undone = {
+        "type": "object",
+        "required": ["undone"],
+        "properties": {"undone": {**_EVENT, "nullable": True}},
+    }
+    item = {
+        "type": "object",
+        "nullable": True,
+        "required": ["key", "queue", "session_id", "panes", "choices"],
+        "properties": {
+            "key": {"type": "string"},
+            "queue": {"type": "string"},
+            "session_id": {"type": "string"},
+            "turn": {"type": "integer", "nullable": True},
+            "panes": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["heading", "text"],
+                    "properties": {"heading": {"type": "string"}, "text": {"type": "string"}},
+                },
+            },
+            "choices": {"type": "array", "items": _CHOICE},
+            "judged": {"type": "object", "additionalProperties": _NUMBER_OR_NULL},
+        },
+    }
+    queues = {
+        "type": "object",
+        "required": ["version", "queues"],
+        "properties": {
+            "version": {"type": "integer"},
+            "queues": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": [
+                        "name",
+                        "items",
+                        "per_item",
+                        "needed",
+                        "width",
+                        "labelled",
+                        "choices",
+                    ],
+                    "properties": {
+                        "name": {"type": "string"},
+                        "items": {"type": "integer"},
+                        "per_item": {"type": "integer"},
+                        "needed": {"type": "integer"},
+                        "width": {"type": "number"},
+                        "labelled": {"type": "integer"},
+                        "choices": {"type": "array", "items": _CHOICE},
+                    },
+                },
+            },
+        },
+    }
+    next_reply = {
+        "type": "object",
+        "required": ["item", "progress"],
+        "properties": {
+            "item": item,
+            "progress": {
+                "type": "object",
+                "required": ["done", "seconds_per_item"],
+                "properties": {"done": {"type": "integer"}, "seconds_per_item": _NUMBER_OR_NULL},
+            },
+        },
+    }
+    judge_body = {
+        "type": "object",
+        "required": ["scenario", "session"],
+        "properties": {
+            "scenario": {"type": "string"},
+            "session": {"type": "object", "description": "one canonical JSONL session"},
+        },
+    }
+    judged = {
+        "type": "object",
+        "required": ["version", "session_id", "links", "citations", "turns", "session"],
+        "properties": {
+            "version": {"type": "integer"},
+            "session_id": {"type": "string"},
+            **{
+                k: {"type": "array", "items": {"type": "object"}}
+                for k in ("links", "citations", "turns", "session")
+            },
+        },
+    }
+    agreement = {
+        "type": "object",
+        "required": ["version", "queues"],
+        "properties": {
+            "version": {"type": "integer"},
+            "queues": {"type": "array", "items": {"type": "object"}},
+        },
+    }
+    get_refusals = _refusals("400", "401")
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "genir-eval labelling API", "version": "1"},
+        "paths": {
+            "/api/queues": {
+                "get": {
+                    "summary": "the queues and their calibration sample sizes",
+                    "responses": {"200": _json(queues, "the queues"), **get_refusals},
+                }
+            },
+            "/api/queues/{queue}/next": {
+                "get": {
+                    "summary": "the next item for a labeller (null when none is left)",
+                    "parameters": [
+                        _QUEUE_PARAM,
+                        {"name": "labeller", "in": "query", "required": True, "schema": _LABELLER},
+                        {
+                            "name": "reveal",
+                            "in": "query",
+                            "required": False,
+                            "schema": {"type": "string", "enum": ["0", "1"]},
+                        },
+                    ],
+                    "responses": {
+                        "200": _json(next_reply, "the next item"),
+                        **get_refusals,
+                        **_refusals("404", "422"),
+                    },
+                }
+            },
+            "/api/queues/{queue}/labels": _post("save a label", label_body, "201", event),
+            "/api/queues/{queue}/skip": _post("skip an item", skip_body, "201", event),
+            "/api/queues/{queue}/undo": _post(
+                "undo the labeller's last action", undo_body, "200", undone
+            ),
+            "/api/agreement": {
+                "get": {
+                    "summary": "judge-vs-people and people-vs-people agreement, PPI means",
+                    "responses": {"200": _json(agreement, "the figures"), **get_refusals},
+                }
+            },
+            "/api/judge": {
+                "post": {
+                    "summary": "judge one session with a named scenario's judges",
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": judge_body}},
+                    },
+                    "responses": {
+                        "200": _json(judged, "labels and scores"),
+                        **_refusals("400", "401", "403", "413", "415", "422"),
+                    },
+                }
+            },
+        },
+    }
