@@ -3,6 +3,7 @@ generate requests from it and check every response against it)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = ["openapi_schema"]
@@ -39,7 +40,6 @@ _EVENT = {
         "saved_at": {"type": "string"},
     },
 }
-_QUEUE_PARAM = {"name": "queue", "in": "path", "required": True, "schema": {"type": "string"}}
 
 
 def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
@@ -63,7 +63,6 @@ def _post(summary: str, body: dict[str, Any], ok: str, schema: dict[str, Any]) -
     return {
         "post": {
             "summary": summary,
-            "parameters": [_QUEUE_PARAM],
             "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},
             "responses": {
                 ok: _json(schema, "saved"),
@@ -73,20 +72,27 @@ def _post(summary: str, body: dict[str, Any], ok: str, schema: dict[str, Any]) -
     }
 
 
-def openapi_schema() -> dict[str, Any]:
-    """The schema, as a JSON-ready dict."""
-    label_body = {
+def _label_body(values: Sequence[float]) -> dict[str, Any]:
+    return {
         "type": "object",
         "required": ["item", "labeller", "value"],
         "properties": {
             "item": {"type": "string"},
             "labeller": _LABELLER,
-            "value": {"type": "number"},
+            "value": {"type": "number", "enum": list(values)},
             "comment": {"type": "string", "maxLength": 2000},
-            "seconds": {"type": "number", "minimum": 0},
+            "seconds": {"type": "number", "minimum": 0, "maximum": 1e7, "exclusiveMaximum": True},
             "judge_shown": {"type": "boolean"},
         },
     }
+
+
+def openapi_schema(
+    queues: Mapping[str, Sequence[float]], scenarios: Sequence[str]
+) -> dict[str, Any]:
+    """The schema of a server with ``queues`` (name -> the values a label may take) and
+    the ``scenarios`` ``POST /api/judge`` may name, as a JSON-ready dict. Each queue has
+    its own paths, so each says exactly which labels it takes."""
     skip_body = {
         "type": "object",
         "required": ["item", "labeller"],
@@ -124,7 +130,7 @@ def openapi_schema() -> dict[str, Any]:
             "judged": {"type": "object", "additionalProperties": _NUMBER_OR_NULL},
         },
     }
-    queues = {
+    queues_reply = {
         "type": "object",
         "required": ["version", "queues"],
         "properties": {
@@ -171,7 +177,7 @@ def openapi_schema() -> dict[str, Any]:
         "type": "object",
         "required": ["scenario", "session"],
         "properties": {
-            "scenario": {"type": "string"},
+            "scenario": {"type": "string", "enum": list(scenarios)},
             "session": {"type": "object", "description": "one canonical JSONL session"},
         },
     }
@@ -196,59 +202,59 @@ def openapi_schema() -> dict[str, Any]:
         },
     }
     get_refusals = _refusals("400", "401")
+    paths: dict[str, Any] = {
+        "/api/queues": {
+            "get": {
+                "summary": "the queues and their calibration sample sizes",
+                "responses": {"200": _json(queues_reply, "the queues"), **get_refusals},
+            }
+        }
+    }
+    for name, values in queues.items():
+        base = f"/api/queues/{name}"
+        paths[f"{base}/next"] = {
+            "get": {
+                "summary": f"the next {name} item for a labeller (null when none is left)",
+                "parameters": [
+                    {"name": "labeller", "in": "query", "required": True, "schema": _LABELLER},
+                    {
+                        "name": "reveal",
+                        "in": "query",
+                        "required": False,
+                        "schema": {"type": "string", "enum": ["0", "1"]},
+                    },
+                ],
+                "responses": {
+                    "200": _json(next_reply, "the next item"),
+                    **get_refusals,
+                    **_refusals("422"),
+                },
+            }
+        }
+        paths[f"{base}/labels"] = _post(f"save a {name} label", _label_body(values), "201", event)
+        paths[f"{base}/skip"] = _post(f"skip a {name} item", skip_body, "201", event)
+        paths[f"{base}/undo"] = _post("undo the labeller's last action", undo_body, "200", undone)
+    paths["/api/agreement"] = {
+        "get": {
+            "summary": "judge-vs-people and people-vs-people agreement, PPI means",
+            "responses": {"200": _json(agreement, "the figures"), **get_refusals},
+        }
+    }
+    paths["/api/judge"] = {
+        "post": {
+            "summary": "judge one session with a named scenario's judges",
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": judge_body}},
+            },
+            "responses": {
+                "200": _json(judged, "labels and scores"),
+                **_refusals("400", "401", "403", "413", "415", "422"),
+            },
+        }
+    }
     return {
         "openapi": "3.0.3",
         "info": {"title": "genir-eval labelling API", "version": "1"},
-        "paths": {
-            "/api/queues": {
-                "get": {
-                    "summary": "the queues and their calibration sample sizes",
-                    "responses": {"200": _json(queues, "the queues"), **get_refusals},
-                }
-            },
-            "/api/queues/{queue}/next": {
-                "get": {
-                    "summary": "the next item for a labeller (null when none is left)",
-                    "parameters": [
-                        _QUEUE_PARAM,
-                        {"name": "labeller", "in": "query", "required": True, "schema": _LABELLER},
-                        {
-                            "name": "reveal",
-                            "in": "query",
-                            "required": False,
-                            "schema": {"type": "string", "enum": ["0", "1"]},
-                        },
-                    ],
-                    "responses": {
-                        "200": _json(next_reply, "the next item"),
-                        **get_refusals,
-                        **_refusals("404", "422"),
-                    },
-                }
-            },
-            "/api/queues/{queue}/labels": _post("save a label", label_body, "201", event),
-            "/api/queues/{queue}/skip": _post("skip an item", skip_body, "201", event),
-            "/api/queues/{queue}/undo": _post(
-                "undo the labeller's last action", undo_body, "200", undone
-            ),
-            "/api/agreement": {
-                "get": {
-                    "summary": "judge-vs-people and people-vs-people agreement, PPI means",
-                    "responses": {"200": _json(agreement, "the figures"), **get_refusals},
-                }
-            },
-            "/api/judge": {
-                "post": {
-                    "summary": "judge one session with a named scenario's judges",
-                    "requestBody": {
-                        "required": True,
-                        "content": {"application/json": {"schema": judge_body}},
-                    },
-                    "responses": {
-                        "200": _json(judged, "labels and scores"),
-                        **_refusals("400", "401", "403", "413", "415", "422"),
-                    },
-                }
-            },
-        },
+        "paths": paths,
     }

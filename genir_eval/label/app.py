@@ -327,8 +327,13 @@ def make_app(
         result = await run_in_threadpool(judge_session, known_scenarios[name], data["session"])
         return JSONResponse(result)
 
+    served_schema = openapi_schema(
+        {q.name: [c.value for c in q.choices] for q in space.queues.values()},
+        sorted(known_scenarios),
+    )
+
     async def schema(request: Request) -> Response:
-        return JSONResponse(openapi_schema())
+        return JSONResponse(served_schema)
 
     async def not_in_queue(request: Request, error: Exception) -> Response:
         return _error(404, str(error))
