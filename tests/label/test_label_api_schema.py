@@ -21,6 +21,22 @@ def api_schema(hostile_run: Path, tmp_path_factory: pytest.TempPathFactory) -> I
         yield schemathesis.openapi.from_url(url + "openapi.json")
 
 
+def _fuzz(operation: object, excluded: list[object]) -> None:
+    """Hypothesis-generated calls of one operation, each answer checked against the schema."""
+
+    @given(case=operation.as_strategy())  # type: ignore[attr-defined]
+    @settings(
+        max_examples=25,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    def call(case: schemathesis.Case) -> None:
+        case.call_and_validate(excluded_checks=excluded)
+
+    call()
+
+
 def test_the_api_keeps_to_its_schema(api_schema: schemathesis.BaseSchema) -> None:
     operations = [result.ok() for result in api_schema.get_all_operations()]
     # the queues, then 4 routes a queue (next, labels, skip, undo), agreement and judge
@@ -29,15 +45,4 @@ def test_the_api_keeps_to_its_schema(api_schema: schemathesis.BaseSchema) -> Non
         # a session's rules are more than its JSON schema says (statements cover the
         # response, citations name links): a schema-valid session may be refused with 422
         excluded = [positive_data_acceptance] if operation.path == "/api/judge" else []
-
-        @given(case=operation.as_strategy())
-        @settings(
-            max_examples=25,
-            deadline=None,
-            database=None,
-            suppress_health_check=list(HealthCheck),
-        )
-        def call(case: schemathesis.Case) -> None:
-            case.call_and_validate(excluded_checks=excluded)
-
-        call()
+        _fuzz(operation, excluded)
