@@ -34,8 +34,9 @@ def agreement_lines(figures: Mapping[str, Any]) -> list[str]:
             ppi = j["ppi"]
             lines.append(
                 f"  {j['judge']}: n {j['n']}, kappa(linear) {_n(j['kappa_linear'])}, "
-                f"mae {_n(j['mae'])}; people's mean {_interval(ppi.get('gold_mean'))}, "
-                f"PPI mean {_interval(ppi.get('ppi'))}"
+                f"mae {_n(j['mae'])}; people's mean of the labelled "
+                f"{_interval(j['people_mean'])}, PPI mean of all items by stratum "
+                f"{_interval(ppi if ppi.get('ci') else None)}"
                 + (f" ({ppi['reason']})" if ppi.get("reason") else "")
             )
     return lines

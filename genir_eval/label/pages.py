@@ -160,11 +160,11 @@ def agreement_page(space: Workspace) -> str:
         rows = []
         for j in q["judges"]:
             ppi = j["ppi"]
-            gold = ppi.get("gold_mean")
             rows.append(
                 f"<tr><td>{_e(j['judge'])}</td><td>{j['n']}</td><td>{_figure(j['kappa_linear'])}"
-                f"</td><td>{_figure(j['mae'])}</td><td>{_interval(gold)}</td>"
-                f"<td>{_interval(ppi.get('ppi'))}</td><td>{_e(ppi.get('reason') or '')}</td></tr>"
+                f"</td><td>{_figure(j['mae'])}</td><td>{_interval(j['people_mean'])}</td>"
+                f"<td>{_interval(ppi if ppi.get('ci') else None)}</td>"
+                f"<td>{_e(ppi.get('reason') or ppi.get('note') or '')}</td></tr>"
             )
         alpha = q["between_people"]
         sections.append(
@@ -174,7 +174,7 @@ def agreement_page(space: Workspace) -> str:
             f"{alpha['items']} items, {alpha['labellers']} people"
             f"{' — ' + _e(alpha['reason']) if alpha.get('reason') else ''}.</p>"
             "<table><thead><tr><th>judge</th><th>n</th><th>kappa (linear)</th><th>MAE</th>"
-            "<th>people's mean [95%]</th><th>PPI mean [95%]</th><th>note</th></tr></thead>"
+            "<th>people's mean of the labelled [95%]</th><th>PPI mean of all items, by stratum [95%]</th><th>note</th></tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table></section>"
         )
     body = (

@@ -7,7 +7,12 @@ import math
 
 import pytest
 
-from genir_eval.label.agreement import krippendorff_alpha, people_label, queue_agreement
+from genir_eval.label.agreement import (
+    krippendorff_alpha,
+    people_label,
+    queue_agreement,
+    stratified_ppi,
+)
 from genir_eval.label.items import Item
 from genir_eval.label.store import Event
 
@@ -63,4 +68,24 @@ def test_judge_against_people_by_hand() -> None:
     assert judge["kappa_linear"] == pytest.approx(1 - 0.25 / expected_disagreement, abs=1e-9)
     assert judge["mae"] == pytest.approx(0.25) and judge["n"] == 4
     assert out["labelled"] == 4 and out["between_people"]["alpha"] is None
-    assert math.isclose(judge["ppi"]["gold_mean"]["estimate"], 7 / 4)
+    assert math.isclose(judge["people_mean"]["estimate"], 7 / 4)
+
+
+def test_stratified_ppi_by_hand() -> None:
+    # stratum 0: judged 0 1 0 1, people 1 1 on the first two: rectifier -1 0 (mean -0.5,
+    # variance 0.5), unlabelled judged 0 1 (mean 0.5, variance 0.5): 0.5 + 0.5 = 1.0 with
+    # variance 0.5/2 + 0.5/2 = 0.5. Stratum 1: judged 1 2, both labelled 2 2: 2.0, variance
+    # 0. Weights 4/6 and 2/6: 4/3, variance (4/6)^2 0.5 = 2/9.
+    out = stratified_ppi(
+        [0, 0, 0, 0, 1, 1], [0, 1, 0, 1, 1, 2], [1, 1, None, None, 2, 2], bounds=(0, 3)
+    )
+    assert out["estimate"] == pytest.approx(4 / 3, abs=1e-12)
+    half = 1.959963984540054 * math.sqrt(2 / 9)
+    assert out["ci"] == pytest.approx([4 / 3 - half, 4 / 3 + half], abs=1e-9)
+    assert out["strata"] == {"0": {"items": 4, "labelled": 2}, "1": {"items": 2, "labelled": 2}}
+    assert "least certain" in out["note"]
+
+
+def test_stratified_ppi_needs_two_labels_a_stratum() -> None:
+    out = stratified_ppi([0, 0, 1, 1], [0, 1, 1, 1], [1, None, 2, 2])
+    assert out["estimate"] is None and "stratum 0 has 1 labelled of 2" in out["reason"]
