@@ -125,7 +125,7 @@ def _scenarios(args: argparse.Namespace, space: Any) -> dict[str, Path]:
         if not sep or not name or not Path(path).is_file():
             raise ConfigError(f"--scenario: expected NAME=FILE of a scenario file, got {text!r}")
         found[name] = Path(path)
-    if not found:
+    if not found and (space.run_dir / "run.json").is_file():  # a run folder, not an arena
         scenario = load_run(space.run_dir).info.get("scenario") or {}
         path = scenario.get("path")
         if path and Path(path).is_file():
@@ -183,15 +183,20 @@ def serve(args: argparse.Namespace, run_dir: str) -> int:
 
 
 def _export(args: argparse.Namespace, run_dir: str) -> int:
+    from genir_eval.ingest.preferences import write_preferences
     from genir_eval.label.gold import PeopleGold, write_gold_sessions
     from genir_eval.label.items import run_sessions
+    from genir_eval.label.pairs import is_arena, preference_rows
     from genir_eval.label.store import STORE_FILE, LabelStore
     from genir_eval.rundir import load_run
 
     if not args.out:
         raise ConfigError("label export: --out DIR is required")
-    run = load_run(run_dir)
-    store_path = Path(args.store) if args.store else run.directory / STORE_FILE
+    folder = Path(run_dir)
+    arena = is_arena(folder)
+    run = None if arena else load_run(run_dir)
+    directory = folder if run is None else run.directory
+    store_path = Path(args.store) if args.store else directory / STORE_FILE
     if not store_path.is_file():
         raise InputError(
             f"{store_path}: no label store here (`genir-eval label {run_dir}` makes one)"
@@ -199,18 +204,24 @@ def _export(args: argparse.Namespace, run_dir: str) -> int:
     store = LabelStore(store_path)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    sessions = run_sessions(run)
     gold = PeopleGold(store)
-    with open(out / "sessions-gold.jsonl", "wb") as stream:
-        carrying = write_gold_sessions(sessions.values(), gold, stream)
+    if run is not None:
+        sessions = run_sessions(run)
+        with open(out / "sessions-gold.jsonl", "wb") as stream:
+            carrying = write_gold_sessions(sessions.values(), gold, stream)
+        print(
+            f"{out / 'sessions-gold.jsonl'}: {len(sessions)} sessions, {carrying} with "
+            f"people's gold ({len(gold) - len(gold.pairs)} labelled items)"
+        )
+    if gold.pairs:
+        with open(out / "preferences.jsonl", "wb") as stream:
+            written = write_preferences(preference_rows(gold.pairs), stream)
+        print(f"{out / 'preferences.jsonl'}: {written} preferences (arena --preferences reads it)")
     events = store.events(live=False)
     with open(out / "labels.jsonl", "w", encoding="utf-8") as stream:
         for event in events:
             row = {"version": 1, **event.__dict__}
             stream.write(json.dumps(row, ensure_ascii=False) + "\n")
-    print(
-        f"{out / 'sessions-gold.jsonl'}: {len(sessions)} sessions, {carrying} with people's gold ({len(gold)} labelled items)"
-    )
     print(f"{out / 'labels.jsonl'}: {len(events)} actions (labels, skips, the undone ones marked)")
     return 0
 

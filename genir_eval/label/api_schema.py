@@ -26,11 +26,11 @@ _CHOICE = {
 }
 _EVENT = {
     "type": "object",
-    "required": ["id", "queue", "item", "labeller", "action", "value", "saved_at"],
+    "required": ["id", "queue", "key", "labeller", "action", "value", "saved_at"],
     "properties": {
         "id": {"type": "integer"},
         "queue": {"type": "string"},
-        "item": {"type": "string"},
+        "key": {"type": "string"},
         "labeller": {"type": "string"},
         "action": {"type": "string", "enum": ["label", "skip"]},
         "value": _NUMBER_OR_NULL,
@@ -75,9 +75,9 @@ def _post(summary: str, body: dict[str, Any], ok: str, schema: dict[str, Any]) -
 def _label_body(values: Sequence[float]) -> dict[str, Any]:
     return {
         "type": "object",
-        "required": ["item", "labeller", "value"],
+        "required": ["key", "labeller", "value"],
         "properties": {
-            "item": {"type": "string"},
+            "key": {"type": "string"},
             "labeller": _LABELLER,
             "value": {"type": "number", "enum": list(values)},
             "comment": {"type": "string", "maxLength": 2000},
@@ -87,93 +87,90 @@ def _label_body(values: Sequence[float]) -> dict[str, Any]:
     }
 
 
-def openapi_schema(
-    queues: Mapping[str, Sequence[float]], scenarios: Sequence[str]
-) -> dict[str, Any]:
-    """The schema of a server with ``queues`` (name -> the values a label may take) and
-    the ``scenarios`` ``POST /api/judge`` may name, as a JSON-ready dict. Each queue has
-    its own paths, so each says exactly which labels it takes."""
-    skip_body = {
-        "type": "object",
-        "required": ["item", "labeller"],
-        "properties": {
-            "item": {"type": "string"},
-            "labeller": _LABELLER,
-            "comment": {"type": "string", "maxLength": 2000},
-        },
-    }
-    undo_body = {"type": "object", "required": ["labeller"], "properties": {"labeller": _LABELLER}}
-    event = {"type": "object", "required": ["event"], "properties": {"event": _EVENT}}
-    undone = {
-        "type": "object",
-        "required": ["undone"],
-        "properties": {"undone": {**_EVENT, "nullable": True}},
-    }
-    item = {
-        "type": "object",
-        "nullable": True,
-        "required": ["key", "queue", "session_id", "panes", "choices"],
-        "properties": {
-            "key": {"type": "string"},
-            "queue": {"type": "string"},
-            "session_id": {"type": "string"},
-            "turn": {"type": "integer", "nullable": True},
-            "panes": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "required": ["heading", "text"],
-                    "properties": {"heading": {"type": "string"}, "text": {"type": "string"}},
-                },
-            },
-            "choices": {"type": "array", "items": _CHOICE},
-            "judged": {"type": "object", "additionalProperties": _NUMBER_OR_NULL},
-        },
-    }
-    queues_reply = {
-        "type": "object",
-        "required": ["version", "queues"],
-        "properties": {
-            "version": {"type": "integer"},
-            "queues": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "required": [
-                        "name",
-                        "items",
-                        "per_item",
-                        "needed",
-                        "width",
-                        "labelled",
-                        "choices",
-                    ],
-                    "properties": {
-                        "name": {"type": "string"},
-                        "items": {"type": "integer"},
-                        "per_item": {"type": "integer"},
-                        "needed": {"type": "integer"},
-                        "width": {"type": "number"},
-                        "labelled": {"type": "integer"},
-                        "choices": {"type": "array", "items": _CHOICE},
-                    },
-                },
-            },
-        },
-    }
-    next_reply = {
-        "type": "object",
-        "required": ["item", "progress"],
-        "properties": {
-            "item": item,
-            "progress": {
+_SKIP_BODY = {
+    "type": "object",
+    "required": ["key", "labeller"],
+    "properties": {
+        "key": {"type": "string"},
+        "labeller": _LABELLER,
+        "comment": {"type": "string", "maxLength": 2000},
+    },
+}
+_UNDO_BODY = {"type": "object", "required": ["labeller"], "properties": {"labeller": _LABELLER}}
+_SAVED = {"type": "object", "required": ["event"], "properties": {"event": _EVENT}}
+_UNDONE = {
+    "type": "object",
+    "required": ["undone"],
+    "properties": {"undone": {**_EVENT, "nullable": True}},
+}
+_ITEM = {
+    "type": "object",
+    "nullable": True,
+    "required": ["key", "queue", "session_id", "panes", "choices"],
+    "properties": {
+        "key": {"type": "string"},
+        "queue": {"type": "string"},
+        "session_id": {"type": "string"},
+        "turn": {"type": "integer", "nullable": True},
+        "panes": {
+            "type": "array",
+            "items": {
                 "type": "object",
-                "required": ["done", "seconds_per_item"],
-                "properties": {"done": {"type": "integer"}, "seconds_per_item": _NUMBER_OR_NULL},
+                "required": ["heading", "text"],
+                "properties": {"heading": {"type": "string"}, "text": {"type": "string"}},
             },
         },
-    }
-    judge_body = {
+        "choices": {"type": "array", "items": _CHOICE},
+        "judged": {"type": "object", "additionalProperties": _NUMBER_OR_NULL},
+    },
+}
+_QUEUES_REPLY = {
+    "type": "object",
+    "required": ["version", "queues"],
+    "properties": {
+        "version": {"type": "integer"},
+        "queues": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": [
+                    "name",
+                    "items",
+                    "per_item",
+                    "needed",
+                    "width",
+                    "labelled",
+                    "choices",
+                ],
+                "properties": {
+                    "name": {"type": "string"},
+                    "items": {"type": "integer"},
+                    "per_item": {"type": "integer"},
+                    "needed": {"type": "integer"},
+                    "width": {"type": "number"},
+                    "labelled": {"type": "integer"},
+                    "choices": {"type": "array", "items": _CHOICE},
+                },
+            },
+        },
+    },
+}
+_NEXT_REPLY = {
+    "type": "object",
+    "required": ["next", "progress"],
+    "properties": {
+        "next": _ITEM,
+        "progress": {
+            "type": "object",
+            "required": ["done", "seconds_per_item"],
+            "properties": {"done": {"type": "integer"}, "seconds_per_item": _NUMBER_OR_NULL},
+        },
+    },
+}
+
+
+def _judge_body(scenarios: Sequence[str]) -> dict[str, Any]:
+    return {
         "type": "object",
         "required": ["scenario", "session"],
         "properties": {
@@ -181,32 +178,42 @@ def openapi_schema(
             "session": {"type": "object", "description": "one canonical JSONL session"},
         },
     }
-    judged = {
-        "type": "object",
-        "required": ["version", "session_id", "links", "citations", "turns", "session"],
-        "properties": {
-            "version": {"type": "integer"},
-            "session_id": {"type": "string"},
-            **{
-                k: {"type": "array", "items": {"type": "object"}}
-                for k in ("links", "citations", "turns", "session")
-            },
+
+
+_JUDGED = {
+    "type": "object",
+    "required": ["version", "session_id", "links", "citations", "turns", "session"],
+    "properties": {
+        "version": {"type": "integer"},
+        "session_id": {"type": "string"},
+        **{
+            k: {"type": "array", "items": {"type": "object"}}
+            for k in ("links", "citations", "turns", "session")
         },
-    }
-    agreement = {
-        "type": "object",
-        "required": ["version", "queues"],
-        "properties": {
-            "version": {"type": "integer"},
-            "queues": {"type": "array", "items": {"type": "object"}},
-        },
-    }
+    },
+}
+_AGREEMENT = {
+    "type": "object",
+    "required": ["version", "queues"],
+    "properties": {
+        "version": {"type": "integer"},
+        "queues": {"type": "array", "items": {"type": "object"}},
+    },
+}
+
+
+def openapi_schema(
+    queues: Mapping[str, Sequence[float]], scenarios: Sequence[str]
+) -> dict[str, Any]:
+    """The schema of a server with ``queues`` (name -> the values a label may take) and
+    the ``scenarios`` ``POST /api/judge`` may name, as a JSON-ready dict. Each queue has
+    its own paths, so each says exactly which labels it takes."""
     get_refusals = _refusals("400", "401")
     paths: dict[str, Any] = {
         "/api/queues": {
             "get": {
                 "summary": "the queues and their calibration sample sizes",
-                "responses": {"200": _json(queues_reply, "the queues"), **get_refusals},
+                "responses": {"200": _json(_QUEUES_REPLY, "the queues"), **get_refusals},
             }
         }
     }
@@ -214,7 +221,7 @@ def openapi_schema(
         base = f"/api/queues/{name}"
         paths[f"{base}/next"] = {
             "get": {
-                "summary": f"the next {name} item for a labeller (null when none is left)",
+                "summary": f"the next {name} _ITEM for a labeller (null when none is left)",
                 "parameters": [
                     {"name": "labeller", "in": "query", "required": True, "schema": _LABELLER},
                     {
@@ -225,19 +232,19 @@ def openapi_schema(
                     },
                 ],
                 "responses": {
-                    "200": _json(next_reply, "the next item"),
+                    "200": _json(_NEXT_REPLY, "the next item"),
                     **get_refusals,
                     **_refusals("422"),
                 },
             }
         }
-        paths[f"{base}/labels"] = _post(f"save a {name} label", _label_body(values), "201", event)
-        paths[f"{base}/skip"] = _post(f"skip a {name} item", skip_body, "201", event)
-        paths[f"{base}/undo"] = _post("undo the labeller's last action", undo_body, "200", undone)
+        paths[f"{base}/labels"] = _post(f"save a {name} label", _label_body(values), "201", _SAVED)
+        paths[f"{base}/skip"] = _post(f"skip a {name} item", _SKIP_BODY, "201", _SAVED)
+        paths[f"{base}/undo"] = _post("undo the labeller's last action", _UNDO_BODY, "200", _UNDONE)
     paths["/api/agreement"] = {
         "get": {
-            "summary": "judge-vs-people and people-vs-people agreement, PPI means",
-            "responses": {"200": _json(agreement, "the figures"), **get_refusals},
+            "summary": "judge-vs-people and people-vs-people _AGREEMENT, PPI means",
+            "responses": {"200": _json(_AGREEMENT, "the figures"), **get_refusals},
         }
     }
     paths["/api/judge"] = {
@@ -245,10 +252,10 @@ def openapi_schema(
             "summary": "judge one session with a named scenario's judges",
             "requestBody": {
                 "required": True,
-                "content": {"application/json": {"schema": judge_body}},
+                "content": {"application/json": {"schema": _judge_body(scenarios)}},
             },
             "responses": {
-                "200": _json(judged, "labels and scores"),
+                "200": _json(_JUDGED, "labels and scores"),
                 **_refusals("400", "401", "403", "413", "415", "422"),
             },
         }

@@ -114,7 +114,10 @@ class Guard:
         from urllib.parse import parse_qs
 
         in_query = (parse_qs(query).get("token") or [""])[0] if scope["path"] == "/" else ""
-        return any(hmac.compare_digest(t, self.token) for t in (given, cookie, in_query) if t)
+        secret = self.token.encode("utf-8")
+        return any(
+            hmac.compare_digest(t.encode("utf-8"), secret) for t in (given, cookie, in_query) if t
+        )
 
 
 def _item_json(queue: Queue, item: Item, *, reveal: bool) -> dict[str, Any]:
@@ -124,7 +127,10 @@ def _item_json(queue: Queue, item: Item, *, reveal: bool) -> dict[str, Any]:
         "session_id": item.session_id,
         "turn": item.turn,
         "panes": [{"heading": p.heading, "text": p.text} for p in item.panes],
-        "choices": [{"value": c.value, "key": c.key, "words": c.words} for c in queue.choices],
+        "choices": [
+            {"value": c.value, "key": c.key, "words": c.words}
+            for c in item.choices or queue.choices
+        ],
     }
     if reveal:
         out["judged"] = dict(item.judged)
@@ -135,7 +141,7 @@ def _event_json(event: Event) -> dict[str, Any]:
     return {
         "id": event.id,
         "queue": event.queue,
-        "item": event.item,
+        "key": event.item,
         "labeller": event.labeller,
         "action": event.action,
         "value": event.value,
@@ -173,34 +179,35 @@ def _string(data: Mapping[str, Any], key: str, *, limit: int = 2000) -> str:
     return value
 
 
-def make_app(
-    space: Workspace,
-    *,
-    hosts: set[str] | None = None,
-    token: str | None = None,
-    scenarios: Mapping[str, Path] | None = None,
-) -> ASGIApp:
-    """The server's ASGI application over ``space``; ``hosts`` the names the Host header
-    may give (the loopback names by default), ``token`` required on every request when set,
-    ``scenarios`` the scenarios ``POST /api/judge`` may name."""
-    known_scenarios = dict(scenarios or {})
+class _Server:
+    """The pages and the API over one workspace (each method is a route or an error
+    handler)."""
 
-    def queue_of(request: Request) -> Queue:
+    def __init__(self, space: Workspace, token: str | None, scenarios: Mapping[str, Path]) -> None:
+        self.space = space
+        self.token = token
+        self.scenarios = dict(scenarios)
+        self.served_schema = openapi_schema(
+            {q.name: [c.value for c in q.choices] for q in space.queues.values()},
+            sorted(self.scenarios),
+        )
+
+    def queue_of(self, request: Request) -> Queue:
         try:
-            return space.queue(request.path_params["queue"])
+            return self.space.queue(request.path_params["queue"])
         except LookupError as error:
             raise NotInQueue(str(error)) from None
 
-    def labeller_of(value: Any) -> str:
+    def labeller_of(self, value: Any) -> str:
         try:
             return check_labeller(value)
         except ValueError as error:
             raise _Bad(str(error)) from None
 
-    async def index(request: Request) -> Response:
-        if "token" in request.query_params and token is not None:
+    async def index(self, request: Request) -> Response:
+        if "token" in request.query_params and self.token is not None:
             response = RedirectResponse("/", status_code=303)
-            response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="strict")
+            response.set_cookie(TOKEN_COOKIE, self.token, httponly=True, samesite="strict")
             return response
         name = request.query_params.get("labeller") or None
         if name is not None:
@@ -208,31 +215,35 @@ def make_app(
                 check_labeller(name)
             except ValueError as error:
                 return HTMLResponse(f"<p>{pages._e(error)}</p>", status_code=422)
-        return HTMLResponse(await run_in_threadpool(pages.index_page, space, name))
+        return HTMLResponse(await run_in_threadpool(pages.index_page, self.space, name))
 
-    async def label_page(request: Request) -> Response:
-        queue = queue_of(request)
+    async def label_page(self, request: Request) -> Response:
+        queue = self.queue_of(request)
         name = request.query_params.get("labeller")
         if not name:
             return RedirectResponse("/", status_code=303)
-        labeller = labeller_of(name)
+        labeller = self.labeller_of(name)
         reveal = request.query_params.get("reveal") == "1"
-        key = await run_in_threadpool(space.store.next_item, queue.name, labeller, queue.per_item)
+        key = await run_in_threadpool(
+            self.space.store.next_item, queue.name, labeller, queue.per_item
+        )
         if key is None:
-            return HTMLResponse(await run_in_threadpool(pages.done_page, space, queue, labeller))
+            return HTMLResponse(
+                await run_in_threadpool(pages.done_page, self.space, queue, labeller)
+            )
         page = await run_in_threadpool(
-            pages.item_page, space, queue, queue.by_key[key], labeller, reveal=reveal
+            pages.item_page, self.space, queue, queue.by_key[key], labeller, reveal=reveal
         )
         return HTMLResponse(page)
 
-    async def agreement_page(request: Request) -> Response:
-        return HTMLResponse(await run_in_threadpool(pages.agreement_page, space))
+    async def agreement_page(self, request: Request) -> Response:
+        return HTMLResponse(await run_in_threadpool(pages.agreement_page, self.space))
 
-    async def list_queues(request: Request) -> Response:
+    async def list_queues(self, request: Request) -> Response:
         def figures() -> list[dict[str, Any]]:
             out = []
-            for q in space.queues.values():
-                size = q.size(space.store)
+            for q in self.space.queues.values():
+                size = q.size(self.space.store)
                 out.append(
                     {
                         "name": q.name,
@@ -240,7 +251,7 @@ def make_app(
                         "per_item": q.per_item,
                         "needed": size.needed,
                         "width": size.width,
-                        "labelled": len(space.store.labels(q.name)),
+                        "labelled": len(self.space.store.labels(q.name)),
                         "choices": [
                             {"value": c.value, "key": c.key, "words": c.words} for c in q.choices
                         ],
@@ -250,19 +261,21 @@ def make_app(
 
         return JSONResponse({"version": 1, "queues": await run_in_threadpool(figures)})
 
-    async def next_item(request: Request) -> Response:
-        queue = queue_of(request)
-        labeller = labeller_of(request.query_params.get("labeller", ""))
+    async def next_item(self, request: Request) -> Response:
+        queue = self.queue_of(request)
+        labeller = self.labeller_of(request.query_params.get("labeller", ""))
         reveal = request.query_params.get("reveal") == "1"
-        key = await run_in_threadpool(space.store.next_item, queue.name, labeller, queue.per_item)
-        done, seconds = await run_in_threadpool(space.store.done_by, queue.name, labeller)
+        key = await run_in_threadpool(
+            self.space.store.next_item, queue.name, labeller, queue.per_item
+        )
+        done, seconds = await run_in_threadpool(self.space.store.done_by, queue.name, labeller)
         item = None if key is None else _item_json(queue, queue.by_key[key], reveal=reveal)
-        return JSONResponse({"item": item, "progress": {"done": done, "seconds_per_item": seconds}})
+        return JSONResponse({"next": item, "progress": {"done": done, "seconds_per_item": seconds}})
 
-    async def post_label(request: Request) -> Response:
-        queue = queue_of(request)
-        data = await _body(request, ("item", "labeller", "value"))
-        labeller = labeller_of(data["labeller"])
+    async def post_label(self, request: Request) -> Response:
+        queue = self.queue_of(request)
+        data = await _body(request, ("key", "labeller", "value"))
+        labeller = self.labeller_of(data["labeller"])
         value = data["value"]
         allowed = [c.value for c in queue.choices]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value not in allowed:
@@ -278,9 +291,9 @@ def make_app(
         if not isinstance(shown, bool):
             raise _Bad("judge_shown: true or false")
         event = await run_in_threadpool(
-            lambda: space.store.save(
+            lambda: self.space.store.save(
                 queue.name,
-                _string(data, "item", limit=4000),
+                _string(data, "key", limit=4000),
                 labeller,
                 value=float(value),
                 comment=_string(data, "comment"),
@@ -290,14 +303,14 @@ def make_app(
         )
         return JSONResponse({"event": _event_json(event)}, status_code=201)
 
-    async def post_skip(request: Request) -> Response:
-        queue = queue_of(request)
-        data = await _body(request, ("item", "labeller"))
-        labeller = labeller_of(data["labeller"])
+    async def post_skip(self, request: Request) -> Response:
+        queue = self.queue_of(request)
+        data = await _body(request, ("key", "labeller"))
+        labeller = self.labeller_of(data["labeller"])
         event = await run_in_threadpool(
-            lambda: space.store.save(
+            lambda: self.space.store.save(
                 queue.name,
-                _string(data, "item", limit=4000),
+                _string(data, "key", limit=4000),
                 labeller,
                 value=None,
                 comment=_string(data, "comment"),
@@ -305,61 +318,72 @@ def make_app(
         )
         return JSONResponse({"event": _event_json(event)}, status_code=201)
 
-    async def post_undo(request: Request) -> Response:
-        queue = queue_of(request)
+    async def post_undo(self, request: Request) -> Response:
+        queue = self.queue_of(request)
         data = await _body(request, ("labeller",))
-        labeller = labeller_of(data["labeller"])
-        event = await run_in_threadpool(space.store.undo, queue.name, labeller)
+        labeller = self.labeller_of(data["labeller"])
+        event = await run_in_threadpool(self.space.store.undo, queue.name, labeller)
         return JSONResponse({"undone": None if event is None else _event_json(event)})
 
-    async def agreement(request: Request) -> Response:
-        return JSONResponse(await run_in_threadpool(space.agreement))
+    async def agreement(self, request: Request) -> Response:
+        return JSONResponse(await run_in_threadpool(self.space.agreement))
 
-    async def judge(request: Request) -> Response:
+    async def judge(self, request: Request) -> Response:
         data = await _body(request, ("scenario", "session"))
         name = data["scenario"]
-        if not isinstance(name, str) or name not in known_scenarios:
-            raise _Bad(f"scenario: one of {', '.join(sorted(known_scenarios)) or '(none given)'}")
+        if not isinstance(name, str) or name not in self.scenarios:
+            raise _Bad(f"scenario: one of {', '.join(sorted(self.scenarios)) or '(none given)'}")
         if not isinstance(data["session"], dict):
             raise _Bad("session: a canonical JSONL session object")
         from genir_eval.label.judging import judge_session
 
-        result = await run_in_threadpool(judge_session, known_scenarios[name], data["session"])
+        result = await run_in_threadpool(judge_session, self.scenarios[name], data["session"])
         return JSONResponse(result)
 
-    served_schema = openapi_schema(
-        {q.name: [c.value for c in q.choices] for q in space.queues.values()},
-        sorted(known_scenarios),
-    )
+    async def schema(self, request: Request) -> Response:
+        return JSONResponse(self.served_schema)
 
-    async def schema(request: Request) -> Response:
-        return JSONResponse(served_schema)
-
-    async def not_in_queue(request: Request, error: Exception) -> Response:
+    async def not_in_queue(self, request: Request, error: Exception) -> Response:
         return _error(404, str(error))
 
-    async def bad(request: Request, error: Exception) -> Response:
+    async def bad(self, request: Request, error: Exception) -> Response:
         return _error(422, str(error))
 
-    async def genir_error(request: Request, error: Exception) -> Response:
+    async def genir_error(self, request: Request, error: Exception) -> Response:
         return _error(422, str(error))
 
+
+def make_app(
+    space: Workspace,
+    *,
+    hosts: set[str] | None = None,
+    token: str | None = None,
+    scenarios: Mapping[str, Path] | None = None,
+) -> ASGIApp:
+    """The server's ASGI application over ``space``; ``hosts`` the names the Host header
+    may give (the loopback names by default), ``token`` required on every request when set,
+    ``scenarios`` the scenarios ``POST /api/judge`` may name."""
+    server = _Server(space, token, scenarios or {})
     routes = [
-        Route("/", index),
-        Route("/label/{queue}", label_page),
-        Route("/agreement", agreement_page),
-        Route("/openapi.json", schema),
-        Route("/api/queues", list_queues),
-        Route("/api/queues/{queue}/next", next_item),
-        Route("/api/queues/{queue}/labels", post_label, methods=["POST"]),
-        Route("/api/queues/{queue}/skip", post_skip, methods=["POST"]),
-        Route("/api/queues/{queue}/undo", post_undo, methods=["POST"]),
-        Route("/api/agreement", agreement),
-        Route("/api/judge", judge, methods=["POST"]),
+        Route("/", server.index),
+        Route("/label/{queue}", server.label_page),
+        Route("/agreement", server.agreement_page),
+        Route("/openapi.json", server.schema),
+        Route("/api/queues", server.list_queues),
+        Route("/api/queues/{queue}/next", server.next_item),
+        Route("/api/queues/{queue}/labels", server.post_label, methods=["POST"]),
+        Route("/api/queues/{queue}/skip", server.post_skip, methods=["POST"]),
+        Route("/api/queues/{queue}/undo", server.post_undo, methods=["POST"]),
+        Route("/api/agreement", server.agreement),
+        Route("/api/judge", server.judge, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(
         routes=routes,
-        exception_handlers={NotInQueue: not_in_queue, _Bad: bad, GenirError: genir_error},
+        exception_handlers={
+            NotInQueue: server.not_in_queue,
+            _Bad: server.bad,
+            GenirError: server.genir_error,
+        },
     )
     return Guard(app, hosts=hosts or {"127.0.0.1", "localhost", "::1"}, token=token)

@@ -17,7 +17,7 @@ from typing import IO
 import orjson
 
 from genir_eval.errors import InputError
-from genir_eval.kind_names import CITATION_SUPPORT, LINK_USEFULNESS
+from genir_eval.kind_names import CITATION_SUPPORT, LINK_USEFULNESS, PAIRWISE
 from genir_eval.label.agreement import people_label
 from genir_eval.label.items import SESSION_SATISFACTION, TURN_SATISFACTION
 from genir_eval.label.store import STORE_FILE, LabelStore
@@ -36,7 +36,15 @@ class PeopleGold:
         self.support: dict[tuple[str, int, int], dict[int, str]] = {}
         self.turns: dict[tuple[str, int], float] = {}
         self.sessions: dict[str, float] = {}
-        for queue in (LINK_USEFULNESS, CITATION_SUPPORT, TURN_SATISFACTION, SESSION_SATISFACTION):
+        #: pairwise labels: item key -> 1 (a), 0 (b) or 0.5 (tie)
+        self.pairs: dict[str, float] = {}
+        for queue in (
+            LINK_USEFULNESS,
+            CITATION_SUPPORT,
+            TURN_SATISFACTION,
+            SESSION_SATISFACTION,
+            PAIRWISE,
+        ):
             for item, by in store.labels(queue).items():
                 value = people_label(queue, by)
                 if value is not None:
@@ -44,7 +52,9 @@ class PeopleGold:
 
     def _put(self, queue: str, item: str, value: float) -> None:
         body = item.split(":", 1)[1]
-        if queue == LINK_USEFULNESS:
+        if queue == PAIRWISE:
+            self.pairs[item] = value
+        elif queue == LINK_USEFULNESS:
             sid, turn, link = body.rsplit(":", 2)
             self.links.setdefault((sid, int(turn)), {})[int(link)] = int(value)
         elif queue == CITATION_SUPPORT:
@@ -63,6 +73,7 @@ class PeopleGold:
             + sum(len(v) for v in self.support.values())
             + len(self.turns)
             + len(self.sessions)
+            + len(self.pairs)
         )
 
     def gold(self, session: Session) -> Gold | None:

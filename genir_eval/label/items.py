@@ -11,7 +11,7 @@ the judges are least sure of and the store can keep what the person was shown ag
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -19,7 +19,7 @@ from typing import Any, cast
 from genir_eval.errors import InputError
 from genir_eval.ingest import load_sessions
 from genir_eval.ingest.loader import Format
-from genir_eval.kind_names import CITATION_SUPPORT, LINK_USEFULNESS, SATISFACTION
+from genir_eval.kind_names import CITATION_SUPPORT, LINK_USEFULNESS, PAIRWISE, SATISFACTION
 from genir_eval.records import SUPPORT_VALUE, Session, Turn
 from genir_eval.rundir import Run
 
@@ -71,6 +71,8 @@ class Item:
     turn: int | None
     panes: tuple[Pane, ...]
     judged: Mapping[str, float | None]
+    #: the item's own answers where they differ from the queue's (a pair's left and right)
+    choices: tuple[Choice, ...] | None = None
 
     @property
     def judge_values(self) -> list[float]:
@@ -108,8 +110,20 @@ CHOICES: dict[str, tuple[Choice, ...]] = {
     ),
 }
 CHOICES[SESSION_SATISFACTION] = CHOICES[TURN_SATISFACTION]
+#: A pair's label in its own terms (genir_eval/label/pairs.py shows them as left and right).
+CHOICES[PAIRWISE] = (
+    Choice(1.0, "a", "answer a is better"),
+    Choice(0.0, "b", "answer b is better"),
+    Choice(0.5, "t", "tie"),
+)
 #: The queues a run can offer, in the order the pages list them.
-QUEUE_KINDS = (LINK_USEFULNESS, CITATION_SUPPORT, TURN_SATISFACTION, SESSION_SATISFACTION)
+QUEUE_KINDS = (
+    LINK_USEFULNESS,
+    CITATION_SUPPORT,
+    TURN_SATISFACTION,
+    SESSION_SATISFACTION,
+    PAIRWISE,
+)
 
 
 def users_scale(value: float | None) -> float | None:
@@ -153,7 +167,9 @@ def _conversation(turn: Turn) -> str:
     return f"{turn.query}\n\n{turn.response_text}"
 
 
-def _link_items(run: Run, sessions: Mapping[str, Session], kinds: Mapping[str, str]):
+def _link_items(
+    run: Run, sessions: Mapping[str, Session], kinds: Mapping[str, str]
+) -> Iterator[Item]:
     judges = [j for j, k in kinds.items() if k == LINK_USEFULNESS]
     if not judges:
         return
@@ -179,7 +195,7 @@ def _link_items(run: Run, sessions: Mapping[str, Session], kinds: Mapping[str, s
         )
 
 
-def _support_items(run: Run, sessions: Mapping[str, Session]):
+def _support_items(run: Run, sessions: Mapping[str, Session]) -> Iterator[Item]:
     grouped: dict[tuple[str, int, int, int], dict[str, float | None]] = defaultdict(dict)
     texts: dict[tuple[str, int, int, int], tuple[str, str]] = {}
     for row in run.citations:
@@ -205,7 +221,9 @@ def _support_items(run: Run, sessions: Mapping[str, Session]):
         )
 
 
-def _satisfaction_items(run: Run, sessions: Mapping[str, Session], kinds: Mapping[str, str]):
+def _satisfaction_items(
+    run: Run, sessions: Mapping[str, Session], kinds: Mapping[str, str]
+) -> Iterator[Item]:
     judges = [j for j, k in kinds.items() if k == SATISFACTION]
     if not judges:
         return

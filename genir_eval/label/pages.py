@@ -11,16 +11,18 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from genir_eval.figures import number_text
-from genir_eval.label.items import Item
+from genir_eval.kind_names import CITATION_SUPPORT, LINK_USEFULNESS, PAIRWISE
+from genir_eval.label.items import SESSION_SATISFACTION, TURN_SATISFACTION, Item
 from genir_eval.label.queue import Queue, Workspace
 
 __all__ = ["index_page", "item_page", "done_page", "agreement_page", "QUEUE_TITLES"]
 
 QUEUE_TITLES = {
-    "link_usefulness": "Link usefulness (0-3)",
-    "citation_support": "Citation support (full / partial / none)",
-    "turn_satisfaction": "Turn satisfaction (1-5)",
-    "session_satisfaction": "Session satisfaction (1-5)",
+    LINK_USEFULNESS: "Link usefulness (0-3)",
+    CITATION_SUPPORT: "Citation support (full / partial / none)",
+    TURN_SATISFACTION: "Turn satisfaction (1-5)",
+    SESSION_SATISFACTION: "Session satisfaction (1-5)",
+    PAIRWISE: "Which answer is better (left / right / tie)",
 }
 
 
@@ -100,10 +102,10 @@ def item_page(space: Workspace, queue: Queue, item: Item, labeller: str, *, reve
     buttons = "".join(
         f"<button type='button' class='choice' data-value='{_e(c.value)}' data-key='{_e(c.key)}'>"
         f"<kbd>{_e(c.key)}</kbd> {_e(c.words)}</button>"
-        for c in queue.choices
+        for c in item.choices or queue.choices
     )
     panes = "".join(_pane(p.heading, p.text) for p in item.panes)
-    width = "two" if len(item.panes) == 2 else "one"
+    width = {2: "two", 3: "three"}.get(len(item.panes), "one")
     body = (
         f"<header><h1>{_e(QUEUE_TITLES[queue.name])}</h1>"
         f"<p class='progress' id='progress'>{_e(labeller)}: item {position} of {size.needed}"

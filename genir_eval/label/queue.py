@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from genir_eval.errors import ConfigError, InputError
+from genir_eval.kind_names import PAIRWISE
 from genir_eval.label.agreement import queue_agreement
 from genir_eval.label.items import CHOICES, Choice, Item, run_items, run_sessions
+from genir_eval.label.pairs import arena_items, is_arena
 from genir_eval.label.selection import DEFAULT_WIDTH, SampleSize, calibration_order, ppi_sample_size
 from genir_eval.label.store import STORE_FILE, LabelStore
 from genir_eval.rundir import load_run
@@ -82,21 +84,28 @@ def open_workspace(
     per_item: int = 1,
     width_share: float = DEFAULT_WIDTH,
 ) -> Workspace:
-    """Read the run folder ``run_dir`` and its sessions, order its queues for calibration
+    """Read the run folder ``run_dir`` (or an arena folder: its pairs) and its sessions,
+    order its queues for calibration
     and open (or make) the store, ``RUN_DIR/labels.sqlite`` unless ``store`` is given."""
     if per_item < 1:
         raise ConfigError(f"--per-item: at least 1 labeller an item, got {per_item}")
     if not 0.0 < width_share <= 1.0:
         raise ConfigError(f"--width: a share of the scale in (0, 1], got {width_share}")
-    run = load_run(run_dir)
-    sessions = run_sessions(run)
-    found = run_items(run, sessions)
-    if not found:
+    folder = Path(run_dir)
+    if is_arena(folder):
+        found = {PAIRWISE: arena_items(folder)}
+        directory, title = folder.resolve(), folder.resolve().name
+    else:
+        run = load_run(run_dir)
+        found = run_items(run, run_sessions(run))
+        directory = run.directory
+        title = str((run.info.get("scenario") or {}).get("name") or run.directory.name)
+    if not any(found.values()):
         raise InputError(
-            f"{run.directory}: no item to label (the run's judges label links, citations or "
+            f"{directory}: no item to label (the run's judges label links, citations or "
             "satisfaction; this run has none of them)"
         )
-    labels = LabelStore(Path(store) if store is not None else run.directory / STORE_FILE)
+    labels = LabelStore(Path(store) if store is not None else directory / STORE_FILE)
     queues = {}
     for name, items in found.items():
         ordered = calibration_order(items)
@@ -105,5 +114,4 @@ def open_workspace(
         )
         by_key = {it.key: it for it in ordered}
         queues[name] = Queue(name, tuple(by_key[k] for k in keys), per_item, width_share, by_key)
-    title = str((run.info.get("scenario") or {}).get("name") or run.directory.name)
-    return Workspace(run.directory, labels, queues, title)
+    return Workspace(directory, labels, queues, title)

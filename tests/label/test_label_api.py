@@ -22,10 +22,10 @@ def test_refusals_and_security_headers(hostile_run: Path, tmp_path: Path) -> Non
     with label_server(hostile_run, "--store", str(tmp_path / "l.sqlite")) as (url, _):
         status, reply = call(url + "api/queues/link_usefulness/next?labeller=ann")
         assert status == 200
-        item = reply["item"]["key"]
-        assert "judged" not in reply["item"], "the judges' labels are hidden unless asked"
+        item = reply["next"]["key"]
+        assert "judged" not in reply["next"], "the judges' labels are hidden unless asked"
         labels = url + "api/queues/link_usefulness/labels"
-        body = {"item": item, "labeller": "ann", "value": 2}
+        body = {"key": item, "labeller": "ann", "value": 2}
         assert call(labels, "POST", body, {"Origin": "http://evil.example"}) == (
             403,
             {"error": "cross-site request refused (Origin 'http://evil.example')"},
@@ -34,7 +34,7 @@ def test_refusals_and_security_headers(hostile_run: Path, tmp_path: Path) -> Non
         assert status == 403
         status, reply = call(labels, "POST", body, {"Host": "evil.example"})
         assert status == 400 and "Host" in reply["error"]
-        status, reply = call(labels, "POST", {**body, "item": "link:nowhere:1:1"})
+        status, reply = call(labels, "POST", {**body, "key": "link:nowhere:1:1"})
         assert status == 404
         assert reply == {"error": "item 'link:nowhere:1:1' is not in the 'link_usefulness' queue"}
         status, reply = call(labels, "POST", {**body, "value": 7})
@@ -86,19 +86,19 @@ def test_a_second_server_on_the_store_shares_its_state(hostile_run: Path, tmp_pa
     store = str(tmp_path / "l.sqlite")
     with label_server(hostile_run, "--store", store) as (one, _):
         with label_server(hostile_run, "--store", store) as (two, _):
-            first = call(one + "api/queues/turn_satisfaction/next?labeller=ann")[1]["item"]["key"]
+            first = call(one + "api/queues/turn_satisfaction/next?labeller=ann")[1]["next"]["key"]
             assert (
-                call(two + "api/queues/turn_satisfaction/next?labeller=ann")[1]["item"]["key"]
+                call(two + "api/queues/turn_satisfaction/next?labeller=ann")[1]["next"]["key"]
                 == first
             )
-            body = {"item": first, "labeller": "ann", "value": 4}
+            body = {"key": first, "labeller": "ann", "value": 4}
             assert call(one + "api/queues/turn_satisfaction/labels", "POST", body)[0] == 201
             after = call(two + "api/queues/turn_satisfaction/next?labeller=ann")[1]
-            assert after["item"]["key"] != first and after["progress"]["done"] == 1
+            assert after["next"]["key"] != first and after["progress"]["done"] == 1
             undone = call(two + "api/queues/turn_satisfaction/undo", "POST", {"labeller": "ann"})
-            assert undone[1]["undone"]["item"] == first
+            assert undone[1]["undone"]["key"] == first
             again = call(one + "api/queues/turn_satisfaction/next?labeller=ann")[1]
-            assert again["item"]["key"] == first
+            assert again["next"]["key"] == first
     # a server asking the store for another number of people per item is refused
     done = subprocess.run(
         [sys.executable, "-m", "genir_eval", "label", str(hostile_run), "--store", store]
@@ -118,12 +118,12 @@ def test_a_server_killed_mid_save_loses_no_label_it_answered(
     stop = threading.Event()
 
     with label_server(hostile_run, "--store", str(store)) as (url, process):
-        item = call(url + "api/queues/link_usefulness/next?labeller=a0")[1]["item"]["key"]
+        item = call(url + "api/queues/link_usefulness/next?labeller=a0")[1]["next"]["key"]
 
         def post(worker: int) -> None:
             n = 0
             while not stop.is_set() and n < 2000:
-                body = {"item": item, "labeller": f"w{worker}-{n}", "value": n % 4}
+                body = {"key": item, "labeller": f"w{worker}-{n}", "value": n % 4}
                 try:
                     status, reply = call(url + "api/queues/link_usefulness/labels", "POST", body)
                 except OSError:

@@ -92,3 +92,22 @@ def test_a_store_that_is_not_there_is_one_line(hostile_run: Path, tmp_path: Path
     )  # fmt: skip
     assert done.returncode == 2
     assert "no label store here" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_link_labels_alone_give_the_run_a_meta_evaluation(
+    hostile_run: Path, tmp_path: Path
+) -> None:
+    # people labelled links only: no satisfaction, yet the judges meet their labels
+    space = open_workspace(hostile_run, store=tmp_path / "labels.sqlite")
+    queue = space.queues["link_usefulness"]
+    for i, item in enumerate(queue.items[:4]):
+        space.store.save(queue.name, item.key, "ann", value=i % 4)
+    out = tmp_path / "run"
+    done = _genir(
+        "run", "hostile.toml", "--labels", str(tmp_path / "labels.sqlite"), "--out", str(out),
+        cwd=hostile_run.parent,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    meta = json.loads((out / "meta.json").read_text(encoding="utf-8"))
+    assert meta["correlations"] == {}
+    assert meta["judges"]["link_usefulness.dna"]["link_usefulness"]["n"] == 4

@@ -43,14 +43,14 @@
   function label(value) {
     if (!item) { return; }
     send("/labels", {
-      item: item, labeller: labeller, value: Number(value),
+      key: item, labeller: labeller, value: Number(value),
       comment: comment ? comment.value : "",
       seconds: Math.round((performance.now() - started)) / 1000,
       judge_shown: reveal,
     });
   }
   function skip() {
-    if (item) { send("/skip", {item: item, labeller: labeller, comment: comment ? comment.value : ""}); }
+    if (item) { send("/skip", {key: item, labeller: labeller, comment: comment ? comment.value : ""}); }
   }
   function undo() { send("/undo", {labeller: labeller}); }
 
