@@ -216,7 +216,7 @@ def _export(args: argparse.Namespace, run_dir: str) -> int:
     if gold.pairs:
         with open(out / "preferences.jsonl", "wb") as stream:
             written = write_preferences(preference_rows(gold.pairs), stream)
-        print(f"{out / 'preferences.jsonl'}: {written} preferences (arena --preferences reads it)")
+        print(f"{out / 'preferences.jsonl'}: {written} preferences (arena --gold reads it)")
     events = store.events(live=False)
     with open(out / "labels.jsonl", "w", encoding="utf-8") as stream:
         for event in events:

@@ -11,7 +11,7 @@ the judges are least sure of and the store can keep what the person was shown ag
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -279,7 +279,3 @@ def run_items(run: Run, sessions: Mapping[str, Session]) -> dict[str, list[Item]
     for item in found:
         queues[item.queue].append(item)
     return {name: items for name, items in queues.items() if items}
-
-
-def choice_values(queue: str) -> Sequence[float]:
-    return [c.value for c in CHOICES[queue]]

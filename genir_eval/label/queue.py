@@ -10,7 +10,7 @@ from typing import Any
 
 from genir_eval.errors import ConfigError, InputError
 from genir_eval.kind_names import PAIRWISE
-from genir_eval.label.agreement import queue_agreement
+from genir_eval.label.agreement import people_label, queue_agreement
 from genir_eval.label.items import CHOICES, Choice, Item, run_items, run_sessions
 from genir_eval.label.pairs import arena_items, is_arena
 from genir_eval.label.selection import DEFAULT_WIDTH, SampleSize, calibration_order, ppi_sample_size
@@ -37,8 +37,6 @@ class Queue:
 
     def size(self, store: LabelStore) -> SampleSize:
         """The PPI sample size, from the people's labels once there are enough of them."""
-        from genir_eval.label.agreement import people_label
-
         labels = store.labels(self.name)
         pairs = []
         for key, by in labels.items():
