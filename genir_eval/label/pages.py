@@ -99,6 +99,13 @@ def item_page(space: Workspace, queue: Queue, item: Item, labeller: str, *, reve
             + (f" (mean {_e(number_text(shown))})" if shown is not None else "")
             + "</p>"
         )
+    here = f"/label/{quote(queue.name)}?"
+    reveal_link = (
+        f"<a href='{_e(here + urlencode({'labeller': labeller}))}'>hide the judges' labels</a>"
+        if reveal
+        else f"<a href='{_e(here + urlencode({'labeller': labeller, 'reveal': 1}))}'>show the "
+        "judges' labels (your labels then say they were shown)</a>"
+    )
     buttons = "".join(
         f"<button type='button' class='choice' data-value='{_e(c.value)}' data-key='{_e(c.key)}'>"
         f"<kbd>{_e(c.key)}</kbd> {_e(c.words)}</button>"
@@ -124,7 +131,8 @@ def item_page(space: Workspace, queue: Queue, item: Item, labeller: str, *, reve
         "<label class='comment'><kbd>c</kbd> comment "
         "<textarea id='comment' rows='2' maxlength='2000'></textarea></label></div>"
         "<p id='status' role='status'></p>"
-        f"<p><a href='/?{_e(urlencode({'labeller': labeller}))}'>queues</a></p></main>"
+        f"<p><a href='/?{_e(urlencode({'labeller': labeller}))}'>queues</a> · {reveal_link}</p>"
+        "</main>"
     )
     return _page(f"{QUEUE_TITLES[queue.name]}: {item.key}", body)
 

@@ -24,6 +24,8 @@ def test_refusals_and_security_headers(hostile_run: Path, tmp_path: Path) -> Non
         assert status == 200
         item = reply["next"]["key"]
         assert "judged" not in reply["next"], "the judges' labels are hidden unless asked"
+        asked = call(url + "api/queues/link_usefulness/next?labeller=ann&reveal=1")[1]["next"]
+        assert asked["key"] == item and set(asked["judged"]) == {"link_usefulness.dna"}
         labels = url + "api/queues/link_usefulness/labels"
         body = {"key": item, "labeller": "ann", "value": 2}
         assert call(labels, "POST", body, {"Origin": "http://evil.example"}) == (

@@ -196,3 +196,24 @@ def test_screenshot_at_1280(hostile_run: Path, tmp_path: Path, browser: Callable
         png = tmp_path / "page.png"
         assert driver.save_screenshot(str(png))
         assert png.stat().st_size > 10_000
+
+
+def test_the_judges_labels_are_hidden_unless_asked(
+    hostile_run: Path, tmp_path: Path, browser: Callable[[], Any]
+) -> None:
+    store = tmp_path / "labels.sqlite"
+    with label_server(hostile_run, "--store", str(store)) as (url, _):
+        driver = browser()
+        first = _open(driver, url + "label/turn_satisfaction?labeller=ann")
+        assert driver.find_elements("css selector", ".judged") == []
+        _press(driver, "4")
+        second = _next(driver, first)
+        driver.get(url + "label/turn_satisfaction?labeller=ann&reveal=1")
+        _wait(lambda: _item(driver) == second, "the same item, the judges shown")
+        assert "satisfaction.urs" in driver.find_element("css selector", ".judged").text
+        _press(driver, "2")
+        _next(driver, second)
+        labels = LabelStore(store).labels("turn_satisfaction")
+        assert labels[first]["ann"].judge_shown is False
+        assert labels[second]["ann"].judge_shown is True
+        assert labels[second]["ann"].judge_label is not None
