@@ -17,13 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from genir_eval.figures import number_text
 from genir_eval.label.items import CHOICES, Item
 from genir_eval.label.store import Event
 from genir_eval.meta.ppi import ppi_block
 from genir_eval.meta.stats import cohen_kappa, mae
 
-__all__ = ["people_label", "krippendorff_alpha", "queue_agreement", "stratified_ppi"]
+__all__ = ["people_label", "krippendorff_alpha", "queue_agreement", "random_sample"]
 
 
 def people_label(queue: str, labels: Mapping[str, Event]) -> float | None:
@@ -62,109 +61,66 @@ def krippendorff_alpha(
     return out
 
 
-def stratified_ppi(
-    strata: Sequence[float | None],
-    judged: Sequence[float | None],
-    gold: Sequence[float | None],
-    *,
-    level: float = 0.95,
-    bounds: tuple[float, float] | None = None,
-) -> dict[str, Any]:
-    """The prediction-powered mean of the people's label over every judged item, estimated
-    stratum by stratum and weighted by each stratum's share of the items.
-
-    The queue does not draw its items at random: it takes the judges' strata in turn, so a
-    rare label is labelled far more often than its share. Within stratum h (N_h judged
-    items, n_h of them labelled) the estimate is PPI's (Angelopoulos et al., Science 2023),
-    the judge's mean over the unlabelled items minus the mean of judge minus person over
-    the labelled ones, or the people's mean when every item is labelled; the strata are
-    combined with the weights N_h / N and the variance sum(w_h^2 (var f_h / N_h' + var
-    r_h / n_h)). Valid when the labelled items of a stratum are as good as a random draw
-    from it: the queue shows the least certain first, so a partly labelled stratum leans
-    to its hard items (``note`` says so). ``None`` with the reason when a stratum with
-    unlabelled items has fewer than 2 labelled."""
-    rows = [
-        (h, float(f), None if y is None else float(y))
-        for h, f, y in zip(strata, judged, gold, strict=True)
-        if h is not None and f is not None
-    ]
-    out: dict[str, Any] = {"estimate": None, "ci": None, "level": level, "strata": {}}
-    if not rows:
-        out["reason"] = "no item carries the judge's label"
-        return out
-    total = len(rows)
-    estimate = variance = 0.0
-    partly = False
-    for h in sorted({r[0] for r in rows}):
-        members = [r for r in rows if r[0] == h]
-        labelled = [(f, y) for _, f, y in members if y is not None]
-        unlabelled = np.asarray([f for _, f, y in members if y is None])
-        weight = len(members) / total
-        out["strata"][str(h)] = {"items": len(members), "labelled": len(labelled)}
-        if len(unlabelled) and len(labelled) < 2:
-            out["reason"] = (
-                f"the judges' stratum {number_text(h)} has {len(labelled)} labelled of "
-                f"{len(members)} items: label 2 or more of each stratum"
-            )
-            return out
-        y = np.asarray([y for _, y in labelled])
-        if not len(unlabelled):
-            term, var = float(y.mean()), float(y.var(ddof=1)) / len(y) if len(y) > 1 else 0.0
-        else:
-            partly = True
-            rectifier = np.asarray([f - y for f, y in labelled])
-            term = float(unlabelled.mean() - rectifier.mean())
-            var_f = float(unlabelled.var(ddof=1)) / len(unlabelled) if len(unlabelled) > 1 else 0.0
-            var = var_f + float(rectifier.var(ddof=1)) / len(rectifier)
-        estimate += weight * term
-        variance += weight**2 * var
-    from scipy.stats import norm
-
-    half = float(norm.ppf(0.5 + level / 2.0)) * math.sqrt(variance)
-    lo, hi = estimate - half, estimate + half
-    if bounds is not None:
-        lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
-    out.update(estimate=estimate, ci=[lo, hi], std_error=math.sqrt(variance))
-    if partly:
-        out["note"] = (
-            "the queue shows each stratum's least certain items first: a partly labelled "
-            "stratum's correction leans to its hard items"
-        )
-    return out
+def random_sample(
+    permutation: Sequence[str], labels: Mapping[str, Mapping[str, Event]], skipped: set[str]
+) -> list[str]:
+    """The labelled items of the random stream's prefix: the items of ``permutation`` up to
+    the first that nobody has labelled or skipped (a skipped item is taken as missing at
+    random: it ends nothing, it only leaves the sample)."""
+    sample = []
+    for key in permutation:
+        if key in labels:
+            sample.append(key)
+        elif key not in skipped:
+            break
+    return sample
 
 
 def queue_agreement(
-    queue: str, items: Sequence[Item], labels: Mapping[str, Mapping[str, Event]]
+    queue: str,
+    items: Sequence[Item],
+    labels: Mapping[str, Mapping[str, Event]],
+    *,
+    permutation: Sequence[str] = (),
+    skipped: set[str] | None = None,
 ) -> dict[str, Any]:
     """The figures of one queue: how many items people labelled, each judge against the
-    people (weighted kappa, MAE, n), the people against each other (alpha), and each
-    judge's PPI mean of the people's label over every item the judge labelled."""
+    people on every labelled item (weighted kappa, MAE, n), the people against each other
+    (alpha), and each judge's PPI mean of the people's label over every item, from the
+    random stream's sample (:func:`random_sample` of ``permutation``) alone."""
     scale = [c.value for c in CHOICES[queue]]
     bounds = (min(scale), max(scale))
     gold = [people_label(queue, labels.get(item.key, {})) for item in items]
+    sample = set(random_sample(permutation, labels, skipped or set()))
+    sampled_gold = [g if item.key in sample else None for item, g in zip(items, gold, strict=True)]
     judges = sorted({j for item in items for j in item.judged})
-    # the strata the queue took its items in turn from (selection.calibration_order)
-    strata = [None if i.expected is None else float(round(i.expected)) for i in items]
     per_judge = []
     for judge in judges:
         judged = [item.judged.get(judge) for item in items]
         rounded = [None if v is None else _nearest(v, scale) for v in judged]
+        both = [
+            (a, b) for a, b in zip(judged, gold, strict=True) if a is not None and b is not None
+        ]
+        ppi = ppi_block(judged, sampled_gold, metric=queue, bounds=bounds)
         per_judge.append(
             {
                 "judge": judge,
-                "n": sum(
-                    1 for a, b in zip(judged, gold, strict=True) if a is not None and b is not None
-                ),
+                "n": len(both),
                 "kappa_linear": cohen_kappa(rounded, gold, weights="linear", labels=scale),
                 "mae": mae(judged, gold),
                 "people_mean": ppi_block(judged, gold, metric=queue, bounds=bounds)["gold_mean"],
-                "ppi": stratified_ppi(strata, judged, gold, bounds=bounds),
+                "ppi": {
+                    **(ppi["ppi"] or {}),
+                    "n_sample": ppi["n_labelled"],
+                    "reason": ppi["reason"],
+                },
             }
         )
     return {
         "queue": queue,
         "items": len(items),
         "labelled": sum(1 for g in gold if g is not None),
+        "random_sample": len(sample),
         "labels": sum(len(by) for by in labels.values()),
         "judges": per_judge,
         "between_people": krippendorff_alpha(labels, scale),

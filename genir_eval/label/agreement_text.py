@@ -35,8 +35,8 @@ def agreement_lines(figures: Mapping[str, Any]) -> list[str]:
             lines.append(
                 f"  {j['judge']}: n {j['n']}, kappa(linear) {_n(j['kappa_linear'])}, "
                 f"mae {_n(j['mae'])}; people's mean of the labelled "
-                f"{_interval(j['people_mean'])}, PPI mean of all items by stratum "
-                f"{_interval(ppi if ppi.get('ci') else None)}"
-                + (f" ({ppi['reason']})" if ppi.get("reason") else "")
+                f"{_interval(j['people_mean'])}, PPI mean of all items "
+                f"{_interval(ppi if ppi.get('ci') else None)} from the random sample "
+                f"(n {ppi['n_sample']})" + (f" ({ppi['reason']})" if ppi.get("reason") else "")
             )
     return lines

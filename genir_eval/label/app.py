@@ -249,7 +249,7 @@ class _Server:
                         "name": q.name,
                         "items": len(q.items),
                         "per_item": q.per_item,
-                        "needed": size.needed,
+                        "needed": size.asked,
                         "width": size.width,
                         "labelled": len(self.space.store.labels(q.name)),
                         "choices": [

@@ -55,7 +55,7 @@ def index_page(space: Workspace, labeller: str | None) -> str:
             else _e(QUEUE_TITLES[q.name])
         )
         rows.append(
-            f"<tr><td>{name}</td><td>{len(q.items)}</td><td>{size.needed}</td>"
+            f"<tr><td>{name}</td><td>{len(q.items)}</td><td>{size.asked}</td>"
             f"<td>{labelled}</td><td>{q.per_item}</td></tr>"
         )
     form = (
@@ -67,7 +67,7 @@ def index_page(space: Workspace, labeller: str | None) -> str:
     body = (
         f"<header><h1>Label: {_e(space.title)}</h1></header><main>{form}"
         "<table class='queues'><thead><tr><th>queue</th><th>items</th>"
-        "<th>calibration sample</th><th>items labelled</th><th>people per item</th>"
+        "<th>labels asked for</th><th>items labelled</th><th>people per item</th>"
         f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
         "<p><a href='/agreement'>Agreement with the judges</a> · "
         "<a href='/openapi.json'>API schema</a></p></main>"
@@ -86,7 +86,7 @@ def item_page(space: Workspace, queue: Queue, item: Item, labeller: str, *, reve
     size = queue.size(space.store)
     done, seconds = space.store.done_by(queue.name, labeller)
     position = done + 1
-    past = " (past the calibration sample)" if position > size.needed else ""
+    past = " (past the labels asked for)" if position > size.asked else ""
     pace = f"{number_text(seconds)} s an item" if seconds is not None else "no label yet"
     judged = ""
     if reveal:
@@ -115,10 +115,11 @@ def item_page(space: Workspace, queue: Queue, item: Item, labeller: str, *, reve
     width = {2: "two", 3: "three"}.get(len(item.panes), "one")
     body = (
         f"<header><h1>{_e(QUEUE_TITLES[queue.name])}</h1>"
-        f"<p class='progress' id='progress'>{_e(labeller)}: item {position} of {size.needed}"
+        f"<p class='progress' id='progress'>{_e(labeller)}: item {position} of {size.asked}"
         f"{_e(past)} · {_e(pace)} · {len(queue.items)} in the queue</p>"
-        f"<p class='target'>{size.needed} labelled items give a 95% prediction-powered "
-        f"interval {_e(number_text(size.width))} wide (judge-minus-person spread "
+        f"<p class='target'>{size.asked} labels (every other item drawn at random: the "
+        f"{size.needed} a prediction-powered mean rests on) give a 95% interval "
+        f"{_e(number_text(size.width))} wide (judge-minus-person spread "
         f"{_e(number_text(size.rectifier_sd))}, {'measured' if size.observed else 'assumed'})"
         f"</p></header>"
         f"<main id='item' data-queue='{_e(queue.name)}' data-item='{_e(item.key)}' "
@@ -173,8 +174,8 @@ def agreement_page(space: Workspace) -> str:
             rows.append(
                 f"<tr><td>{_e(j['judge'])}</td><td>{j['n']}</td><td>{_figure(j['kappa_linear'])}"
                 f"</td><td>{_figure(j['mae'])}</td><td>{_interval(j['people_mean'])}</td>"
-                f"<td>{_interval(ppi if ppi.get('ci') else None)}</td>"
-                f"<td>{_e(ppi.get('reason') or ppi.get('note') or '')}</td></tr>"
+                f"<td>{_interval(ppi if ppi.get('ci') else None)} (n {ppi['n_sample']})</td>"
+                f"<td>{_e(ppi.get('reason') or '')}</td></tr>"
             )
         alpha = q["between_people"]
         sections.append(
@@ -184,7 +185,7 @@ def agreement_page(space: Workspace) -> str:
             f"{alpha['items']} items, {alpha['labellers']} people"
             f"{' — ' + _e(alpha['reason']) if alpha.get('reason') else ''}.</p>"
             "<table><thead><tr><th>judge</th><th>n</th><th>kappa (linear)</th><th>MAE</th>"
-            "<th>people's mean of the labelled [95%]</th><th>PPI mean of all items, by stratum [95%]</th><th>note</th></tr></thead>"
+            "<th>people's mean of the labelled [95%]</th><th>PPI mean of all items, from the random sample [95%]</th><th>note</th></tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table></section>"
         )
     body = (

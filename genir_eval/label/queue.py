@@ -13,7 +13,13 @@ from genir_eval.kind_names import PAIRWISE
 from genir_eval.label.agreement import people_label, queue_agreement
 from genir_eval.label.items import CHOICES, Choice, Item, run_items, run_sessions
 from genir_eval.label.pairs import arena_items, is_arena
-from genir_eval.label.selection import DEFAULT_WIDTH, SampleSize, calibration_order, ppi_sample_size
+from genir_eval.label.selection import (
+    DEFAULT_WIDTH,
+    SampleSize,
+    calibration_order,
+    ppi_sample_size,
+    random_order,
+)
 from genir_eval.label.store import STORE_FILE, LabelStore
 from genir_eval.rundir import load_run
 
@@ -22,14 +28,16 @@ __all__ = ["Queue", "Workspace", "open_workspace"]
 
 @dataclass(frozen=True)
 class Queue:
-    """One kind of question over the run: its items in the order they are shown (the
-    first ``size.needed`` are the calibration sample) and how many people see each."""
+    """One kind of question over the run: its items in the order they are shown (the least
+    certain and a random draw in turn) and how many people see each."""
 
     name: str
     items: tuple[Item, ...]
     per_item: int
     width_share: float
     by_key: Mapping[str, Item] = field(repr=False)
+    #: the random stream's order: its labelled prefix is the PPI mean's sample
+    permutation: tuple[str, ...] = field(default=(), repr=False)
 
     @property
     def choices(self) -> tuple[Choice, ...]:
@@ -69,7 +77,13 @@ class Workspace:
         return {
             "version": 1,
             "queues": [
-                queue_agreement(q.name, q.items, self.store.labels(q.name))
+                queue_agreement(
+                    q.name,
+                    q.items,
+                    self.store.labels(q.name),
+                    permutation=q.permutation,
+                    skipped={e.item for e in self.store.events(q.name) if e.action == "skip"},
+                )
                 for q in self.queues.values()
             ],
         }
@@ -111,5 +125,12 @@ def open_workspace(
             name, [(it.key, it.expected) for it in ordered], per_item=per_item
         )
         by_key = {it.key: it for it in ordered}
-        queues[name] = Queue(name, tuple(by_key[k] for k in keys), per_item, width_share, by_key)
+        queues[name] = Queue(
+            name,
+            tuple(by_key[k] for k in keys),
+            per_item,
+            width_share,
+            by_key,
+            permutation=tuple(random_order(keys)),
+        )
     return Workspace(directory, labels, queues, title)

@@ -1,15 +1,20 @@
-"""Which items a person labels first: chosen for calibrating the judges, not at random.
+"""Which items a person labels first: chosen for calibrating the judges, and for an honest
+mean.
 
-Stratified over the judges' labels (every label the judges gave is represented, so the
-agreement covers the whole scale), the least certain first in each stratum (the judges'
-expected label near a boundary between two labels, the judges disagreeing), and as many
-as a prediction-powered mean needs for a target interval width (Angelopoulos et al.,
-"Prediction-powered inference", Science 2023; :mod:`genir_eval.meta.ppi`).
+Two streams take turns. One is stratified over the judges' labels (every label the judges
+gave is represented, so the agreement covers the whole scale), the least certain first in
+each stratum (the judges' expected label near a boundary between two labels, the judges
+disagreeing). The other is a seeded random permutation of the items: its labelled prefix is
+a simple random sample, the only kind the prediction-powered mean (Angelopoulos et al.,
+"Prediction-powered inference", Science 2023; :mod:`genir_eval.meta.ppi`) is valid on, since
+the least certain items are no sample of the rest. The page asks for as many labels as
+the mean needs for a target interval width.
 """
 
 from __future__ import annotations
 
 import math
+import random
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,7 +23,15 @@ import numpy as np
 
 from genir_eval.label.items import CHOICES, Item
 
-__all__ = ["doubt", "calibration_order", "SampleSize", "ppi_sample_size", "DEFAULT_WIDTH"]
+__all__ = [
+    "doubt",
+    "least_certain_order",
+    "random_order",
+    "calibration_order",
+    "SampleSize",
+    "ppi_sample_size",
+    "DEFAULT_WIDTH",
+]
 
 #: The default target: a 95% interval as wide as a fifth of the scale.
 DEFAULT_WIDTH = 0.2
@@ -37,8 +50,8 @@ def doubt(item: Item) -> float:
     return (max(values) - min(values)) + nearness
 
 
-def calibration_order(items: Sequence[Item]) -> list[Item]:
-    """``items`` in the order a person should label them: strata by the judges' rounded
+def least_certain_order(items: Sequence[Item]) -> list[Item]:
+    """``items`` in the order calibration wants them: strata by the judges' rounded
     expected label, taken in turn (lowest label first), each stratum's least certain item
     first (ties by key, so the order is the same on every start); items no judge labelled
     come last."""
@@ -60,6 +73,34 @@ def calibration_order(items: Sequence[Item]) -> list[Item]:
     return order + sorted(unjudged, key=lambda it: it.key)
 
 
+def random_order(keys: Sequence[str], seed: int = 0) -> list[str]:
+    """The keys in a seeded random order (the same keys give the same order on every start)."""
+    shuffled = sorted(keys)
+    random.Random(seed).shuffle(shuffled)
+    return shuffled
+
+
+def calibration_order(items: Sequence[Item], seed: int = 0) -> list[Item]:
+    """``items`` in the order a person labels them: the least certain stream and the random
+    stream (:func:`random_order`) in turn, each taking its next item not yet taken."""
+    by_key = {it.key: it for it in items}
+    streams = [
+        iter(least_certain_order(items)),
+        iter(by_key[k] for k in random_order(list(by_key), seed)),
+    ]
+    order: list[Item] = []
+    taken: set[str] = set()
+    turn = 0
+    while len(order) < len(by_key):
+        for item in streams[turn % 2]:
+            if item.key not in taken:
+                taken.add(item.key)
+                order.append(item)
+                break
+        turn += 1
+    return order
+
+
 @dataclass(frozen=True)
 class SampleSize:
     """How many labelled items a prediction-powered mean needs for an interval of
@@ -72,6 +113,12 @@ class SampleSize:
     rectifier_sd: float
     observed: bool
     pool: int
+
+    @property
+    def asked(self) -> int:
+        """The labels to ask for: every other item the queue shows is drawn at random, so
+        twice the sample (at most the pool) gives the PPI mean its ``needed``."""
+        return min(self.pool, 2 * self.needed)
 
 
 def ppi_sample_size(

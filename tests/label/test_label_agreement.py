@@ -11,7 +11,7 @@ from genir_eval.label.agreement import (
     krippendorff_alpha,
     people_label,
     queue_agreement,
-    stratified_ppi,
+    random_sample,
 )
 from genir_eval.label.items import Item
 from genir_eval.label.store import Event
@@ -71,21 +71,26 @@ def test_judge_against_people_by_hand() -> None:
     assert math.isclose(judge["people_mean"]["estimate"], 7 / 4)
 
 
-def test_stratified_ppi_by_hand() -> None:
-    # stratum 0: judged 0 1 0 1, people 1 1 on the first two: rectifier -1 0 (mean -0.5,
-    # variance 0.5), unlabelled judged 0 1 (mean 0.5, variance 0.5): 0.5 + 0.5 = 1.0 with
-    # variance 0.5/2 + 0.5/2 = 0.5. Stratum 1: judged 1 2, both labelled 2 2: 2.0, variance
-    # 0. Weights 4/6 and 2/6: 4/3, variance (4/6)^2 0.5 = 2/9.
-    out = stratified_ppi(
-        [0, 0, 0, 0, 1, 1], [0, 1, 0, 1, 1, 2], [1, 1, None, None, 2, 2], bounds=(0, 3)
-    )
-    assert out["estimate"] == pytest.approx(4 / 3, abs=1e-12)
-    half = 1.959963984540054 * math.sqrt(2 / 9)
-    assert out["ci"] == pytest.approx([4 / 3 - half, 4 / 3 + half], abs=1e-9)
-    assert out["strata"] == {"0": {"items": 4, "labelled": 2}, "1": {"items": 2, "labelled": 2}}
-    assert "least certain" in out["note"]
-
-
-def test_stratified_ppi_needs_two_labels_a_stratum() -> None:
-    out = stratified_ppi([0, 0, 1, 1], [0, 1, 1, 1], [1, None, 2, 2])
-    assert out["estimate"] is None and "stratum 0 has 1 labelled of 2" in out["reason"]
+def test_ppi_rests_on_the_random_prefix_by_hand() -> None:
+    # six items judged 0 1 2 3 0 1; the random stream's order is k0..k5; people labelled
+    # k0 k1 k2 (1 1 2) and k4 (0), not k3: the sample is k0 k1 k2 (k4 lies past the gap).
+    # Classic PPI: judge mean over the rest (k3 k4 k5: 3 0 1, 4/3) minus the mean of judge
+    # minus person on the sample ((-1 + 0 + 0) / 3): 4/3 + 1/3 = 5/3.
+    judged = [0.0, 1.0, 2.0, 3.0, 0.0, 1.0]
+    items = [Item(f"k{i}", "link_usefulness", "s", 1, (), {"dna": f}) for i, f in enumerate(judged)]
+    labels = {
+        f"k{i}": {"ann": _event(f"k{i}", "ann", y)} for i, y in ((0, 1), (1, 1), (2, 2), (4, 0))
+    }
+    order = [f"k{i}" for i in range(6)]
+    assert random_sample(order, labels, set()) == ["k0", "k1", "k2"]
+    out = queue_agreement("link_usefulness", items, labels, permutation=order)
+    (judge,) = out["judges"]
+    assert out["random_sample"] == 3 and judge["n"] == 4  # agreement uses every label
+    assert judge["ppi"]["n_sample"] == 3
+    assert judge["ppi"]["estimate"] == pytest.approx(5 / 3, abs=1e-12)
+    # rectifier -1 0 0 (variance 1/3), the rest's judged 3 0 1 (variance 7/3):
+    # standard error sqrt(7/3 / 3 + 1/3 / 3)
+    se = math.sqrt(7 / 9 + 1 / 9)
+    assert judge["ppi"]["std_error"] == pytest.approx(se, abs=1e-12)
+    # k3 skipped: the sample runs on past it and takes k4
+    assert random_sample(order, labels, {"k3"}) == ["k0", "k1", "k2", "k4"]

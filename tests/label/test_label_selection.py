@@ -7,7 +7,13 @@ import math
 import pytest
 
 from genir_eval.label.items import Item
-from genir_eval.label.selection import calibration_order, doubt, ppi_sample_size
+from genir_eval.label.selection import (
+    calibration_order,
+    doubt,
+    least_certain_order,
+    ppi_sample_size,
+    random_order,
+)
 
 
 def _item(key: str, *labels: float | None) -> Item:
@@ -41,9 +47,24 @@ def test_order_takes_strata_in_turn_least_certain_first() -> None:
         _item("e", 2.0, 2.0),  # stratum 2, doubt 0
         _item("f", None),  # no judge: last
     ]
-    order = [it.key for it in calibration_order(items)]
+    order = [it.key for it in least_certain_order(items)]
     # round 1: each stratum's most doubtful (0: b, 2: d, 3: c); round 2: a, e; then f
     assert order == ["b", "d", "c", "a", "e", "f"]
+
+
+def test_the_shown_order_takes_the_two_streams_in_turn() -> None:
+    items = [_item(k, float(i % 4), float((i + 1) % 4)) for i, k in enumerate("abcdefgh")]
+    certain = [it.key for it in least_certain_order(items)]
+    drawn = random_order([it.key for it in items])
+    assert sorted(drawn) == sorted(certain) and drawn == random_order(list(reversed(drawn)))
+    shown = [it.key for it in calibration_order(items)]
+    assert sorted(shown) == sorted(certain)
+    taken: list[str] = []
+    for position, key in enumerate(shown):
+        stream = certain if position % 2 == 0 else drawn
+        # each item is its stream's first not taken yet
+        assert key == next(k for k in stream if k not in taken)
+        taken.append(key)
 
 
 def test_ppi_sample_size_by_hand() -> None:
