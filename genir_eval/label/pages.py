@@ -14,6 +14,7 @@ from genir_eval.figures import number_text
 from genir_eval.kind_names import CITATION_SUPPORT, LINK_USEFULNESS, PAIRWISE
 from genir_eval.label.items import SESSION_SATISFACTION, TURN_SATISFACTION, Item
 from genir_eval.label.queue import Queue, Workspace
+from genir_eval.label.selection import SampleSize
 
 __all__ = ["index_page", "item_page", "done_page", "agreement_page", "QUEUE_TITLES"]
 
@@ -117,8 +118,7 @@ def item_page(space: Workspace, queue: Queue, item: Item, labeller: str, *, reve
         f"<header><h1>{_e(QUEUE_TITLES[queue.name])}</h1>"
         f"<p class='progress' id='progress'>{_e(labeller)}: item {position} of {size.asked}"
         f"{_e(past)} · {_e(pace)} · {len(queue.items)} in the queue</p>"
-        f"<p class='target'>{size.asked} labels (every other item drawn at random: the "
-        f"{size.needed} a prediction-powered mean rests on) give a 95% interval "
+        f"<p class='target'>{_e(_asked(size))} give a 95% interval "
         f"{_e(number_text(size.width))} wide (judge-minus-person spread "
         f"{_e(number_text(size.rectifier_sd))}, {'measured' if size.observed else 'assumed'})"
         f"</p></header>"
@@ -136,6 +136,16 @@ def item_page(space: Workspace, queue: Queue, item: Item, labeller: str, *, reve
         "</main>"
     )
     return _page(f"{QUEUE_TITLES[queue.name]}: {item.key}", body)
+
+
+def _asked(size: SampleSize) -> str:
+    """What the page asks for, and why that many."""
+    if size.asked >= size.pool and size.needed >= size.pool:
+        return f"All {size.pool} items labelled (a prediction-powered mean needs them all)"
+    return (
+        f"{size.asked} labels (every other item drawn at random: the {size.needed} a "
+        "prediction-powered mean rests on)"
+    )
 
 
 def done_page(space: Workspace, queue: Queue, labeller: str) -> str:
