@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Installs Debian's chromium for the report render test (tests/report/test_render.py),
-# unless /usr/bin/chromium is already there. Needs root (or sudo) and apt-get.
+# Installs Debian's chromium for the report render test (tests/report/test_render.py) and
+# its driver for the labelling page's browser tests (tests/label/test_label_browser.py),
+# unless /usr/bin/chromium and /usr/bin/chromedriver are already there. Needs root (or
+# sudo) and apt-get.
 set -euo pipefail
 
-if [ -x /usr/bin/chromium ]; then
+if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
     echo "chromium already installed: $(/usr/bin/chromium --version 2>/dev/null || echo /usr/bin/chromium)"
     exit 0
 fi
@@ -20,5 +22,5 @@ fi
 
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update
-$SUDO apt-get install -y --no-install-recommends chromium fonts-dejavu-core fonts-noto-cjk
+$SUDO apt-get install -y --no-install-recommends chromium chromium-driver fonts-dejavu-core fonts-noto-cjk
 /usr/bin/chromium --version

@@ -48,6 +48,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "local: calls a local OpenAI-compatible LLM server (opt-in with --runlocal)"
     )
+    config.addinivalue_line(
+        "markers",
+        "browser: drives headless Chromium (slow; -m 'not browser' leaves them out)",
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

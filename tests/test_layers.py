@@ -35,7 +35,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "rundir": set(),
     "report": {"ingest", "judges", "meta", "metrics", "rundir"},
     "runner": {"ingest", "judges", "llm", "metrics", "meta", "rundir", "report"},
-    "cli": {"ingest", "judges", "llm", "metrics", "meta", "rundir", "report", "runner"},
+    "label": {"ingest", "judges", "llm", "metrics", "meta", "rundir", "report", "runner"},
+    "cli": {"ingest", "judges", "llm", "metrics", "meta", "rundir", "report", "runner", "label"},
     "testing": {"llm"},
     "prompts": set(),
 }

@@ -36,6 +36,8 @@ COMMANDS: dict[str, str] = {
     "meta": "meta-evaluate a judge against gold labels",
     "judges": "list every judge with its kind, options and their defaults",
     "measures": "list every measure with its parameters, range and direction",
+    "label": "label a run's items in a browser; the labels become gold for run and meta",
+    "serve": "the labelling server of `label` (same options)",
 }
 
 

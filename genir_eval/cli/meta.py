@@ -75,6 +75,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "judge's labels as scores against them, pair agreement per criterion (default: none)",
     )
     parser.add_argument(
+        "--labels",
+        metavar="STORE",
+        default=None,
+        help="people's labels from `genir-eval label` (a labels.sqlite, or the run folder "
+        "holding it) as the gold, in place of the file's (default: the file's gold)",
+    )
+    parser.add_argument(
         "--link-judge",
         default=DEFAULT_LINK_BASELINE,
         help="offline link judge whose labels give sDCG for a satisfaction judge "
@@ -272,6 +279,15 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--option: {error}") from None
     preferences = read_preferences(args.preferences, form="run") if args.preferences else None
     sessions = list(load_sessions(args.input, format=args.format, sources=args.sources).sessions)
+    if args.labels:
+        from genir_eval.label.gold import open_people_gold, with_people_gold
+
+        people = open_people_gold(args.labels)
+        sessions = list(with_people_gold(sessions, people))
+        print(
+            f"genir-eval: gold from people's labels: {len(people)} items in {args.labels}",
+            file=sys.stderr,
+        )
     if preferences is not None:  # before any call: a row naming no session is refused
         turns = {session.session_id: len(session.turns) for session in sessions}
         check_named(preferences, args.preferences, turns.get, "the input")

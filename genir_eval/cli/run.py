@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, cast
 
 from genir_eval.cli import COMMANDS
 from genir_eval.cli.engine_options import add_engine_arguments, engine_overrides
 
 if TYPE_CHECKING:
+    from genir_eval.ingest.loader import Format
+    from genir_eval.records import Session
     from genir_eval.runner.run import Overrides
 
 __all__ = ["add_parser", "run"]
@@ -41,6 +44,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         help="output directory (default: the scenario's output.dir, else runs/<name> beside "
         "the scenario's folder)",
     )
+    parser.add_argument(
+        "--labels",
+        metavar="STORE",
+        default=None,
+        help="people's labels from `genir-eval label` (a labels.sqlite, or the run folder "
+        "holding it) as the gold, in place of the input's (default: the input's gold)",
+    )
     add_engine_arguments(parser, "run")
     parser.set_defaults(func=run)
 
@@ -58,6 +68,30 @@ def overrides_from_args(args: argparse.Namespace) -> Overrides:
     )
 
 
+def _people_gold_sessions(args: argparse.Namespace) -> Iterator[Session] | None:
+    """The scenario's sessions with the people's labels as their gold (``--labels``), or
+    ``None``: the scenario's input as it is."""
+    if not args.labels:
+        return None
+    from genir_eval.ingest import iter_sessions
+    from genir_eval.label.gold import open_people_gold, with_people_gold
+    from genir_eval.runner.scenario import load_scenario
+
+    people = open_people_gold(args.labels)
+    given = load_scenario(args.scenario).input
+    print(
+        f"genir-eval: gold from people's labels: {len(people)} items in {args.labels}",
+        file=sys.stderr,
+    )
+    reader = iter_sessions(
+        given.path,
+        format=cast("Format | None", given.format),
+        skip_invalid=given.skip_invalid,
+        sources=given.sources,
+    )
+    return with_people_gold(reader, people)
+
+
 def run(args: argparse.Namespace) -> int:
     # the runner and the report are imported when a run starts, not for `--help`
     from genir_eval.report.summary import format_paths, format_summary
@@ -66,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
 
     result = run_scenario(
         args.scenario,
+        sessions=_people_gold_sessions(args),
         out_dir=args.out,
         overrides=overrides_from_args(args),
         progress=not args.quiet,

@@ -894,8 +894,11 @@ class Assembly:
             "session": self.sessions.correlations(spec.n_boot, spec.seed),
         }
         has_thumbs = self.turns.has_thumbs()
+        # judges against gold labels count on their own: people's link or citation labels
+        # (genir-eval label) come without the users' satisfaction
+        judges = self.gold.result()
         if all(block is None for block in by_level.values()) and not has_thumbs:
-            if preferences is None:
+            if preferences is None and not _any_gold_block(judges):
                 return None
         result: dict[str, Any] = {
             "version": OUTPUT_VERSION,
@@ -908,8 +911,18 @@ class Assembly:
             result["feedback"] = self.turns.feedback(spec.n_boot, spec.seed)
         if preferences is not None:
             result["preferences"] = preferences
-        result["judges"] = self.gold.result()
+        result["judges"] = judges
         return result
+
+
+def _any_gold_block(judges: Mapping[str, Any]) -> bool:
+    """Whether any judge met gold labels (a block with at least one compared item)."""
+    return any(
+        isinstance(block, Mapping) and (block.get("n") or 0) > 0
+        for blocks in judges.values()
+        if isinstance(blocks, Mapping)
+        for block in blocks.values()
+    )
 
 
 def meta_evaluation(

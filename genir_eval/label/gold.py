@@ -1,0 +1,124 @@
+"""People's labels as gold: what ``genir-eval run --labels`` and ``meta --labels`` read in
+place of the log's gold, and what ``genir-eval label export`` writes (canonical JSONL with
+a ``gold`` block, the format every reader takes).
+
+The gold of a session becomes what the people said and nothing else: an item nobody
+labelled has no gold, so the meta-evaluation compares the judges on the labelled items
+and the prediction-powered means use the rest as the unlabelled sample.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import IO
+
+import orjson
+
+from genir_eval.errors import InputError
+from genir_eval.kind_names import CITATION_SUPPORT, LINK_USEFULNESS, PAIRWISE
+from genir_eval.label.agreement import people_label
+from genir_eval.label.items import SESSION_SATISFACTION, TURN_SATISFACTION
+from genir_eval.label.store import STORE_FILE, LabelStore
+from genir_eval.records import SUPPORT_VALUE, Gold, Session, session_to_dict
+
+__all__ = ["PeopleGold", "open_people_gold", "with_people_gold", "write_gold_sessions"]
+
+_SUPPORT_WORD = {v: k for k, v in SUPPORT_VALUE.items()}
+
+
+class PeopleGold:
+    """The people's label of every item a store holds, by what it is about."""
+
+    def __init__(self, store: LabelStore) -> None:
+        self.links: dict[tuple[str, int], dict[int, int]] = {}
+        self.support: dict[tuple[str, int, int], dict[int, str]] = {}
+        self.turns: dict[tuple[str, int], float] = {}
+        self.sessions: dict[str, float] = {}
+        #: pairwise labels: item key -> 1 (a), 0 (b) or 0.5 (tie)
+        self.pairs: dict[str, float] = {}
+        for queue in (
+            LINK_USEFULNESS,
+            CITATION_SUPPORT,
+            TURN_SATISFACTION,
+            SESSION_SATISFACTION,
+            PAIRWISE,
+        ):
+            for item, by in store.labels(queue).items():
+                value = people_label(queue, by)
+                if value is not None:
+                    self._put(queue, item, value)
+
+    def _put(self, queue: str, item: str, value: float) -> None:
+        body = item.split(":", 1)[1]
+        if queue == PAIRWISE:
+            self.pairs[item] = value
+        elif queue == LINK_USEFULNESS:
+            sid, turn, link = body.rsplit(":", 2)
+            self.links.setdefault((sid, int(turn)), {})[int(link)] = int(value)
+        elif queue == CITATION_SUPPORT:
+            sid, turn, statement, link = body.rsplit(":", 3)
+            where = (sid, int(turn), int(statement))
+            self.support.setdefault(where, {})[int(link)] = _SUPPORT_WORD[int(value)]
+        elif queue == TURN_SATISFACTION:
+            sid, turn = body.rsplit(":", 1)
+            self.turns[(sid, int(turn))] = value
+        else:
+            self.sessions[body] = value
+
+    def __len__(self) -> int:
+        return (
+            sum(len(v) for v in self.links.values())
+            + sum(len(v) for v in self.support.values())
+            + len(self.turns)
+            + len(self.sessions)
+            + len(self.pairs)
+        )
+
+    def gold(self, session: Session) -> Gold | None:
+        """``session``'s gold from the people's labels alone (``None`` when they gave none)."""
+        sid = session.session_id
+        turns = session.turns
+        links = tuple(self.links.get((sid, t.index), {}) for t in turns)
+        support = tuple(
+            tuple(self.support.get((sid, t.index, s), {}) for s in range(1, len(t.statements) + 1))
+            for t in turns
+        )
+        satisfaction = tuple(self.turns.get((sid, t.index)) for t in turns)
+        has_links = any(links)
+        has_support = any(any(s) for s in support)
+        has_turns = any(v is not None for v in satisfaction)
+        if not (has_links or has_support or has_turns or sid in self.sessions):
+            return None
+        return Gold(
+            session_satisfaction=self.sessions.get(sid),
+            query_satisfaction=satisfaction if has_turns else None,
+            link_usefulness=links if has_links else None,
+            citation_support=support if has_support else None,
+        )
+
+
+def open_people_gold(path: str | Path) -> PeopleGold:
+    """The people's gold of a store (``labels.sqlite``, or a run folder holding one)."""
+    where = Path(path)
+    if where.is_dir():
+        where = where / STORE_FILE
+    if not where.is_file():
+        raise InputError(f"{where}: no label store here (`genir-eval label RUN_DIR` makes one)")
+    return PeopleGold(LabelStore(where))
+
+
+def with_people_gold(sessions: Iterable[Session], gold: PeopleGold) -> Iterator[Session]:
+    """``sessions`` with their gold replaced by the people's labels."""
+    for session in sessions:
+        yield replace(session, gold=gold.gold(session))
+
+
+def write_gold_sessions(sessions: Iterable[Session], gold: PeopleGold, stream: IO[bytes]) -> int:
+    """Canonical JSONL of ``sessions`` with the people's gold; how many sessions carry it."""
+    count = 0
+    for session in with_people_gold(sessions, gold):
+        count += session.gold is not None
+        stream.write(orjson.dumps(session_to_dict(session), option=orjson.OPT_APPEND_NEWLINE))
+    return count

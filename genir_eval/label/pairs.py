@@ -1,0 +1,144 @@
+"""The pairwise queue: an arena folder's pairs (``genir-eval arena``), the two answers side
+by side in an order drawn for each pair, people choosing the better or a tie.
+
+A label is stored in the pair's own terms, 1 for ``a``, 0 for ``b``, 0.5 for a tie, whatever
+side each answer was shown on: the page's keys say left and right, the item's choices map
+them back. The judges' labels are the judge's verdict in each order it judged (the two
+orders disagreeing is the doubt the queue puts first).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from genir_eval.errors import InputError
+from genir_eval.ingest import load_sessions
+from genir_eval.ingest.preferences import Preference
+from genir_eval.kind_names import PAIRWISE
+from genir_eval.label.items import Choice, Item, Pane
+from genir_eval.records import Session, Turn
+
+__all__ = ["ARENA_FILE", "is_arena", "arena_items", "WINNER_VALUE", "preference_rows"]
+
+ARENA_FILE = "arena.json"
+PAIRS_FILE = "pairs.jsonl"
+#: A pair's winner as a label value, and back.
+WINNER_VALUE = {"a": 1.0, "b": 0.0, "tie": 0.5}
+_VALUE_WINNER = {v: k for k, v in WINNER_VALUE.items()}
+
+
+def is_arena(folder: Path) -> bool:
+    return (folder / ARENA_FILE).is_file() and (folder / PAIRS_FILE).is_file()
+
+
+def _input(folder: Path, given: str) -> Path:
+    """An input of the arena: as written, else beside the arena folder's parent (arena
+    writes the paths it was given, relative to where it ran)."""
+    path = Path(given)
+    for candidate in (path, folder.parent / path, folder.parent.parent / path):
+        if candidate.is_file():
+            return candidate
+    raise InputError(
+        f"{folder / ARENA_FILE}: inputs: {given} is not there (the labelling page shows the "
+        "answers' text from it): run from the folder the arena ran in"
+    )
+
+
+def _systems(folder: Path, document: Mapping[str, Any]) -> dict[str, dict[str, Session]]:
+    out = {}
+    for given in document.get("inputs") or []:
+        sessions = load_sessions(_input(folder, str(given["path"]))).sessions
+        out[str(given["name"])] = {s.session_id: s for s in sessions}
+    return out
+
+
+def _turn(session: Session | None, index: int) -> Turn | None:
+    if session is None:
+        return None
+    return next((t for t in session.turns if t.index == index), None)
+
+
+def _left_is_a(key: str) -> bool:
+    """The side ``a`` is shown on, drawn from the pair's key: random across pairs, the
+    same for every labeller and every reload."""
+    return hashlib.sha256(key.encode("utf-8")).digest()[0] % 2 == 0
+
+
+def _choices(left_is_a: bool) -> tuple[Choice, ...]:
+    left, right = (1.0, 0.0) if left_is_a else (0.0, 1.0)
+    return (
+        Choice(left, "1", "left answer is better"),
+        Choice(right, "2", "right answer is better"),
+        Choice(0.5, "t", "tie: neither is better"),
+    )
+
+
+def arena_items(folder: Path) -> list[Item]:
+    """Every pair of the arena folder as an item of the pairwise queue."""
+    document = json.loads((folder / ARENA_FILE).read_text(encoding="utf-8"))
+    systems = _systems(folder, document)
+    items = []
+    for row in _rows(folder / PAIRS_FILE):
+        sid, index, a, b = str(row["session_id"]), int(row["turn"]), str(row["a"]), str(row["b"])
+        key = f"pair:{sid}:{index}:{a}:{b}"
+        turns = {name: _turn(systems.get(name, {}).get(sid), index) for name in (a, b)}
+        query = next((t.query for t in turns.values() if t is not None), "")
+        left_is_a = _left_is_a(key)
+        shown = (a, b) if left_is_a else (b, a)
+        panes = tuple(
+            Pane(f"{side} answer", _answer(turns[name]))
+            for side, name in zip(("Left", "Right"), shown, strict=True)
+        )
+        judged = {
+            f"pairwise ({order['order']})": WINNER_VALUE.get(str(order.get("overall")))
+            for order in row.get("orders") or []
+            if not order.get("mirrored")
+        }
+        items.append(
+            Item(
+                key=key,
+                queue=PAIRWISE,
+                session_id=sid,
+                turn=index,
+                panes=(Pane("Query", query), *panes),
+                judged=judged or {PAIRWISE: WINNER_VALUE.get(str(row.get("winner")))},
+                choices=_choices(left_is_a),
+            )
+        )
+    return items
+
+
+def _answer(turn: Turn | None) -> str:
+    return "(answer not found in the system's input)" if turn is None else turn.response_text
+
+
+def _rows(path: Path) -> Iterator[dict[str, Any]]:
+    with open(path, encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            try:
+                yield json.loads(line)
+            except ValueError:
+                raise InputError(f"{path}: line {number}: not valid JSON") from None
+
+
+def preference_rows(labels: Mapping[str, float]) -> list[Preference]:
+    """People's pairwise labels (item key -> value) as rows of the preferences format."""
+    out = []
+    for key, value in labels.items():
+        _, body = key.split(":", 1)
+        sid, turn, a, b = body.rsplit(":", 3)
+        out.append(
+            Preference(
+                winner=_VALUE_WINNER[value],
+                query=sid,
+                session=sid,
+                turn=int(turn),
+                system_a=a,
+                system_b=b,
+            )
+        )
+    return out

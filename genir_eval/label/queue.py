@@ -1,0 +1,136 @@
+"""A run folder made ready to label: its queues in calibration order, stored once in the
+label store so every server on the store and every restart sees the same queue."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from genir_eval.errors import ConfigError, InputError
+from genir_eval.kind_names import PAIRWISE
+from genir_eval.label.agreement import people_label, queue_agreement
+from genir_eval.label.items import CHOICES, Choice, Item, run_items, run_sessions
+from genir_eval.label.pairs import arena_items, is_arena
+from genir_eval.label.selection import (
+    DEFAULT_WIDTH,
+    SampleSize,
+    calibration_order,
+    ppi_sample_size,
+    random_order,
+)
+from genir_eval.label.store import STORE_FILE, LabelStore
+from genir_eval.rundir import load_run
+
+__all__ = ["Queue", "Workspace", "open_workspace"]
+
+
+@dataclass(frozen=True)
+class Queue:
+    """One kind of question over the run: its items in the order they are shown (the least
+    certain and a random draw in turn) and how many people see each."""
+
+    name: str
+    items: tuple[Item, ...]
+    per_item: int
+    width_share: float
+    by_key: Mapping[str, Item] = field(repr=False)
+    #: the random stream's order: its labelled prefix is the PPI mean's sample
+    permutation: tuple[str, ...] = field(default=(), repr=False)
+
+    @property
+    def choices(self) -> tuple[Choice, ...]:
+        return CHOICES[self.name]
+
+    def size(self, store: LabelStore) -> SampleSize:
+        """The PPI sample size, from the people's labels once there are enough of them."""
+        labels = store.labels(self.name)
+        pairs = []
+        for key, by in labels.items():
+            item = self.by_key.get(key)
+            person = people_label(self.name, by)
+            if item is not None and item.expected is not None and person is not None:
+                pairs.append((item.expected, person))
+        judged = [i.expected for i in self.items if i.expected is not None]
+        return ppi_sample_size(self.name, judged, pairs, width_share=self.width_share)
+
+
+@dataclass
+class Workspace:
+    """What one server labels: the run folder, its store, its queues."""
+
+    run_dir: Path
+    store: LabelStore
+    queues: dict[str, Queue]
+    title: str
+
+    def queue(self, name: str) -> Queue:
+        try:
+            return self.queues[name]
+        except KeyError:
+            raise LookupError(
+                f"no queue named {name!r} (this run has {', '.join(self.queues) or 'none'})"
+            ) from None
+
+    def agreement(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "queues": [
+                queue_agreement(
+                    q.name,
+                    q.items,
+                    self.store.labels(q.name),
+                    permutation=q.permutation,
+                    skipped={e.item for e in self.store.events(q.name) if e.action == "skip"},
+                )
+                for q in self.queues.values()
+            ],
+        }
+
+
+def open_workspace(
+    run_dir: str | Path,
+    *,
+    store: str | Path | None = None,
+    per_item: int = 1,
+    width_share: float = DEFAULT_WIDTH,
+) -> Workspace:
+    """Read the run folder ``run_dir`` (or an arena folder: its pairs) and its sessions,
+    order its queues for calibration
+    and open (or make) the store, ``RUN_DIR/labels.sqlite`` unless ``store`` is given."""
+    if per_item < 1:
+        raise ConfigError(f"--per-item: at least 1 labeller an item, got {per_item}")
+    if not 0.0 < width_share <= 1.0:
+        raise ConfigError(f"--width: a share of the scale in (0, 1], got {width_share}")
+    folder = Path(run_dir)
+    if is_arena(folder):
+        found = {PAIRWISE: arena_items(folder)}
+        directory, title = folder.resolve(), folder.resolve().name
+    else:
+        run = load_run(run_dir)
+        found = run_items(run, run_sessions(run))
+        directory = run.directory
+        title = str((run.info.get("scenario") or {}).get("name") or run.directory.name)
+    if not any(found.values()):
+        raise InputError(
+            f"{directory}: no item to label (the run's judges label links, citations or "
+            "satisfaction; this run has none of them)"
+        )
+    labels = LabelStore(Path(store) if store is not None else directory / STORE_FILE)
+    queues = {}
+    for name, items in found.items():
+        ordered = calibration_order(items)
+        keys = labels.ensure_queue(
+            name, [(it.key, it.expected) for it in ordered], per_item=per_item
+        )
+        by_key = {it.key: it for it in ordered}
+        queues[name] = Queue(
+            name,
+            tuple(by_key[k] for k in keys),
+            per_item,
+            width_share,
+            by_key,
+            permutation=tuple(random_order(keys)),
+        )
+    return Workspace(directory, labels, queues, title)
