@@ -1,7 +1,7 @@
 """Every numeric setting of genir-eval, with the range it must lie in, checked in one place.
 
 The command line (``--timeout``), the scenario file (``[engine] timeout``) and the Python API
-(``Engine(attempt_timeout=...)``) all go through :func:`check_setting`, so ``nan``, ``inf``,
+(``EngineConfig(timeout=...)``) all go through :func:`check_setting`, so ``nan``, ``inf``,
 a negative count or a bootstrap of ten billion resamples is refused before any call, with
 the setting's name and what was expected, instead of a traceback after the paid calls.
 """
