@@ -20,6 +20,7 @@ from genir_eval.judges.kinds import GoldBlock, GoldContext, JudgeCell, JudgeKind
 from genir_eval.judges.options import RESPONSE_FORMAT
 from genir_eval.judges.parsing import expect_index_list, extract_object
 from genir_eval.judges.prompting import fence, render_messages
+from genir_eval.judges.spans_gold import span_block
 from genir_eval.records import Session, Turn
 
 __all__ = ["SpansJudge", "SpansKind", "spans", "parse_spans", "segments_block", "spans_schema"]
@@ -133,9 +134,7 @@ class SpansKind(JudgeKind):
         return len(set(value)) / n_segments if n_segments else None
 
     def gold_blocks(self, context: GoldContext) -> list[GoldBlock]:
-        from genir_eval.meta import evaluate as gold
-
-        return [gold.span_block(self.name)]
+        return [span_block(self.name)]
 
     def summary_table(self, blocks: Mapping[str, Mapping[str, Any]]) -> JudgeTable | None:
         rows: list[list[Any]] = []

@@ -36,9 +36,9 @@ from genir_eval.metrics.measures import (
     MiddleLow,
     QueryMeasure,
     SessionMeasure,
-    parse_measure,
     positional_weights,
 )
+from genir_eval.metrics.parse import parse_measure
 from genir_eval.metrics.usefulness import gold_statement_usefulness, statement_usefulness
 
 __all__ = [

@@ -7,7 +7,7 @@ repository's root; ``tests/test_api.py`` runs this very code and checks what it 
     from dataclasses import replace
 
     import genir_eval as ge
-    from genir_eval.llm import offline_engine
+    from genir_eval.llm import Engine, OfflineProvider
 
     # sessions from a log (URGE CSV, canonical JSONL or Markdown), written back as JSONL
     sessions = ge.load_sessions("fixtures/demo_sessions.csv").sessions
@@ -35,7 +35,7 @@ repository's root; ``tests/test_api.py`` runs this very code and checks what it 
 
     # one judge on one session, through an engine (here the offline provider)
     async def judge_one():
-        async with offline_engine(quiet=True) as engine:
+        async with Engine(OfflineProvider(), quiet=True) as engine:
             judge = ge.make_judge("link_usefulness.true", signals="relevance,behaviour")
             return await ge.judge_sessions(judge, sessions[:1], engine)
 
