@@ -52,6 +52,7 @@ from genir_eval.llm import (
     Message,
     Request,
 )
+from genir_eval.llm.config import EngineConfig
 from genir_eval.llm.limits import Send
 from genir_eval.llm.providers.factory import CALLS_PER_POOL
 from genir_eval.llm.providers.openai_provider import OpenAIProvider
@@ -84,10 +85,7 @@ async def _run(
     )
     engine = Engine(
         provider,
-        concurrency=args.concurrency,
-        rpm=rpm,
-        max_attempts=8,
-        attempt_timeout=10,
+        EngineConfig(concurrency=args.concurrency, rpm=rpm, max_attempts=8, timeout=10),
         cache=Cache(storage / "cache.sqlite") if storage else None,
         journal=Journal(storage / "cache.sqlite") if storage else None,
         backoff_base=0.1,

@@ -39,9 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from genir_eval.cli.engine_options import add_engine_arguments, engine_from_args
-from genir_eval.cli.meta import parse_option
 from genir_eval.ingest import load_sessions
 from genir_eval.judges import judge_sessions, make_judge
+from genir_eval.judges.options import parse_judge_option
 from genir_eval.meta.evaluate import link_pairs
 from genir_eval.meta.resample import session_bootstrap
 from genir_eval.meta.stats import binarize, cohen_kappa, correlations, pairwise_auc
@@ -223,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_engine_arguments(parser)
     args = parser.parse_args(argv)
     args.journal = "none"
-    options = dict(parse_option(o) for o in args.option)
+    options = dict(parse_judge_option(None, o) for o in args.option)
     sessions = select(load_sessions(args.input).sessions, args.sessions, args.max_turns)
     n_links = sum(len(t.cited_link_ids) for s in sessions for t in s.turns)
     print(

@@ -1,5 +1,8 @@
 """Does a change leave the offline runs' tables as they were? Runs the offline scenarios with
 the working tree and with a git ref (default HEAD), and compares every table they write.
+Besides the scenario files it runs ``crowdrag-dev``: the CrowdRAG-25 development topics
+(``../shared/crowdrag``) converted by each tree's ``genir-eval parse --format crowdrag`` and
+judged, one session per answer, by the default judges with people's preferences as gold.
 
     python bench/same_tables.py                  # working tree against HEAD
     python bench/same_tables.py --base main~3    # against any ref
@@ -21,7 +24,30 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SCENARIOS = ("demo-offline", "urge-offline", "demo-citations", "product-feedback")
+SCENARIOS = ("demo-offline", "urge-offline", "demo-citations", "product-feedback", "crowdrag-dev")
+CROWDRAG_SCENARIO = """version = 1
+name = "crowdrag-dev"
+[input]
+path = "answers.jsonl"
+format = "jsonl"
+preferences = "preferences.jsonl"
+[engine]
+concurrency = 8
+[[judges]]
+name = "citation_support"
+[[judges]]
+name = "link_usefulness.dna"
+[[judges]]
+name = "satisfaction.geval"
+[aggregate]
+measures = ["sdcg_urge", "citation_precision", "citation_recall", "unsupported_claims"]
+[meta]
+enabled = true
+n_boot = 200
+seed = 0
+[output]
+report = false
+"""
 TABLES = ("links", "turns", "sessions")
 
 
@@ -38,10 +64,28 @@ def _export(ref: str, into: Path) -> Path:
     return tree
 
 
+def _crowdrag(tree: Path, out: Path, env: dict[str, str]) -> Path:
+    """The CrowdRAG development topics as this tree converts them, and a scenario over them."""
+    folder = out.parent / f"{out.name}-input"
+    command = [
+        sys.executable, "-m", "genir_eval", "parse", str(ROOT.parent / "shared" / "crowdrag"),
+        "--format", "crowdrag", "--output", str(folder),
+    ]  # fmt: skip
+    done = subprocess.run(command, env=env, cwd=tree, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"crowdrag conversion failed in {tree}: {done.stderr}")
+    scenario = folder / "crowdrag-dev.toml"
+    scenario.write_text(CROWDRAG_SCENARIO, encoding="utf-8")
+    return scenario
+
+
 def _run(tree: Path, scenario: str, out: Path) -> None:
     env = dict(os.environ, PYTHONPATH=str(tree))
+    path = tree / "scenarios" / f"{scenario}.toml"
+    if scenario == "crowdrag-dev":
+        path = _crowdrag(tree, out, env)
     command = [
-        sys.executable, "-m", "genir_eval", "run", str(tree / "scenarios" / f"{scenario}.toml"),
+        sys.executable, "-m", "genir_eval", "run", str(path),
         "--out", str(out), "--quiet", "--cache-mode", "off", "--journal", "none",
     ]  # fmt: skip
     done = subprocess.run(command, env=env, cwd=tree, capture_output=True, text=True)

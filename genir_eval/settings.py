@@ -1,7 +1,7 @@
 """Every numeric setting of genir-eval, with the range it must lie in, checked in one place.
 
 The command line (``--timeout``), the scenario file (``[engine] timeout``) and the Python API
-(``Engine(attempt_timeout=...)``) all go through :func:`check_setting`, so ``nan``, ``inf``,
+(``EngineConfig(timeout=...)``) all go through :func:`check_setting`, so ``nan``, ``inf``,
 a negative count or a bootstrap of ten billion resamples is refused before any call, with
 the setting's name and what was expected, instead of a traceback after the paid calls.
 """
@@ -19,9 +19,6 @@ __all__ = [
     "SETTINGS",
     "MAX_RESAMPLES",
     "check_setting",
-    "JUDGE_SETTINGS",
-    "JUDGE_SWITCHES",
-    "check_judge_options",
     "parse_setting",
     "setting_type",
     "SettingType",
@@ -52,6 +49,11 @@ class Setting:
         low = f"> {_number(self.minimum)}" if self.above else f">= {_number(self.minimum)}"
         high = f"< {_number(self.maximum)}" if self.below else f"<= {_number(self.maximum)}"
         return f"{kind} {low} and {high}"
+
+    def check(self, value: Any) -> Any:
+        """``value`` as this setting takes it, or :class:`ValueError` saying what was
+        expected (see :func:`check_setting`)."""
+        return _check(self, value)
 
 
 def _number(value: float) -> str:
@@ -107,49 +109,6 @@ COMPARE_VERDICT_RULE = (
     "PASS (exit 0). The 95% bootstrap interval shows the size of the change; it does not "
     "decide."
 )
-
-
-#: The numeric options of judges (``options = {judges = 3}``, ``--option judges=3``), checked
-#: by :func:`check_judge_options` whichever judge takes them: a typo such as ``judges=1e9``
-#: would otherwise ask for a billion simulated raters.
-JUDGE_SETTINGS: dict[str, Setting] = {
-    s.name: s
-    for s in (
-        Setting("judges", True, 1, 100),
-        Setting("samples", True, 1, 100),
-        Setting("top_logprobs", True, 0, 20),
-        Setting("max_tokens", True, 1, 1_000_000),
-        Setting("context_tokens", True, 256, 100_000_000),
-        Setting("max_source_chars", True, 1, 100_000_000),
-        Setting("n", True, 1, 1_000),
-        Setting("k", True, 1, 10_000),
-        Setting("max_iterations", True, 1, 100),
-        Setting("min_questions", True, 1, 1_000),
-        Setting("threshold", True, 0, 5),
-        Setting("seed", True, 0, 2**63 - 1),
-        Setting("temperature", False, 0, 2),
-        Setting("rouge_threshold", False, 0, 1),
-        Setting("offline_threshold", False, 0, 1),
-        Setting("offline_feedback", False, 0, 1),
-    )
-}
-#: Judge options that are switches: ``true`` or ``false``, nothing else (``"no"`` is true).
-JUDGE_SWITCHES = frozenset(
-    "role description narrative aspects logprobs allow_title_only links_only".split()
-)
-
-
-def check_judge_options(options: Any) -> None:
-    """Refuse a judge option value of the wrong kind or out of range (:data:`JUDGE_SETTINGS`,
-    :data:`JUDGE_SWITCHES`) with :class:`ValueError` naming the option."""
-    for key, value in options.items():
-        if key in JUDGE_SETTINGS:
-            try:
-                _check(JUDGE_SETTINGS[key], value)
-            except ValueError as error:
-                raise ValueError(f"option {key!r}: {error}") from None
-        elif key in JUDGE_SWITCHES and not isinstance(value, bool):
-            raise ValueError(f"option {key!r}: expected true or false, got {value!r}")
 
 
 def check_setting(name: str, value: Any) -> Any:

@@ -1,12 +1,15 @@
 """The import rules of docs/architecture.md's map, checked against the code: each folder imports
-(at module level) only the folders its row names, so the map and the package cannot drift apart.
-Imports inside a function (a kind's comparison with gold reading meta/ when it is called) and
-under ``TYPE_CHECKING`` are not layering and are not counted."""
+only the folders its row names, so the map and the package cannot drift apart. Every import
+counts, at module level, inside a function or under ``TYPE_CHECKING``: an import deferred into
+a function is still a dependency. And no module imports itself through others (no cycle in the
+graph of module-level imports between the package's modules)."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
+
+import networkx as nx
 
 import genir_eval
 
@@ -29,14 +32,26 @@ MAY_IMPORT: dict[str, set[str]] = {
     "base": set(),
     "ingest": set(),
     "llm": set(),
-    "judges": {"ingest", "llm"},
+    "stats": set(),
+    "judges": {"ingest", "llm", "metrics", "stats"},
     "metrics": set(),
-    "meta": {"ingest", "judges", "metrics"},
+    "meta": {"ingest", "judges", "metrics", "stats"},
     "rundir": set(),
-    "report": {"ingest", "judges", "meta", "metrics", "rundir"},
-    "runner": {"ingest", "judges", "llm", "metrics", "meta", "rundir", "report"},
-    "label": {"ingest", "judges", "llm", "metrics", "meta", "rundir", "report", "runner"},
-    "cli": {"ingest", "judges", "llm", "metrics", "meta", "rundir", "report", "runner", "label"},
+    "report": {"ingest", "judges", "meta", "metrics", "rundir", "stats"},
+    "runner": {"ingest", "judges", "llm", "metrics", "meta", "rundir", "report", "stats"},
+    "label": {"ingest", "judges", "llm", "metrics", "meta", "rundir", "report", "runner", "stats"},
+    "cli": {
+        "ingest",
+        "judges",
+        "llm",
+        "metrics",
+        "meta",
+        "rundir",
+        "report",
+        "runner",
+        "label",
+        "stats",
+    },
     "testing": {"llm"},
     "prompts": set(),
 }
@@ -47,8 +62,9 @@ def _folder(name: str) -> str:
 
 
 def _imports(tree: ast.Module) -> list[tuple[int, str]]:
+    """Every import of a genir_eval folder in ``tree`` (line, folder), wherever it stands."""
     found = []
-    for node in tree.body:
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names = [node.module]
         elif isinstance(node, ast.Import):
@@ -97,7 +113,64 @@ def test_the_check_sees_a_breach() -> None:
     assert _folder("runner") not in MAY_IMPORT["base"] | {"base"}
 
 
+def test_the_check_sees_an_import_inside_a_function() -> None:
+    # a kind's comparison with gold reading meta/ when called was not counted before
+    tree = ast.parse(
+        "def blocks():\n    from genir_eval.meta import evaluate\n    return evaluate\n"
+    )
+    assert _imports(tree) == [(2, "meta")]
+    assert "meta" not in MAY_IMPORT["judges"]
+
+
 def test_the_map_names_every_folder() -> None:
     text = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
     for folder in set(MAY_IMPORT) - {"base", "prompts"}:
         assert f"| `{folder}/` |" in text, folder
+
+
+def _module_names() -> dict[str, Path]:
+    return {
+        ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts): path
+        for path in PACKAGE.rglob("*.py")
+    }
+
+
+def import_graph() -> nx.DiGraph:
+    """Module -> the package's modules it imports, at module level or inside a function.
+    A package's ``__init__`` only gathers its modules' names for users: an import of one is
+    not followed (a name imported through it comes from one of its modules)."""
+    modules = _module_names()
+    graph = nx.DiGraph()
+    for name, path in modules.items():
+        if path.name == "__init__.py":
+            continue
+        graph.add_node(name)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                targets = [
+                    f"{node.module}.{a.name}"
+                    if f"{node.module}.{a.name}" in modules
+                    else node.module
+                    for a in node.names
+                ]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                continue
+            for target in targets:
+                if target in modules and modules[target].name != "__init__.py" and target != name:
+                    graph.add_edge(name, target)
+    return graph
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    # metrics/measures <-> metrics/citations and the offline twins' citations -> reasons ->
+    # features -> semantic -> citations were such cycles
+    assert list(nx.simple_cycles(import_graph())) == []
+
+
+def test_the_cycle_check_sees_a_cycle() -> None:
+    graph = import_graph()
+    assert graph.has_edge("genir_eval.metrics.citations", "genir_eval.metrics.measures")
+    graph.add_edge("genir_eval.metrics.measures", "genir_eval.metrics.citations")
+    assert list(nx.simple_cycles(graph)) != []

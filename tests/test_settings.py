@@ -10,7 +10,7 @@ import pytest
 
 from genir_eval.cli import main
 from genir_eval.errors import ConfigError
-from genir_eval.llm import Engine, OfflineProvider
+from genir_eval.llm import EngineConfig
 from genir_eval.settings import SETTINGS, check_base_url, check_setting, public_url
 from genir_eval.testing import FakeLLMServer
 
@@ -151,11 +151,15 @@ def test_n_boot_is_bounded(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert "meta.n_boot: expected an integer >= 0 and <= 1000000" in capsys.readouterr().err
 
 
-def test_engine_refuses_impossible_settings() -> None:
+def test_engine_configuration_refuses_impossible_settings() -> None:
     with pytest.raises(ConfigError, match="timeout: expected a number > 0"):
-        Engine(OfflineProvider(), attempt_timeout=math.nan)
+        EngineConfig(timeout=math.nan)
     with pytest.raises(ConfigError, match="rpm: expected"):
-        Engine(OfflineProvider(), rpm=math.inf)
+        EngineConfig(rpm=math.inf)
+    with pytest.raises(ConfigError, match="concurrency: expected an integer >= 1"):
+        EngineConfig(concurrency=0)
+    with pytest.raises(ConfigError, match="cache_mode: expected one of"):
+        EngineConfig(cache_mode="sometimes")
 
 
 @pytest.mark.parametrize(

@@ -115,20 +115,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def judge_options(pairs: list[str]) -> dict[str, Any]:
-    """``--option KEY=VALUE`` pairs -> the pairwise judge's options (a value read as JSON, else
-    as text)."""
-    options: dict[str, Any] = {}
-    for item in pairs:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"--option: expected KEY=VALUE, got {item!r}")
-        try:
-            options[key] = json.loads(value)
-        except json.JSONDecodeError:
-            options[key] = value
-        except RecursionError:
-            raise ConfigError(f"--option {key}: the JSON value is nested too deeply") from None
-    return options
+    """``--option KEY=VALUE`` pairs -> the pairwise judge's options, each value read as its
+    table declares (:func:`~genir_eval.judges.options.parse_judge_options`)."""
+    from genir_eval.judges.options import parse_judge_options
+    from genir_eval.judges.pairwise import PairwiseJudge
+
+    return parse_judge_options(PairwiseJudge, pairs)
 
 
 def _check(args: argparse.Namespace) -> None:

@@ -18,19 +18,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from genir_eval.errors import GenirError
-from genir_eval.llm.config import (
-    DEFAULT_CACHE_PATH,
-    EngineConfig,
-    engine_fields,
-    open_engine,
-    setting_value,
-)
+from genir_eval.llm.build import build_engine
+from genir_eval.llm.config import DEFAULT_CACHE_PATH, EngineConfig, engine_fields, setting_value
 from genir_eval.llm.engine import Engine
-from genir_eval.llm.prices import load_prices
-from genir_eval.llm.providers.factory import PROVIDER_NAMES, make_provider, resolve_provider
-from genir_eval.llm.store.cache import Cache
-from genir_eval.llm.store.journal import Journal
+from genir_eval.llm.providers.factory import PROVIDER_NAMES, resolve_provider
 from genir_eval.settings import check_base_url, setting_type
 
 __all__ = [
@@ -125,39 +116,14 @@ async def engine_from_args(args: argparse.Namespace) -> AsyncIterator[Engine]:
 
 
 def _engine(args: argparse.Namespace, display: Any) -> Engine:
-    config = config_from_args(args)
     resolved, notice = resolve_provider(args.provider or "auto", base_url=args.base_url)
-    provider = make_provider(
+    return build_engine(
+        config_from_args(args),
         resolved,
         model=args.model,
         base_url=args.base_url,
-        timeout=config.timeout,
-        concurrency=config.concurrency,
-    )
-    cache: Cache | None = None
-    journal: Journal | None = None
-    try:
-        if config.cache is not None and config.cache_mode != "off":
-            cache = Cache(config.cache, mode=config.cache_mode)  # type: ignore[arg-type]
-        if config.journal is not False:
-            place = config.journal if config.journal is not True else config.cache
-            journal = Journal(Path(place or DEFAULT_CACHE_PATH))
-        prices = load_prices(config.prices)
-    except GenirError:
-        if cache is not None:
-            cache.close()
-        if journal is not None:
-            journal.close()
-        raise
-    engine: Engine = open_engine(
-        config,
-        provider,
-        cache=cache,
-        journal=journal,
-        prices=prices,
         progress=display,
         quiet=args.quiet,
         summary_stream=sys.stderr,
         notice=notice,
     )
-    return engine

@@ -17,7 +17,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         description=(
             "List every judge a scenario ([[judges]] name = ...) or `genir-eval meta --judge` "
             "can name: its kind (what it labels), what it does, and each option with its "
-            "default (set them with options = {...} in a scenario, --option KEY=VALUE in meta)."
+            "default and bound or choices (set them with options = {...} in a scenario, "
+            "--option KEY=VALUE in meta)."
         ),
     )
     parser.add_argument(
@@ -31,6 +32,15 @@ def _default(value: Any) -> str:
     return "-" if value is None else json.dumps(value)
 
 
+def _bound(option: Any) -> str:
+    if option.choices is not None:
+        return " (" + " | ".join(_default(c) for c in option.choices) + ")"
+    if option.range is not None:
+        low, high = (_default(int(v) if float(v).is_integer() else v) for v in option.range)
+        return f" ({low} to {high})"
+    return ""
+
+
 def format_judges(entries: Any) -> str:
     lines = []
     for entry in entries:
@@ -40,7 +50,8 @@ def format_judges(entries: Any) -> str:
         width = max((len(o.name) for o in entry.options), default=0)
         for option in entry.options:
             lines.append(
-                f"    {option.name.ljust(width)}  default {_default(option.default)}: {option.help}"
+                f"    {option.name.ljust(width)}  default {_default(option.default)}"
+                f"{_bound(option)}: {option.help}"
             )
         lines.append("")
     return "\n".join(lines)

@@ -22,6 +22,7 @@ from genir_eval.ingest.preferences import check_named
 from genir_eval.judges import judge_names, make_judge
 from genir_eval.judges.base import Label
 from genir_eval.judges.kinds import judge_kind, judge_kinds
+from genir_eval.judges.options import parse_judge_options
 from genir_eval.judges.prompting import check_template_file
 from genir_eval.meta.preferences import agreement_table, label_scores
 from genir_eval.meta.prompt_selection import select_prompts
@@ -32,7 +33,7 @@ from genir_eval.runner.judge_eval import DEFAULT_LINK_BASELINE, evaluate_judge
 from genir_eval.runner.progress import Heartbeat
 from genir_eval.settings import check_setting, public_url, setting_type
 
-__all__ = ["add_parser", "run", "parse_option", "format_result"]
+__all__ = ["add_parser", "run", "format_result"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -133,20 +134,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     add_engine_arguments(parser)
     parser.set_defaults(func=run)
     return parser
-
-
-def parse_option(text: str) -> tuple[str, Any]:
-    """``KEY=VALUE`` with VALUE read as JSON when it is (``5``, ``true``), else a string."""
-    if "=" not in text:
-        raise ConfigError(f"--option: expected KEY=VALUE, got {text!r}")
-    key, raw = text.split("=", 1)
-    try:
-        value: Any = json.loads(raw)
-    except json.JSONDecodeError:
-        value = raw
-    except RecursionError:
-        raise ConfigError(f"--option {key.strip()}: the JSON value is nested too deeply") from None
-    return key.strip(), value
 
 
 class _Recorded:
@@ -252,14 +239,7 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as error:
             option = {"n_boot": "--bootstrap"}.get(name, f"--{name}")
             raise ConfigError(f"{option}: {error}") from None
-    options: dict[str, Any] = {}
-    for text in args.option:
-        key, value = parse_option(text)
-        if key in options:
-            raise ConfigError(
-                f"--option: {key!r} is given twice ({options[key]!r} and {value!r}); give it once"
-            )
-        options[key] = value
+    options = parse_judge_options(make_judge(args.judge), args.option)
     _check_template(options)
     # paraphrase templates are read now, not after the judge's calls
     args.paraphrase = [str(real_path(p)) for p in args.paraphrase]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import difflib
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -33,14 +32,12 @@ from genir_eval.llm.providers.base import (
 )
 from genir_eval.llm.store.journal import as_stored
 from genir_eval.records import Session
-from genir_eval.settings import check_judge_options
 
 # What judges call: ``genir_eval.llm.engine.Engine`` or a wrapper delegating to one (the
 # runner's progress-tracking engine), so it is typed structurally as Any.
 Engine = Any
 
 __all__ = [
-    "check_options",
     "LABEL_VERSION",
     "Label",
     "Judge",
@@ -146,26 +143,10 @@ def make_judge(name: str, **options: Any) -> Judge:
         hint = did_you_mean(name, judge_names())
         known = ", ".join(judge_names())
         raise ConfigError(f"unknown judge {name!r}{hint}; expected one of: {known}") from None
-    try:
-        check_judge_options(options)
-    except ValueError as error:
-        raise ConfigError(f"{name}: {error}") from None
+    judge = factory(**options)  # refuses an option it does not take, or of the wrong type
     if isinstance(options.get("template"), str):
         check_template_file(options["template"])
-    return factory(**options)
-
-
-def check_options(judge: str, options: Mapping[str, Any], accepted: Iterable[str]) -> None:
-    """Refuse an option ``judge`` does not take, naming the closest one it does (a typo such
-    as ``judgez`` must not be ignored silently: the run would measure something else)."""
-    allowed = sorted(set(accepted))
-    for name in options:
-        if name not in allowed:
-            hint = difflib.get_close_matches(str(name), allowed, n=1)
-            suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
-            raise ConfigError(
-                f"{judge}: unknown option {name!r}{suggestion}; it takes: {', '.join(allowed)}"
-            )
+    return judge
 
 
 def judge_names() -> list[str]:

@@ -4,19 +4,29 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from genir_eval.judges.base import JudgeStats, Label, ask, check_options
+from genir_eval.judges.base import JudgeStats, Label, ask
+from genir_eval.judges.options import (
+    CONTEXT_TOKENS,
+    LANGUAGE,
+    MAX_TOKENS,
+    MODEL,
+    TEMPERATURE,
+    TEMPLATE,
+    TOP_LOGPROBS,
+    Option,
+    check_judge_options,
+    option_values,
+)
 from genir_eval.judges.probabilities import LabelDistribution, sample_distribution
 from genir_eval.judges.prompting import fence, load_template, session_language, template_version
 from genir_eval.llm.providers.base import GenerateConfig, JudgmentKey
 from genir_eval.records import Session, Turn
 
 __all__ = [
-    "COMMON_OPTIONS",
     "JudgeContext",
     "BuiltinJudge",
     "generate_config",
@@ -36,17 +46,12 @@ __all__ = [
     "SAMPLE_TEMPERATURE",
 ]
 
-#: Alternatives asked per token: enough to hold every label of a 0-3 or 1-10 scale that
-#: carries probability (OpenAI allows up to 20).
-DEFAULT_TOP_LOGPROBS = 10
+#: Alternatives asked per token (the option ``top_logprobs``'s default).
+DEFAULT_TOP_LOGPROBS = TOP_LOGPROBS.default
 #: Temperature of the extra samples drawn when a provider gives no logprobs (``samples=k``).
 SAMPLE_TEMPERATURE = 0.7
 
 MAX_STATEMENT_CHARS = 1500
-
-#: Options every built-in judge takes: the prompt's language, a paraphrased template, the
-#: model and sampling settings of its calls.
-COMMON_OPTIONS = ("language", "template", "model", "temperature", "max_tokens")
 
 
 @dataclass(frozen=True)
@@ -61,13 +66,16 @@ class JudgeContext:
 
 
 def generate_config(engine: Any, options: Mapping[str, Any], **overrides: Any) -> GenerateConfig:
-    """Sampling settings: temperature 0 unless the options say otherwise; the model is the
-    option ``model`` or the engine provider's model."""
-    model = options.get("model") or getattr(getattr(engine, "provider", None), "model", "") or ""
+    """Sampling settings from a judge's option values (:func:`~genir_eval.judges.options.
+    option_values`: every option of its table, defaults included): the model is the option
+    ``model`` or the engine provider's model; ``max_tokens`` the option, else the judge's own
+    budget (the override), else 1,024."""
+    model = options["model"] or getattr(getattr(engine, "provider", None), "model", "") or ""
+    own = overrides.pop("max_tokens", 1024)
     return GenerateConfig(
         model=str(model),
-        temperature=float(options.get("temperature", 0.0)),
-        max_tokens=int(options.get("max_tokens", overrides.pop("max_tokens", 1024))),
+        temperature=float(options["temperature"]),
+        max_tokens=int(own if options["max_tokens"] is None else options["max_tokens"]),
         logprobs=bool(overrides.pop("logprobs", False)),
         top_logprobs=overrides.pop("top_logprobs", None),
         **overrides,
@@ -88,17 +96,15 @@ def graded_config(
     ``response_format=json_schema`` the judge's reply ``schema`` for servers that constrain
     decoding to it (OpenAI, llama.cpp, vLLM); the default ``json_object`` asks only for JSON.
     A judge whose reply is not a grade passes ``logprobs=False``."""
-    logprobs = bool(options.get("logprobs", logprobs))
-    mode = str(options.get("response_format", "json_object"))
-    if mode not in {"json_object", "json_schema"}:
-        raise ValueError(f"response_format must be json_object or json_schema, got {mode!r}")
+    logprobs = bool(options["logprobs"]) if "logprobs" in options else logprobs
+    mode = str(options["response_format"])
     return generate_config(
         engine,
         options,
         response_format="json",
         max_tokens=max_tokens,
         logprobs=logprobs,
-        top_logprobs=int(options.get("top_logprobs", DEFAULT_TOP_LOGPROBS)) if logprobs else None,
+        top_logprobs=int(options["top_logprobs"]) if logprobs else None,
         json_schema=schema if mode == "json_schema" else None,
     )
 
@@ -227,37 +233,24 @@ class BuiltinJudge:
     template: str = ""
     task: str = ""
 
-    #: Options a judge reads besides :data:`COMMON_OPTIONS` and its ``__init__`` keywords.
-    extra_options: tuple[str, ...] = ()
+    #: Every option the judge takes (:class:`~genir_eval.judges.options.Option`); a judge
+    #: adds its own to these, the generation settings and the template file.
+    OPTIONS: tuple[Option, ...] = (MODEL, TEMPERATURE, MAX_TOKENS, LANGUAGE, TEMPLATE)
 
     def __init__(self, **options: Any) -> None:
-        check_options(self.name, options, self.accepted_options())
+        check_judge_options(self.name, self.OPTIONS, options)
+        #: the options as given (they name the judge: its ``repr``, its prompt version)
         self.options: Mapping[str, Any] = dict(options)
+        #: every option's value, defaults included: what the judge reads
+        self.values: Mapping[str, Any] = option_values(self.OPTIONS, options)
         self.stats = JudgeStats()
 
-    @classmethod
-    def accepted_options(cls) -> set[str]:
-        """Every option this judge takes: the common ones, its ``extra_options`` and the
-        keyword parameters of the ``__init__`` of the class and its bases."""
-        accepted = set(COMMON_OPTIONS) | set(cls.extra_options)
-        for klass in cls.__mro__:
-            init = klass.__dict__.get("__init__")
-            if init is None:
-                continue
-            for parameter in inspect.signature(init).parameters.values():
-                if parameter.kind is inspect.Parameter.KEYWORD_ONLY or (
-                    parameter.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
-                    and parameter.name != "self"
-                ):
-                    accepted.add(parameter.name)
-        return accepted
-
     def language(self, session: Session) -> str:
-        forced = self.options.get("language")
+        forced = self.values["language"]
         return str(forced) if forced else session_language(session)
 
     def template_text(self, language: str) -> str:
-        return load_template(str(self.options.get("template") or self.template), language)
+        return load_template(str(self.values["template"] or self.template), language)
 
     def prompt_version(self, text: str) -> str:
         shaping = {k: v for k, v in self.options.items() if k not in {"model", "max_tokens"}}
@@ -283,7 +276,7 @@ class BuiltinJudge:
 #: The context window assumed for session-level prompts unless the option ``context_tokens``
 #: says otherwise: that of the small local models (8,192 tokens) genir-eval is measured
 #: with; a larger model only sees long sessions' responses cut shorter.
-DEFAULT_CONTEXT_TOKENS = 8192
+DEFAULT_CONTEXT_TOKENS = CONTEXT_TOKENS.default
 #: Room left for the chat template's own tokens and the estimate's error.
 CONTEXT_MARGIN = 256
 _MIN_RESPONSE_CHARS = 200
@@ -301,7 +294,7 @@ def context_budget(options: Mapping[str, Any], template: str, max_tokens: int) -
     """Tokens left for the logged data of a prompt built from ``template``: the context
     window (option ``context_tokens``, default :data:`DEFAULT_CONTEXT_TOKENS`) minus the
     template, the reply's ``max_tokens`` and a margin."""
-    window = int(options.get("context_tokens", DEFAULT_CONTEXT_TOKENS))
+    window = int(options["context_tokens"])
     return window - estimate_tokens(template) - max_tokens - CONTEXT_MARGIN
 
 

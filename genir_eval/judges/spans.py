@@ -17,8 +17,10 @@ from genir_eval.figures import number_text
 from genir_eval.judges.base import Label, ask, register_judge
 from genir_eval.judges.common import BuiltinJudge, JudgeContext, graded_config
 from genir_eval.judges.kinds import GoldBlock, GoldContext, JudgeCell, JudgeKind, JudgeTable
+from genir_eval.judges.options import RESPONSE_FORMAT
 from genir_eval.judges.parsing import expect_index_list, extract_object
 from genir_eval.judges.prompting import fence, render_messages
+from genir_eval.judges.spans_gold import span_block
 from genir_eval.records import Session, Turn
 
 __all__ = ["SpansJudge", "SpansKind", "spans", "parse_spans", "segments_block", "spans_schema"]
@@ -51,7 +53,7 @@ class SpansJudge(BuiltinJudge):
     kind = "spans"
     template = "spans"
     task = NAME
-    extra_options = ("response_format",)
+    OPTIONS = (RESPONSE_FORMAT, *BuiltinJudge.OPTIONS)
 
     async def __call__(self, session: Session, engine: Any) -> list[Label]:
         language = self.language(session)
@@ -62,7 +64,7 @@ class SpansJudge(BuiltinJudge):
             n = len(turn.segments)
             # About 4 tokens per listed index ("12, "), every unit at most.
             config = graded_config(
-                engine, self.options, max_tokens=32 + 4 * n, schema=spans_schema(n), logprobs=False
+                engine, self.values, max_tokens=32 + 4 * n, schema=spans_schema(n), logprobs=False
             )
             values = {
                 "query": fence(turn.query, "QUERY"),
@@ -132,9 +134,7 @@ class SpansKind(JudgeKind):
         return len(set(value)) / n_segments if n_segments else None
 
     def gold_blocks(self, context: GoldContext) -> list[GoldBlock]:
-        from genir_eval.meta import evaluate as gold
-
-        return [gold.span_block(self.name)]
+        return [span_block(self.name)]
 
     def summary_table(self, blocks: Mapping[str, Mapping[str, Any]]) -> JudgeTable | None:
         rows: list[list[Any]] = []

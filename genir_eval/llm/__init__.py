@@ -7,7 +7,8 @@ outcome with ``await engine.record(request, result, value=parsed)``. With a jour
 keeps its in-flight slot until that record: a caller of ``complete`` records every judgment.
 """
 
-from genir_eval.llm.config import DEFAULT_CACHE_PATH, EngineConfig, open_engine
+from genir_eval.llm.build import build_engine, offline_engine, open_engine
+from genir_eval.llm.config import DEFAULT_CACHE_PATH, EngineConfig
 from genir_eval.llm.engine import Engine
 from genir_eval.llm.prices import Price, PriceTable, load_prices
 from genir_eval.llm.providers.base import (
@@ -52,9 +53,11 @@ __all__ = [
     "Request",
     "TokenLogprob",
     "Usage",
+    "build_engine",
     "cache_key",
     "load_prices",
     "make_provider",
+    "offline_engine",
     "offline_handler",
     "open_engine",
     "register_offline",

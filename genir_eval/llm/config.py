@@ -3,10 +3,11 @@
 :class:`EngineConfig` is the one declaration. Everything else is generated from its fields:
 the scenario's ``[engine]`` reader (``runner/scenario.py``), the command line's engine flags
 and the overrides they make (``cli/engine_options.py``), the help texts and the README's
-table; :func:`open_engine` turns a configuration into an :class:`~genir_eval.llm.engine.Engine`
-for every path that judges (``run``, Ray workers, ``meta``, the benches). A numeric field's
-bound is its entry in :data:`genir_eval.settings.SETTINGS` (same name), checked wherever a
-value is read.
+table; :mod:`genir_eval.llm.build` turns a configuration into an
+:class:`~genir_eval.llm.engine.Engine` for every path that judges (``run``, Ray workers,
+``meta``, the benches), and the engine reads its settings from it. A numeric field's bound is
+its entry in :data:`genir_eval.settings.SETTINGS` (same name), checked wherever a value is
+read and when the configuration is made.
 
 A field's ``metadata`` holds its ``help``, its ``kind`` (how it is read: ``setting`` a number
 with a bound, ``choice`` one of ``choices``, ``switch`` true/false, ``cache`` a file or none,
@@ -22,7 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from genir_eval.errors import ConfigError
 from genir_eval.llm.store.cache import CACHE_MODES
+from genir_eval.settings import SETTINGS, check_setting
 
 __all__ = [
     "DEFAULT_CACHE_PATH",
@@ -34,7 +37,6 @@ __all__ = [
     "EngineConfig",
     "engine_fields",
     "setting_value",
-    "open_engine",
 ]
 
 #: Where the cache lives when nothing says otherwise: relative to the working directory for
@@ -147,6 +149,20 @@ class EngineConfig:
         metavar="N",
     )
 
+    def __post_init__(self) -> None:
+        """Every field within its bound (:data:`genir_eval.settings.SETTINGS`) or among its
+        choices, whoever made the configuration (a scenario, the command line, the API)."""
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name in SETTINGS and value is not None:
+                try:
+                    check_setting(f.name, value)
+                except ValueError as error:
+                    raise ConfigError(f"{f.name}: {error}") from None
+            elif f.metadata["kind"] == "choice" and value not in f.metadata["choices"]:
+                choices = ", ".join(f.metadata["choices"])
+                raise ConfigError(f"{f.name}: expected one of {choices}, got {value!r}")
+
 
 _FIELDS = {f.name: f for f in dataclasses.fields(EngineConfig)}
 
@@ -169,35 +185,3 @@ def setting_value(name: str, given: Any) -> Any:
 
         return real_path(given)
     return given
-
-
-def open_engine(
-    config: EngineConfig,
-    provider: Any,
-    *,
-    cache: Any = None,
-    journal: Any = None,
-    prices: Any = None,
-    **runtime: Any,
-) -> Any:
-    """An :class:`~genir_eval.llm.engine.Engine` for ``provider`` with ``config``'s limits,
-    retries and failure policy, the given storage and price table; ``runtime`` holds what is
-    not configuration (progress and quiet, a notice, a shared rate gate, ``owns_storage``).
-    Every engine of genir-eval is opened here, so a setting means the same on every path."""
-    from genir_eval.llm.engine import Engine
-
-    return Engine(
-        provider,
-        concurrency=config.concurrency,
-        rpm=config.rpm,
-        tpm=config.tpm,
-        max_attempts=config.max_attempts,
-        attempt_timeout=config.timeout,
-        deadline=config.deadline,
-        stop_after=config.stop_after,
-        give_up_after=config.give_up_after,
-        cache=cache,
-        journal=journal,
-        prices=prices,
-        **runtime,
-    )

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Protocol, TextIO
 
-from genir_eval.errors import ConfigError
+from genir_eval.llm.config import EngineConfig
 from genir_eval.llm.health import EndpointHealth
 from genir_eval.llm.limits import (
     AdaptiveLimit,
@@ -59,7 +59,7 @@ from genir_eval.llm.providers.classify import classify_exception
 from genir_eval.llm.providers.offline import approx_tokens
 from genir_eval.llm.store.cache import BadCacheRow, Cache, CacheMode, cache_key
 from genir_eval.llm.store.journal import Journal, JournalEntry
-from genir_eval.settings import check_setting, public_url
+from genir_eval.settings import public_url
 
 __all__ = ["Engine", "REPAIR_SUFFIX", "judgment_of"]
 
@@ -137,25 +137,23 @@ class ProgressListener(Protocol):
 class Engine:
     """Limits, retries, cache and journal around one provider and model.
 
-    ``concurrency`` caps requests in flight (AIMD lowers it on overload, a timeout, 503 or
-    529, and climbs back by one per ``aimd_increase_every`` successes); ``rpm``/``tpm`` cap requests and tokens per
-    minute; ``attempt_timeout`` bounds one attempt and ``deadline`` one judgment, retries and
-    waits included. ``cache_mode`` defaults to the cache's own mode. ``progress`` hears of
-    each judgment as it begins and as it ends (the engine draws nothing).
+    ``config`` (:class:`~genir_eval.llm.config.EngineConfig`, its declared defaults when not
+    given) holds the settings: ``concurrency`` caps requests in flight (AIMD lowers it on
+    overload, a timeout, 503 or 529, and climbs back by one per ``aimd_increase_every``
+    successes); ``rpm``/``tpm`` cap requests and tokens per minute; ``timeout`` bounds one
+    attempt and ``deadline`` one judgment, retries and waits included; ``stop_after`` and
+    ``give_up_after`` say when an endpoint is given up. The keywords are what is not
+    configuration: the opened cache (in its own mode) and journal, the price table, and ``progress``, which hears of each judgment as it begins and
+    as it ends (the engine draws nothing). Commands open engines through
+    :mod:`genir_eval.llm.build`, which builds provider and storage from the configuration.
     """
 
     def __init__(
         self,
         provider: Provider,
+        config: EngineConfig | None = None,
         *,
-        concurrency: int = 16,
-        rpm: float | None = None,
-        tpm: int | None = None,
-        max_attempts: int = 6,
-        attempt_timeout: float = 60.0,
-        deadline: float = 300.0,
         cache: Cache | None = None,
-        cache_mode: CacheMode | None = None,
         journal: Journal | None = None,
         backoff_base: float = 0.5,
         backoff_max: float = 30.0,
@@ -168,33 +166,19 @@ class Engine:
         summary_stream: TextIO | None = None,
         notice: str | None = None,
         owns_storage: bool = True,
-        stop_after: int = 5,
-        give_up_after: float = 45.0,
         rate_gate: Callable[[], Any] | None = None,
     ) -> None:
-        for name, value in (
-            ("concurrency", concurrency),
-            ("max_attempts", max_attempts),
-            ("timeout", attempt_timeout),
-            ("deadline", deadline),
-            ("stop_after", stop_after),
-            ("give_up_after", give_up_after),
-            *((("rpm", rpm),) if rpm is not None else ()),
-            *((("tpm", tpm),) if tpm is not None else ()),
-        ):
-            try:
-                check_setting(name, value)
-            except ValueError as error:
-                raise ConfigError(f"{name}: {error}") from None
+        config = config if config is not None else EngineConfig()
+        self.config = config
+        concurrency, rpm, tpm = config.concurrency, config.rpm, config.tpm
         self.provider = provider
         self.concurrency = concurrency
         self.rpm = rpm
         self.tpm = tpm
-        self.max_attempts = max_attempts
-        self.attempt_timeout = attempt_timeout
-        self.deadline = deadline
+        self.max_attempts = config.max_attempts
+        self.deadline = config.deadline
         self.cache = cache
-        self.cache_mode: CacheMode = cache_mode or (cache.mode if cache is not None else "off")
+        self.cache_mode: CacheMode = cache.mode if cache is not None else "off"
         self.journal = journal
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
@@ -212,7 +196,9 @@ class Engine:
             concurrency, increase_every=aimd_increase_every, cooldown_s=aimd_cooldown_s
         )
         self._lookups = LookupWindow(_LOOKUP_WINDOW)
-        self.health = EndpointHealth(stop_after=stop_after, give_up_after=give_up_after)
+        self.health = EndpointHealth(
+            stop_after=config.stop_after, give_up_after=config.give_up_after
+        )
         # what the engine waits for, for a progress line: replies in flight, retries sleeping
         self.in_flight = 0
         self.backing_off = 0
@@ -502,7 +488,7 @@ class Engine:
                     f"deadline of {self.deadline:g}s reached before attempt {attempt}",
                     attempts=attempt - 1,
                 )
-            call = await self._call(request, min(self.attempt_timeout, remaining), send)
+            call = await self._call(request, min(self.config.timeout, remaining), send)
             if reservation is not None and self._budget is not None:
                 used = (
                     call.completion.usage.input_tokens + call.completion.usage.output_tokens

@@ -1,7 +1,9 @@
 """genir-eval meta stage: how well scores track what users and annotators said.
 
-:mod:`~genir_eval.meta.stats` holds the statistics (correlations with bootstrap intervals,
-agreement, overlap); :mod:`~genir_eval.meta.urge_table` URGE's link-based correlation table.
+:mod:`genir_eval.stats` holds the statistics (correlations with bootstrap intervals,
+agreement, overlap; importable from :mod:`~genir_eval.meta.stats` too), each judge kind's
+folder its comparison with gold, :mod:`~genir_eval.meta.evaluate` what runs those
+comparisons; :mod:`~genir_eval.meta.urge_table` URGE's link-based correlation table.
 """
 
 from genir_eval.meta.stats import (

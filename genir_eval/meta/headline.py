@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from genir_eval.errors import ConfigError
-from genir_eval.metrics.measures import parse_measure
+from genir_eval.metrics.parse import parse_measure
 
 __all__ = [
     "EVIDENCE_PATH",

@@ -37,7 +37,6 @@ from genir_eval.metrics.measures import (
     MiddleLow,
     QueryMeasure,
     SessionMeasure,
-    parse_measure,
     positional_weights,
 )
 from genir_eval.metrics.nuggets import (
@@ -48,6 +47,7 @@ from genir_eval.metrics.nuggets import (
     NuggetRecall,
     VitalNuggetRecall,
 )
+from genir_eval.metrics.parse import parse_measure
 from genir_eval.metrics.usefulness import gold_statement_usefulness, statement_usefulness
 
 __all__ = [

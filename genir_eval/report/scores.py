@@ -24,7 +24,7 @@ import numpy as np
 
 from genir_eval.errors import ConfigError
 from genir_eval.judges.kinds import judge_kind
-from genir_eval.metrics.measures import parse_measure
+from genir_eval.metrics.parse import parse_measure
 from genir_eval.report.tables import LevelTable, LinkKeys, read_level, read_link_keys
 from genir_eval.rundir.folder import Level, Run
 

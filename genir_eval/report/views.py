@@ -18,7 +18,7 @@ import numpy as np
 from genir_eval.errors import ConfigError
 from genir_eval.figures import number_text
 from genir_eval.judges.kinds import judge_kind
-from genir_eval.metrics.measures import parse_measure
+from genir_eval.metrics.parse import parse_measure
 from genir_eval.report.scores import (
     SMALL_N,
     ScoreSummary,

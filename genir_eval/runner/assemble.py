@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import math
 import os
-from array import array
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -47,12 +46,12 @@ from genir_eval.judges.base import Label
 from genir_eval.judges.kinds import judge_kind, judge_kinds
 from genir_eval.meta.evaluate import FEEDBACK_TARGET, GoldComparison
 from genir_eval.meta.preferences import agreement_table, label_scores
-from genir_eval.meta.stats import binary_agreement, correlations
+from genir_eval.meta.score_columns import ScoreColumns
+from genir_eval.meta.stats import binary_agreement
 from genir_eval.metrics import (
     AssignedNugget,
     CitationMeasure,
     NuggetMeasure,
-    QueryMeasure,
     aggregate,
     cited_statements,
     gold_cited_statements,
@@ -61,6 +60,7 @@ from genir_eval.metrics import (
     statement_usefulness,
     zscore_combine,
 )
+from genir_eval.metrics.scores import citation_scores, measure_scores
 from genir_eval.records import Session, Turn
 from genir_eval.rundir.folder import (
     MAX_LISTED_FAILURES,
@@ -134,40 +134,11 @@ def link_score_names(spec: AggregateSpec, link_judges: Sequence[str]) -> dict[st
     return names
 
 
-def _citation_scores(
-    statements: Sequence[Sequence[Any]], measures: Sequence[Any], names: Sequence[str]
-) -> tuple[list[dict[str, float | None]], dict[str, float | None]]:
-    per_turn: list[dict[str, float | None]] = [{} for _ in statements]
-    per_session: dict[str, float | None] = {}
-    for measure, name in zip(measures, names, strict=True):
-        for position, turn_statements in enumerate(statements):
-            per_turn[position][name] = measure.compute([turn_statements])
-        per_session[name] = measure.compute(statements)
-    return per_turn, per_session
-
-
 def link_judge_ids(spec: AggregateSpec, judges: Sequence[JudgeInfo]) -> list[str]:
     """The judges whose link labels feed the link metrics, the first giving the plain names."""
     if spec.link_judges is not None:
         return list(spec.link_judges)
     return [j.id for j in judges if judge_kind(j.kind).feeds_link_measures]
-
-
-def _measure_scores(
-    u_per_turn: Sequence[Sequence[float]], measures: Sequence[Any], names: Sequence[str], how: str
-) -> tuple[list[dict[str, float | None]], dict[str, float | None]]:
-    per_turn: list[dict[str, float | None]] = [{} for _ in u_per_turn]
-    per_session: dict[str, float | None] = {}
-    for measure, name in zip(measures, names, strict=True):
-        if isinstance(measure, QueryMeasure):
-            values = [measure.compute(u) for u in u_per_turn]
-            per_session[name] = aggregate(values, how)
-        else:
-            values = [measure.compute([u]) if u else None for u in u_per_turn]
-            per_session[name] = measure.compute(u_per_turn)
-        for position, value in enumerate(values):
-            per_turn[position][name] = value
-    return per_turn, per_session
 
 
 def _gold_at(values: Sequence[Any] | None, position: int) -> Any:
@@ -472,7 +443,7 @@ def _citation_session_scores(
         _merge(
             turn_scores,
             session_scores,
-            _citation_scores(statements, plan.citation_measures, names),
+            citation_scores(statements, plan.citation_measures, names),
         )
     gold_statements = gold_cited_statements(session) if plan.spec.gold else None
     if gold_statements is not None and plan.citation_measures:
@@ -480,7 +451,7 @@ def _citation_session_scores(
         _merge(
             turn_scores,
             session_scores,
-            _citation_scores(gold_statements, plan.citation_measures, names),
+            citation_scores(gold_statements, plan.citation_measures, names),
         )
     if plan.citation_judges:
         tables.citations.extend(_citation_rows(session, plan.citation_judges, g.pair_labels))
@@ -528,7 +499,7 @@ def _link_session_scores(
         _merge(
             turn_scores,
             session_scores,
-            _measure_scores(u_per_turn, plan.measures, plan.score_names[judge_id], spec.session),
+            measure_scores(u_per_turn, plan.measures, plan.score_names[judge_id], spec.session),
         )
     gold = session.gold
     if spec.gold and gold is not None and (gold.link_usefulness or gold.citation_usefulness):
@@ -538,7 +509,7 @@ def _link_session_scores(
         _merge(
             turn_scores,
             session_scores,
-            _measure_scores(u_gold, plan.measures, names, spec.session),
+            measure_scores(u_gold, plan.measures, names, spec.session),
         )
 
 
@@ -621,84 +592,6 @@ def _nan(value: float | None) -> float:
 
 def _optional(column: np.ndarray) -> list[float | None]:
     return [None if math.isnan(v) else v for v in column.tolist()]
-
-
-class ScoreColumns:
-    """Every score of one level (turns or sessions) as a float column aligned with the rows
-    (NaN where a row has no value), and the users' satisfaction: 8 bytes a number, whatever
-    the rows' texts. Names keep their first-seen order, as the run's tables list them."""
-
-    def __init__(self) -> None:
-        self._columns: dict[str, array[float]] = {}
-        self._present: dict[str, int] = defaultdict(int)  # rows whose scores name it
-        self._extra: dict[str, np.ndarray] = {}
-        self._first_row: int | None = None  # names in the first row
-        self.gold: array[float] = array("d")
-        self.thumbs: array[float] = array("d")  # turns only: 1 up, 0 down, NaN none
-        self.rows = 0
-
-    def add(self, rows: Sequence[TurnRow | SessionRow]) -> None:
-        for row in rows:
-            for name in row.scores:
-                if name not in self._columns:
-                    self._columns[name] = array("d", [math.nan]) * self.rows
-                self._present[name] += 1
-            for name, column in self._columns.items():
-                column.append(_nan(row.scores.get(name)))
-            self.gold.append(_nan(row.gold_satisfaction))
-            self.thumbs.append(_nan(getattr(row, "thumbs", None)))
-            if self._first_row is None:
-                self._first_row = len(self._columns)
-            self.rows += 1
-
-    def names(self) -> list[str]:
-        """Score names in the order a row-by-row reading of the table meets them (scores
-        added with :meth:`put` sit at the end of the first row's, as in every row)."""
-        names = list(self._columns)
-        at = self._first_row if self._first_row is not None else len(names)
-        return names[:at] + [n for n in self._extra if n not in self._columns] + names[at:]
-
-    def in_every_row(self, name: str) -> bool:
-        return name in self._extra or (self.rows > 0 and self._present.get(name) == self.rows)
-
-    def column(self, name: str) -> np.ndarray:
-        if name in self._extra:
-            return self._extra[name]
-        return np.frombuffer(self._columns[name], dtype=float)
-
-    def put(self, name: str, values: np.ndarray) -> None:
-        """A score computed from whole columns (a z-score combination), one per row."""
-        self._extra[name] = values
-
-    @property
-    def extra(self) -> dict[str, np.ndarray]:
-        return dict(self._extra)
-
-    def correlations(self, n_boot: int, seed: int) -> dict[str, Any] | None:
-        """Each score against the users' satisfaction (``None`` when no row has gold)."""
-        gold = np.frombuffer(self.gold, dtype=float)
-        if not self.rows or np.isnan(gold).all():
-            return None
-        return {
-            name: correlations(self.column(name), gold, n_boot=n_boot, seed=seed)
-            for name in self.names()
-        }
-
-    def has_thumbs(self) -> bool:
-        return bool(self.rows) and not np.isnan(np.frombuffer(self.thumbs, dtype=float)).all()
-
-    def feedback(self, n_boot: int, seed: int) -> dict[str, Any]:
-        """Each score against the users' thumbs, as :func:`feedback_agreement` gives it."""
-        thumbs = _optional(np.frombuffer(self.thumbs, dtype=float))
-        return {
-            "target": FEEDBACK_TARGET,
-            "turn": {
-                name: binary_agreement(
-                    _optional(self.column(name)), thumbs, n_boot=n_boot, seed=seed
-                )
-                for name in self.names()
-            },
-        }
 
 
 def combine_columns(turns: ScoreColumns, sessions: ScoreColumns, spec: AggregateSpec) -> None:

@@ -21,11 +21,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from genir_eval.judges.base import Judge, Label, judge_sessions, make_judge
-from genir_eval.llm.config import open_engine
+from genir_eval.llm.build import open_cache, open_engine, open_prices, open_provider
 from genir_eval.llm.engine import Engine
-from genir_eval.llm.prices import load_prices
-from genir_eval.llm.providers.factory import DEFAULT_MODELS, make_provider, resolve_provider
-from genir_eval.llm.store.cache import Cache
+from genir_eval.llm.providers.factory import DEFAULT_MODELS, resolve_provider
 from genir_eval.llm.store.journal import Journal
 from genir_eval.records import Session
 from genir_eval.runner.progress import Heartbeat, Progress
@@ -220,11 +218,10 @@ class LocalJudging:
 
     def _open(self) -> None:
         engine_spec = self.scenario.engine
-        prices = load_prices(str(engine_spec.prices)) if engine_spec.prices else load_prices()
+        prices = open_prices(engine_spec)
         storage = self._storage
-        cache: Cache | None = None
-        if engine_spec.cache is not None and engine_spec.cache_mode != "off":
-            cache = Cache(engine_spec.cache, mode=engine_spec.cache_mode)  # type: ignore[arg-type]
+        cache = open_cache(engine_spec)
+        if cache is not None:
             storage.push_async_callback(cache.aclose)
         shared_journal: Journal | None = None
         if isinstance(engine_spec.journal, Path):
@@ -237,12 +234,8 @@ class LocalJudging:
         for group in self.groups:
             if group.notice:
                 self.say(group.notice)
-            provider = make_provider(
-                group.provider,
-                model=group.model,
-                base_url=group.base_url,
-                timeout=engine_spec.timeout,
-                concurrency=engine_spec.concurrency,
+            provider = open_provider(
+                engine_spec, group.provider, model=group.model, base_url=group.base_url
             )
             if shared_journal is not None:
                 group.journal = shared_journal

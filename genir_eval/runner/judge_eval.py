@@ -13,8 +13,8 @@ from genir_eval.judges.base import Judge, Label, judge_sessions, make_judge
 from genir_eval.judges.kinds import GoldContext, judge_kind
 from genir_eval.judges.links.true import NAME as TRUE_JUDGE
 from genir_eval.judges.offline.twins import BASELINE_NOTE
+from genir_eval.llm.build import offline_engine
 from genir_eval.llm.engine import Engine
-from genir_eval.llm.providers.offline import OfflineProvider
 from genir_eval.meta.evaluate import META_VERSION, judge_instructions, score_labels
 from genir_eval.meta.item_eval import ITEM_JUDGES, evaluate_item
 from genir_eval.records import Session
@@ -40,7 +40,7 @@ async def offline_link_labels(
     sessions: Sequence[Session], name: str = DEFAULT_LINK_BASELINE
 ) -> list[Label]:
     """Link labels from an offline twin, for combining with a satisfaction judge."""
-    engine = Engine(OfflineProvider(), quiet=True)
+    engine = offline_engine(quiet=True)
     try:
         return await judge_sessions(make_judge(name), sessions, engine)
     finally:

@@ -24,7 +24,7 @@ from genir_eval.ingest import load_sessions, parse_markdown, read_jsonl, read_so
 from genir_eval.ingest.sources import attach_source_texts
 from genir_eval.judges import make_judge
 from genir_eval.judges.base import Label
-from genir_eval.llm import Engine, OfflineProvider
+from genir_eval.llm import offline_engine
 from genir_eval.records import Link, Session, is_blank
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -199,7 +199,7 @@ def _judged(sessions: list[Session]) -> list[Label]:
     """The offline citation_support judge's labels for ``sessions``."""
 
     async def go() -> list[Label]:
-        engine = Engine(OfflineProvider(), quiet=True)
+        engine = offline_engine(quiet=True)
         judge = make_judge("citation_support")
         try:
             return [label for session in sessions for label in await judge(session, engine)]

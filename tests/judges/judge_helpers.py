@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from genir_eval.judges import Label, make_judge
-from genir_eval.llm.engine import Engine
+from genir_eval.llm import EngineConfig, offline_engine, open_engine
 from genir_eval.llm.providers.anthropic_provider import AnthropicProvider
 from genir_eval.llm.providers.base import Completion, Request
 from genir_eval.llm.providers.offline import OfflineProvider
@@ -99,7 +99,7 @@ def judge_session(
     offline provider when not given)."""
 
     async def go() -> list[Label]:
-        engine = engine_factory() if engine_factory else Engine(OfflineProvider(), quiet=True)
+        engine = engine_factory() if engine_factory else offline_engine(quiet=True)
         try:
             return await make_judge(name, **options)(session, engine)
         finally:
@@ -130,7 +130,7 @@ def run_judge(
             provider = OpenAIProvider(
                 model="fake-model", base_url=server.openai_base_url, api_key=server.api_key
             )
-        engine = Engine(provider, quiet=True, max_attempts=1)
+        engine = open_engine(EngineConfig(max_attempts=1), provider, quiet=True)
         judge = make_judge(name, **options)
         try:
             labels: list[Label] = []

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from judge_helpers import run_judge, tiny_session
 
+from genir_eval.llm import EngineConfig, open_engine
 from genir_eval.testing.fake_llm_server import FakeLLMServer, FakeRequest, ScriptedReply
 
 Script = Callable[[FakeRequest], str]
@@ -319,7 +320,6 @@ def test_resume_from_journal(
     import asyncio
 
     from genir_eval.judges import make_judge
-    from genir_eval.llm.engine import Engine
     from genir_eval.llm.providers.openai_provider import OpenAIProvider
     from genir_eval.llm.store.journal import Journal
 
@@ -329,8 +329,11 @@ def test_resume_from_journal(
         provider = OpenAIProvider(
             model="fake-model", base_url=server.openai_base_url, api_key=server.api_key
         )
-        engine = Engine(
-            provider, quiet=True, max_attempts=1, journal=Journal(tmp_path / "j.sqlite")
+        engine = open_engine(
+            EngineConfig(max_attempts=1),
+            provider,
+            quiet=True,
+            journal=Journal(tmp_path / "j.sqlite"),
         )
         judge = make_judge("link_usefulness.dna")
         try:

@@ -16,7 +16,7 @@ import pytest
 
 from genir_eval.ingest import load_sessions
 from genir_eval.judges import Label, make_judge
-from genir_eval.llm.engine import Engine
+from genir_eval.llm import EngineConfig, open_engine
 from genir_eval.llm.providers.openai_provider import OpenAIProvider
 from genir_eval.records import Session
 
@@ -55,7 +55,8 @@ def _judge(local_llm: Any, name: str, session: Session) -> tuple[Any, list[Label
         provider = OpenAIProvider(
             model=local_llm.model, base_url=local_llm.base_url, api_key="local", timeout=600
         )
-        engine = Engine(provider, concurrency=1, attempt_timeout=600, deadline=1800, quiet=True)
+        config = EngineConfig(concurrency=1, timeout=600, deadline=1800)
+        engine = open_engine(config, provider, quiet=True)
         judge = make_judge(name)
         try:
             return judge, await judge(session, engine)

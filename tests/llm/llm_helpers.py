@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 from genir_eval.llm import Cache, Engine, GenerateConfig, Journal, JudgmentKey, Message, Request
+from genir_eval.llm.config import EngineConfig
 from genir_eval.llm.providers.openai_provider import OpenAIProvider
 
 
@@ -38,8 +40,12 @@ def openai_engine(
     )
     kwargs.setdefault("backoff_base", 0.01)
     kwargs.setdefault("backoff_max", 0.05)
+    # the settings to the configuration, the rest (backoff, storage, quiet) to the engine
+    fields = {f.name for f in dataclasses.fields(EngineConfig)}
+    config = EngineConfig(**{k: kwargs.pop(k) for k in list(kwargs) if k in fields})
     return Engine(
         provider,
+        config,
         cache=Cache(cache_path, mode=cache_mode) if cache_path is not None else None,  # type: ignore[arg-type]
         journal=Journal(journal_path) if journal_path is not None else None,
         **kwargs,

@@ -66,7 +66,7 @@ def test_attempts_are_bounded(server: FakeLLMServer) -> None:
 
 def test_hang_is_cut_by_the_attempt_timeout(server: FakeLLMServer) -> None:
     server.push_script(["hang"])
-    result = asyncio.run(_one(server, attempt_timeout=0.3))
+    result = asyncio.run(_one(server, timeout=0.3))
     assert isinstance(result, Completion)
     assert server.stats.total == 2
 

@@ -15,6 +15,7 @@ import pytest
 from llm_helpers import make_request
 
 from genir_eval.llm import Completion, Engine, Request
+from genir_eval.llm.config import EngineConfig
 from genir_eval.llm.engine import REPAIR_SUFFIX, judgment_of
 from genir_eval.llm.limits import AdaptiveLimit
 from genir_eval.llm.providers.base import Provider, ProviderError
@@ -72,7 +73,7 @@ async def _judge(engine: Engine, request: Request, *, repair: bool = False) -> N
 def test_a_waiting_journal_holds_back_new_calls() -> None:
     async def main() -> tuple[int, int, int]:
         provider, journal = _Counting(), _WaitingJournal()
-        engine = Engine(provider, concurrency=4, journal=journal, quiet=True)  # type: ignore[arg-type]
+        engine = Engine(provider, EngineConfig(concurrency=4), journal=journal, quiet=True)  # type: ignore[arg-type]
         tasks = [asyncio.ensure_future(_judge(engine, make_request(i))) for i in range(12)]
         for _ in range(50):
             await asyncio.sleep(0)
@@ -89,7 +90,7 @@ def test_a_waiting_journal_holds_back_new_calls() -> None:
 def test_without_a_journal_a_slot_is_freed_by_its_reply() -> None:
     async def main() -> int:
         provider = _Counting()
-        engine = Engine(provider, concurrency=4, quiet=True)
+        engine = Engine(provider, EngineConfig(concurrency=4), quiet=True)
         # complete() alone, nothing recorded: every call still goes
         await asyncio.gather(*(engine.complete(make_request(i)) for i in range(12)))
         return provider.calls
@@ -101,7 +102,7 @@ def test_a_repair_call_shares_its_judgments_slot() -> None:
     async def main() -> tuple[int, int]:
         provider, journal = _Counting(), _WaitingJournal()
         journal.open.set()
-        engine = Engine(provider, concurrency=1, journal=journal, quiet=True)  # type: ignore[arg-type]
+        engine = Engine(provider, EngineConfig(concurrency=1), journal=journal, quiet=True)  # type: ignore[arg-type]
         # one slot: a repair that waited for a second one would never be sent
         await asyncio.wait_for(
             asyncio.gather(*(_judge(engine, make_request(i), repair=True) for i in range(3))), 10
@@ -114,7 +115,7 @@ def test_a_repair_call_shares_its_judgments_slot() -> None:
 def test_a_cancelled_judgment_gives_its_slot_back() -> None:
     async def main() -> int:
         provider, journal = _Counting(), _WaitingJournal()
-        engine = Engine(provider, concurrency=1, journal=journal, quiet=True)  # type: ignore[arg-type]
+        engine = Engine(provider, EngineConfig(concurrency=1), journal=journal, quiet=True)  # type: ignore[arg-type]
         first = asyncio.ensure_future(_judge(engine, make_request(0)))
         for _ in range(20):
             await asyncio.sleep(0)
@@ -162,7 +163,8 @@ def test_every_slot_comes_back_after_a_run(concurrency: int) -> None:
     async def main() -> tuple[int, int]:
         provider, journal = _Counting(), _WaitingJournal()
         journal.open.set()
-        engine = Engine(provider, concurrency=concurrency, journal=journal, quiet=True)  # type: ignore[arg-type]
+        config = EngineConfig(concurrency=concurrency)
+        engine = Engine(provider, config, journal=journal, quiet=True)  # type: ignore[arg-type]
         await asyncio.gather(
             *(_judge(engine, make_request(i), repair=i % 2 == 0) for i in range(20))
         )
@@ -201,7 +203,7 @@ def test_a_judgment_waiting_to_retry_frees_its_slot() -> None:
         # retry, the second could not be answered before it
         engine = Engine(
             provider,  # type: ignore[arg-type]
-            concurrency=1,
+            EngineConfig(concurrency=1),
             journal=journal,  # type: ignore[arg-type]
             backoff_base=2.0,
             backoff_max=2.0,

@@ -20,6 +20,7 @@ from genir_eval.llm import (
     Request,
     make_provider,
 )
+from genir_eval.llm.config import EngineConfig
 from genir_eval.llm.providers.factory import DEFAULT_MODELS
 
 pytestmark = pytest.mark.api
@@ -46,10 +47,7 @@ def test_one_tiny_request(provider: str, env_var: str) -> None:
     async def go() -> tuple[object, dict[str, object]]:
         engine = Engine(
             make_provider(provider, model=model),
-            concurrency=1,
-            max_attempts=3,
-            attempt_timeout=60,
-            deadline=180,
+            EngineConfig(concurrency=1, max_attempts=3, timeout=60, deadline=180),
         )
         async with engine:
             result = await engine.complete(_request(model))

@@ -13,6 +13,7 @@ import pytest
 from llm_helpers import make_request, openai_engine
 
 from genir_eval.llm import Completion
+from genir_eval.llm.config import EngineConfig
 from genir_eval.llm.limits import LearnedRate
 from genir_eval.llm.providers.anthropic_provider import AnthropicProvider
 from genir_eval.llm.providers.base import GenerateConfig, Message, ProviderError, RateLimitInfo
@@ -377,7 +378,8 @@ def test_offline_calls_are_never_paced(monkeypatch: pytest.MonkeyPatch) -> None:
             raise AssertionError("the offline provider's calls took a rate slot")
 
     async def judge(**engine: Any) -> dict[str, Any]:
-        async with Engine(OfflineProvider(), concurrency=8, **engine) as running:
+        config = EngineConfig(concurrency=8, rpm=engine.pop("rpm", None))
+        async with Engine(OfflineProvider(), config, **engine) as running:
             results = await asyncio.gather(
                 *(running.complete(make_request(i, task="unpaced.twin")) for i in range(200))
             )

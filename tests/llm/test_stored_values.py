@@ -26,6 +26,7 @@ from llm_helpers import make_request
 from genir_eval.judges.base import JudgeStats, ask
 from genir_eval.judges.parsing import ReplyError
 from genir_eval.llm import Cache, Engine, GenerateConfig, Journal, JudgmentKey, Message
+from genir_eval.llm.config import EngineConfig
 from genir_eval.llm.providers.base import Completion, Failure, Provider, ProviderError
 from genir_eval.llm.providers.openai_provider import OpenAIProvider
 from genir_eval.testing import FakeLLMServer
@@ -59,7 +60,9 @@ class _LeakyProvider(Provider):
 def test_the_engine_redacts_what_a_provider_did_not(tmp_path: Path, error: BaseException) -> None:
     async def go() -> tuple[Any, list[Any]]:
         journal = Journal(tmp_path / "j.sqlite")
-        engine = Engine(_LeakyProvider(error), max_attempts=1, journal=journal, quiet=True)
+        engine = Engine(
+            _LeakyProvider(error), EngineConfig(max_attempts=1), journal=journal, quiet=True
+        )
         request = make_request(1)
         result = await engine.complete(request)
         await engine.record(request, result)

@@ -13,7 +13,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "judges"))
 from judge_helpers import tiny_session  # noqa: E402
 
 from genir_eval.cli import main  # noqa: E402
-from genir_eval.judges import Label  # noqa: E402
+from genir_eval.judges import (
+    Label,  # noqa: E402
+    session_gold,
+)
 from genir_eval.llm.providers.base import JudgmentKey  # noqa: E402
 from genir_eval.meta.evaluate import (  # noqa: E402
     link_usefulness_scores,
@@ -222,7 +225,6 @@ def test_ordering_lists_the_first_hardest_and_scores_the_whole_depth(
     import dataclasses
     import random
 
-    from genir_eval.meta import evaluate
     from genir_eval.meta.stats import kendall_tau, rbo
 
     base = tiny_session()
@@ -238,7 +240,7 @@ def test_ordering_lists_the_first_hardest_and_scores_the_whole_depth(
             dataclasses.replace(label, key=dataclasses.replace(label.key, session_id=f"q{i}"))
         )
     full = ordering_scores(sessions, labels)
-    monkeypatch.setattr(evaluate, "LISTED_HARDEST", 3)
+    monkeypatch.setattr(session_gold, "LISTED_HARDEST", 3)
     capped = ordering_scores(sessions, labels)
     assert full is not None and capped is not None
     assert full["depth"] == capped["depth"] == 10 and full["listed"] == 10

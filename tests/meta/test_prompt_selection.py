@@ -10,8 +10,7 @@ import pytest
 
 from genir_eval.ingest import load_sessions
 from genir_eval.judges.prompting import load_template
-from genir_eval.llm.engine import Engine
-from genir_eval.llm.providers.offline import OfflineProvider
+from genir_eval.llm import offline_engine
 from genir_eval.meta.prompt_selection import select_prompts, split_selection
 
 
@@ -41,7 +40,7 @@ def test_select_prompts_offline_with_paraphrase(urge_sample_path: Path, tmp_path
     sessions = load_sessions(urge_sample_path).sessions
 
     async def go() -> dict[str, Any]:
-        engine = Engine(OfflineProvider(), quiet=True)
+        engine = offline_engine(quiet=True)
         try:
             return await select_prompts(
                 sessions, engine, paraphrases=[paraphrase], n_splits=40, seed=3

@@ -23,7 +23,7 @@ import pytest
 
 from genir_eval.cli import main
 from genir_eval.errors import StorageError
-from genir_eval.llm.engine import Engine
+from genir_eval.llm import EngineConfig, open_engine
 from genir_eval.llm.providers.base import Completion, GenerateConfig, JudgmentKey, Message, Request
 from genir_eval.llm.providers.openai_provider import OpenAIProvider
 from genir_eval.llm.store.cache import Cache
@@ -273,7 +273,7 @@ def test_a_cache_that_cannot_be_written_does_not_fail_the_run(tmp_path: Path) ->
         provider = OpenAIProvider(
             model="fake-model", base_url=server.openai_base_url, api_key=server.api_key
         )
-        engine = Engine(provider, cache=FullCache(tmp_path / "cache.sqlite"))
+        engine = open_engine(EngineConfig(), provider, cache=FullCache(tmp_path / "cache.sqlite"))
         async with engine:
             results = [await engine.complete(r) for r in requests]
         return results, engine.stats()

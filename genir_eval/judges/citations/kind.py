@@ -9,6 +9,7 @@ from functools import partial
 from typing import Any
 
 from genir_eval.figures import number_text
+from genir_eval.judges.citations.gold import citation_support_block
 from genir_eval.judges.kinds import (
     GoldBlock,
     GoldContext,
@@ -28,9 +29,7 @@ class CitationSupport(JudgeKind):
     verdict_words = {value: level for level, value in SUPPORT_VALUE.items()}
 
     def gold_blocks(self, context: GoldContext) -> list[GoldBlock]:
-        from genir_eval.meta import evaluate as gold
-
-        return [gold.citation_support_block(self.name)]
+        return [citation_support_block(self.name)]
 
     def summary_table(self, blocks: Mapping[str, Mapping[str, Any]]) -> JudgeTable | None:
         if not blocks:

@@ -30,9 +30,9 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from genir_eval.errors import ConfigError
-from genir_eval.judges.base import Label, ask, check_options, register_judge
+from genir_eval.judges.base import Label, ask, register_judge
 from genir_eval.judges.common import BuiltinJudge, JudgeContext, generate_config
+from genir_eval.judges.options import Option
 from genir_eval.judges.parsing import ReplyError, expect_key, extract_object
 from genir_eval.judges.prompting import fence, render_messages
 from genir_eval.llm.providers.base import Completion
@@ -52,17 +52,6 @@ NAME = "citation_support"
 KIND = "citation_support"
 BASIS_TEXT = "source_text"
 BASIS_TITLE = "title_url"
-
-_OPTIONS = {
-    "allow_title_only",
-    "quote",
-    "max_source_chars",
-    "language",
-    "template",
-    "model",
-    "temperature",
-    "max_tokens",
-}
 
 # Words a reply may use for each level (lower-cased, spaces and hyphens as one space).
 _WORDS: dict[str, str] = {
@@ -164,22 +153,35 @@ class CitationSupportJudge(BuiltinJudge):
     kind = KIND
     template = "citation_support"
     task = NAME
-    extra_options = tuple(sorted(_OPTIONS))
+    OPTIONS = (
+        Option(
+            "allow_title_only",
+            False,
+            "judge a link without source text from its title and url (else: missing)",
+        ),
+        Option(
+            "quote",
+            "strict",
+            "strict: a supported verdict must quote the source; lenient: keep it, flagged",
+            choices=("strict", "lenient"),
+        ),
+        # at least 200: a source cut shorter leaves no room for the quote a supported verdict
+        # must carry (this judge's own bound, always applied over the looser one of 1 that a
+        # table of all judges' options once gave the same name)
+        Option(
+            "max_source_chars",
+            6000,
+            "source text beyond this is cut (and marked)",
+            range=(200, 100_000_000),
+        ),
+        *BuiltinJudge.OPTIONS,
+    )
 
     def __init__(self, **options: Any) -> None:
-        check_options(NAME, options, _OPTIONS)
-        allow = options.get("allow_title_only", False)
-        if not isinstance(allow, bool):
-            raise ConfigError(f"{NAME}: allow_title_only must be true or false")
-        if options.get("quote", "strict") not in ("strict", "lenient"):
-            raise ConfigError(f"{NAME}: quote must be 'strict' or 'lenient'")
-        limit = options.get("max_source_chars", 6000)
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 200:
-            raise ConfigError(f"{NAME}: max_source_chars must be an integer >= 200")
         super().__init__(**options)
-        self.allow_title_only = allow
-        self.quote = str(options.get("quote", "strict"))
-        self.max_source_chars = limit
+        self.allow_title_only = bool(self.values["allow_title_only"])
+        self.quote = str(self.values["quote"])
+        self.max_source_chars = int(self.values["max_source_chars"])
 
     def _source_block(self, link: Link, basis: str) -> str:
         lines = [f"title: {link.title}", f"url: {link.url}"]
@@ -194,7 +196,7 @@ class CitationSupportJudge(BuiltinJudge):
         language = self.language(session)
         text = self.template_text(language)
         version = self.prompt_version(text)
-        config = generate_config(engine, self.options, response_format="json")
+        config = generate_config(engine, self.values, response_format="json")
 
         async def one(turn: Turn, position: int, link_id: int) -> Label:
             statement = turn.statements[position - 1]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from genir_eval.errors import ConfigError
-from genir_eval.judges.base import JudgeStats, Label, ask, check_options, register_judge
+from genir_eval.judges.base import JudgeStats, Label, ask, register_judge
 from genir_eval.judges.common import generate_config
 from genir_eval.judges.item.candidates import (
     PROMPT_VERSION,
@@ -34,6 +34,15 @@ from genir_eval.judges.item.replies import (
     parse_pointwise,
     ranking_parser,
     useful_parser,
+)
+from genir_eval.judges.options import (
+    LANGUAGE,
+    MAX_TOKENS,
+    MODEL,
+    TEMPERATURE,
+    Option,
+    check_judge_options,
+    option_values,
 )
 from genir_eval.judges.prompting import fence, load_template, session_language, template_version
 from genir_eval.llm.providers.base import Completion, JudgmentKey
@@ -89,23 +98,6 @@ class _TurnRun:
         }
 
 
-_OPTIONS = {
-    "model",
-    "max_tokens",
-    "answer",
-    "judgment",
-    "max_iterations",
-    "rouge_threshold",
-    "k",
-    "samples",
-    "seed",
-    "offline_threshold",
-    "offline_feedback",
-    "language",
-    "temperature",
-}
-
-
 class _TurnSteps:
     """The steps of one turn's loop (answer, judge, rank), each one judgment through
     :func:`ask` with its own journal key, prompt and parser."""
@@ -118,7 +110,7 @@ class _TurnSteps:
         self.candidates = candidates_for_turn(turn)
         self.known = [c.id for c in self.candidates]
         self.version = judge.prompt_version(language)
-        self.config = generate_config(engine, judge.options, response_format="json")
+        self.config = generate_config(engine, judge.values, response_format="json")
         self.run = _TurnRun()
 
     def key(self, item: str, repeat: int = 0) -> JudgmentKey:
@@ -214,39 +206,71 @@ class _TurnSteps:
 class ItemJudge:
     """One ITEM variant or baseline; build it with ``make_judge("item-as", ...)``.
 
-    Options: ``answer`` ``"explicit"`` | ``"implicit"``; ``judgment`` ``"listwise"`` |
-    ``"pointwise"``; ``max_iterations`` (3); ``rouge_threshold`` (off); ``k`` (top-k of
-    ``item-ar``, 5); ``samples`` and ``seed`` (``item-ksample``: 5 shuffles, seed 0);
-    ``model`` and ``max_tokens`` for the calls; ``offline_threshold`` (0.5) and
-    ``offline_feedback`` (0.5) tune the offline twin's lexical judgment.
+    Its options are :attr:`OPTIONS`, one table for the six judges (``k`` is read by
+    ``item-ar`` only, ``samples`` and ``seed`` by ``item-ksample``).
     """
 
     kind = "item"
 
+    OPTIONS = (
+        Option(
+            "answer",
+            "explicit",
+            "pseudo-answer style: explicit or implicit",
+            choices=("explicit", "implicit"),
+        ),
+        Option(
+            "judgment",
+            "listwise",
+            "utility judgment: listwise or pointwise",
+            choices=("listwise", "pointwise"),
+        ),
+        Option(
+            "max_iterations", 3, "iterations of the answer -> judge -> rank loop", range=(1, 100)
+        ),
+        Option(
+            "rouge_threshold",
+            None,
+            "stop when answers agree this much (ROUGE-L; off)",
+            type="float",
+            range=(0, 1),
+        ),
+        Option("k", 5, "top-k links kept by item-ar", range=(1, 10_000), only=("item-ar",)),
+        Option(
+            "samples", 5, "shuffled samples of item-ksample", range=(1, 100), only=("item-ksample",)
+        ),
+        Option(
+            "seed", 0, "shuffle seed of item-ksample", range=(0, 2**63 - 1), only=("item-ksample",)
+        ),
+        Option("offline_threshold", 0.5, "the offline twin's lexical threshold", range=(0, 1)),
+        Option(
+            "offline_feedback", 0.5, "weight of feedback signals in the offline twin", range=(0, 1)
+        ),
+        MODEL,
+        TEMPERATURE,
+        MAX_TOKENS,
+        LANGUAGE,
+    )
+
     def __init__(self, name: str, **options: Any) -> None:
-        check_options(name, options, _OPTIONS)
         if name not in JUDGES:
             raise ConfigError(f"unknown ITEM judge {name!r}")
+        check_judge_options(name, self.OPTIONS, options)
         self.name = name
         self.options: Mapping[str, Any] = dict(options)
-        self.answer_mode = str(options.get("answer", "explicit"))
-        if self.answer_mode not in ("explicit", "implicit"):
-            raise ConfigError("answer must be 'explicit' or 'implicit'")
-        self.judgment = str(options.get("judgment", "listwise"))
-        if self.judgment not in ("listwise", "pointwise"):
-            raise ConfigError("judgment must be 'listwise' or 'pointwise'")
+        self.values: Mapping[str, Any] = option_values(self.OPTIONS, options)
+        self.answer_mode = str(self.values["answer"])
+        self.judgment = str(self.values["judgment"])
+        threshold = self.values["rouge_threshold"]
         self.rule = StopRule(
-            int(options.get("max_iterations", 3)),
-            None if options.get("rouge_threshold") is None else float(options["rouge_threshold"]),
+            int(self.values["max_iterations"]), None if threshold is None else float(threshold)
         )
-        self.k = int(options.get("k", 5))
-        self.samples = int(options.get("samples", 5))
-        self.seed = int(options.get("seed", 0))
-        if self.k < 1 or self.samples < 1:
-            raise ConfigError("k and samples must be >= 1")
+        self.k = int(self.values["k"])
+        self.samples = int(self.values["samples"])
+        self.seed = int(self.values["seed"])
         self.offline = {
-            "threshold": float(options.get("offline_threshold", 0.5)),
-            "feedback": float(options.get("offline_feedback", 0.5)),
+            "threshold": float(self.values["offline_threshold"]),
+            "feedback": float(self.values["offline_feedback"]),
         }
         self.stats = JudgeStats()
 
@@ -279,7 +303,7 @@ class ItemJudge:
         return [label for labels in results for label in labels]
 
     async def _turn(self, session: Session, turn: Turn, engine: Engine) -> list[Label]:
-        language = str(self.options.get("language") or session_language(session))
+        language = str(self.values["language"] or session_language(session))
         steps = _TurnSteps(self, session, turn, engine, language)
         if self.name in VARIANTS:
             result = await run_loop(

@@ -28,6 +28,15 @@ from genir_eval.judges.common import (
     link_values,
     mean_distribution,
 )
+from genir_eval.judges.options import (
+    LOGPROBS,
+    RESPONSE_FORMAT,
+    SAMPLES,
+    TOP_LOGPROBS,
+    Option,
+    check_judge_options,
+    option_values,
+)
 from genir_eval.judges.parsing import (
     ReplyError,
     expect_int,
@@ -118,44 +127,46 @@ class DnaLinkJudge(BuiltinJudge):
     kind = "link_usefulness"
     template = "link_dna"
     task = NAME
-    extra_options = ("logprobs", "top_logprobs", "samples", "response_format")
+    OPTIONS = (
+        Option("role", True, "start the prompt with the rater's role"),
+        Option("description", True, "give the user's intent as the topic description"),
+        Option("narrative", True, "give the session's earlier queries as the narrative"),
+        Option("aspects", True, "ask for match (M) and trust (T) before the label"),
+        Option(
+            "judges", 1, "simulated raters in one call; the label is their mean", range=(1, 100)
+        ),
+        LOGPROBS,
+        TOP_LOGPROBS,
+        SAMPLES,
+        RESPONSE_FORMAT,
+        *BuiltinJudge.OPTIONS,
+    )
+    #: the prompt's switches: always among the options the judge is named by (its prompt
+    #: version and ``repr``), given or not
+    SWITCHES = ("role", "description", "narrative", "aspects", "judges")
 
-    def __init__(
-        self,
-        *,
-        role: bool = True,
-        description: bool = True,
-        narrative: bool = True,
-        aspects: bool = True,
-        judges: int = 1,
-        **options: Any,
-    ) -> None:
-        if int(judges) < 1:
-            raise ValueError("judges must be >= 1")
-        super().__init__(
-            role=bool(role),
-            description=bool(description),
-            narrative=bool(narrative),
-            aspects=bool(aspects),
-            judges=int(judges),
-            **options,
-        )
+    def __init__(self, **options: Any) -> None:
+        check_judge_options(NAME, self.OPTIONS, options)
+        values = option_values(self.OPTIONS, options)
+        switches = {name: values[name] for name in self.SWITCHES}
+        switches["judges"] = int(switches["judges"])
+        super().__init__(**{**options, **switches})
 
     async def __call__(self, session: Session, engine: Any) -> list[Label]:
         language = self.language(session)
         text = self.template_text(language)
         version = self.prompt_version(text)
-        flags = {k: bool(self.options[k]) for k in ("role", "description", "narrative")}
-        flags["aspects"] = bool(self.options["aspects"])
-        flags["multiple"] = int(self.options["judges"]) > 1
-        aspects, judges = flags["aspects"], int(self.options["judges"])
+        flags = {k: bool(self.values[k]) for k in ("role", "description", "narrative")}
+        flags["aspects"] = bool(self.values["aspects"])
+        flags["multiple"] = int(self.values["judges"]) > 1
+        aspects, judges = flags["aspects"], int(self.values["judges"])
         config = graded_config(
             engine,
-            self.options,
+            self.values,
             max_tokens=(48 if aspects else 24) * judges + 16,
             schema=dna_schema(aspects=aspects, judges=judges),
         )
-        samples = int(self.options.get("samples", 1))
+        samples = int(self.values["samples"])
 
         def parse(reply: str) -> dict[str, Any]:
             return parse_dna(reply, aspects=aspects, judges=judges)
@@ -213,9 +224,5 @@ def _flatten(label: Label) -> Label:
 
 @register_judge(NAME)
 def link_usefulness_dna(**options: Any) -> DnaLinkJudge:
-    """Options: role, description, narrative, aspects (bools), judges (int), template
-    (a paraphrase file), language, model, temperature, logprobs (default true: the
-    expected label from the label tokens' probabilities), samples (k replies for the
-    expected label when the provider gives no logprobs), response_format (json_object or
-    json_schema), max_tokens."""
+    """The DNA judge; its options are :attr:`DnaLinkJudge.OPTIONS`."""
     return DnaLinkJudge(**options)

@@ -12,6 +12,7 @@ from functools import partial
 from typing import Any
 
 from genir_eval.figures import number_text
+from genir_eval.judges import session_gold
 from genir_eval.judges.kinds import (
     GoldBlock,
     GoldContext,
@@ -22,6 +23,7 @@ from genir_eval.judges.kinds import (
     calibration_line,
     interval_text,
 )
+from genir_eval.judges.links.gold import link_pairs_block
 from genir_eval.judges.offline.reasons import LINK_WORDS
 from genir_eval.kind_names import LINK_USEFULNESS, SATISFACTION
 
@@ -37,15 +39,13 @@ class LinkUsefulness(JudgeKind):
     own_score = ("0-3", "the judge's link labels, averaged")
 
     def gold_blocks(self, context: GoldContext) -> list[GoldBlock]:
-        from genir_eval.meta import evaluate as gold
-
         return [
-            gold.degeneracy_block(context, links=True),
-            gold.link_pairs_block(self.name, context),
-            gold.satisfaction_block(SATISFACTION, context, own_links=True),
-            gold.ordering_block(context),
-            gold.thumbs_block(context, links=True),
-            gold.session_means_block(context, links=True),
+            session_gold.degeneracy_block(context, links=True),
+            link_pairs_block(self.name, context),
+            session_gold.satisfaction_block(SATISFACTION, context, own_links=True),
+            session_gold.ordering_block(context),
+            session_gold.thumbs_block(context, links=True),
+            session_gold.session_means_block(context, links=True),
         ]
 
     def summary_table(self, blocks: Mapping[str, Mapping[str, Any]]) -> JudgeTable | None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from genir_eval.judges.base import Label, ask, register_judge
 from genir_eval.judges.common import BuiltinJudge, JudgeContext, citing_statements, graded_config
+from genir_eval.judges.options import LOGPROBS, RESPONSE_FORMAT, TOP_LOGPROBS
 from genir_eval.judges.parsing import (
     ReplyError,
     expect_id_map,
@@ -94,7 +95,7 @@ class ListwiseLinkJudge(BuiltinJudge):
     kind = "link_usefulness"
     template = "link_listwise"
     task = NAME
-    extra_options = ("logprobs", "top_logprobs", "response_format")
+    OPTIONS = (LOGPROBS, TOP_LOGPROBS, RESPONSE_FORMAT, *BuiltinJudge.OPTIONS)
 
     async def __call__(self, session: Session, engine: Any) -> list[Label]:
         language = self.language(session)
@@ -105,7 +106,7 @@ class ListwiseLinkJudge(BuiltinJudge):
         async def one(turn: Turn) -> list[Label]:
             ids = tuple(turn.cited_link_ids)
             config = graded_config(
-                engine, self.options, max_tokens=16 + 8 * len(ids), schema=listwise_schema(ids)
+                engine, self.values, max_tokens=16 + 8 * len(ids), schema=listwise_schema(ids)
             )
             values = {
                 "query": fence(turn.query, "QUERY"),

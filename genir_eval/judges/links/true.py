@@ -25,6 +25,14 @@ from genir_eval.judges.common import (
     link_values,
 )
 from genir_eval.judges.offline.features import LinkEvidence, link_evidence
+from genir_eval.judges.options import (
+    LOGPROBS,
+    RESPONSE_FORMAT,
+    SAMPLES,
+    TOP_LOGPROBS,
+    Option,
+    check_judge_options,
+)
 from genir_eval.judges.parsing import expect_int, expect_key, expect_mapping, extract_object
 from genir_eval.judges.probabilities import label_distribution, value_offset
 from genir_eval.judges.prompting import fence, render_messages
@@ -150,19 +158,33 @@ class TrueLinkJudge(BuiltinJudge):
     kind = "link_usefulness"
     template = "link_true"
     task = NAME
-    extra_options = ("logprobs", "top_logprobs", "samples", "response_format")
+    OPTIONS = (
+        Option(
+            "signals",
+            ",".join(SIGNAL_GROUPS),
+            "log signal groups in the prompt (comma-separated, for ablations)",
+            type="texts",
+        ),
+        LOGPROBS,
+        TOP_LOGPROBS,
+        SAMPLES,
+        RESPONSE_FORMAT,
+        *BuiltinJudge.OPTIONS,
+    )
 
-    def __init__(self, *, signals: Iterable[str] | str | None = None, **options: Any) -> None:
-        super().__init__(signals=",".join(_groups(signals)), **options)
-        self.groups = _groups(signals)
+    def __init__(self, **options: Any) -> None:
+        check_judge_options(NAME, self.OPTIONS, options)
+        # the groups chosen, in their order, always among the options the judge is named by
+        self.groups = _groups(options.get("signals"))
+        super().__init__(**{**options, "signals": ",".join(self.groups)})
 
     async def __call__(self, session: Session, engine: Any) -> list[Label]:
         language = self.language(session)
         text = self.template_text(language)
         version = self.prompt_version(text)
         flags = {g: g in self.groups for g in SIGNAL_GROUPS}
-        config = graded_config(engine, self.options, max_tokens=256, schema=TRUE_SCHEMA)
-        samples = int(self.options.get("samples", 1))
+        config = graded_config(engine, self.values, max_tokens=256, schema=TRUE_SCHEMA)
+        samples = int(self.values["samples"])
 
         async def judged(key: Any, messages: Any, context: JudgeContext) -> Label:
             return await ask_graded(
@@ -199,7 +221,5 @@ class TrueLinkJudge(BuiltinJudge):
 
 @register_judge(NAME)
 def link_usefulness_true(**options: Any) -> TrueLinkJudge:
-    """Options: signals (groups among relevance, behaviour, satisfaction; default all),
-    template, language, model, temperature, logprobs, samples, response_format,
-    max_tokens (as for ``link_usefulness.dna``)."""
+    """The TRUE judge; its options are :attr:`TrueLinkJudge.OPTIONS`."""
     return TrueLinkJudge(**options)

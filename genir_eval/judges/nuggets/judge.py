@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from genir_eval.errors import ConfigError, InputError
-from genir_eval.judges.base import JudgeStats, Label, ask, check_options
+from genir_eval.judges.base import JudgeStats, Label, ask
 from genir_eval.judges.common import generate_config
 from genir_eval.judges.nuggets.files import Nugget, NuggetSet, nugget_rows, read_nugget_file
 from genir_eval.judges.nuggets.replies import (
@@ -48,6 +48,7 @@ from genir_eval.judges.nuggets.replies import (
     parse_created,
     parse_importance,
 )
+from genir_eval.judges.options import Option, check_judge_options, option_values
 from genir_eval.judges.prompting import (
     fence,
     load_template,
@@ -79,34 +80,6 @@ TASKS = (TASK_CREATE, TASK_IMPORTANCE, TASK_ASSIGN)
 #: The file a run writes its nuggets to, in its folder.
 NUGGETS_FILE = "nuggets.jsonl"
 _PROMPTS = Path(__file__).parent / "prompts"
-
-
-@dataclass(frozen=True)
-class Option:
-    """One option of the judge: its default, its bound (choices or an inclusive range) and
-    what it does. The catalog, ``--option`` and the checks below all read this table."""
-
-    name: str
-    default: Any
-    help: str
-    choices: tuple[Any, ...] | None = None
-    range: tuple[float, float] | None = None
-
-    def check(self, value: Any) -> None:
-        if value is None:
-            return
-        if self.choices is not None and value not in self.choices:
-            raise ConfigError(
-                f"{NAME}: option {self.name!r} must be one of {list(self.choices)}, got {value!r}"
-            )
-        if self.range is not None:
-            lo, hi = self.range
-            integer = isinstance(value, int) and not isinstance(value, bool)
-            if not integer or not lo <= value <= hi:
-                raise ConfigError(
-                    f"{NAME}: option {self.name!r} must be a whole number in "
-                    f"[{lo:g}, {hi:g}], got {value!r}"
-                )
 
 
 @dataclass(frozen=True)
@@ -201,6 +174,7 @@ class NuggetJudge:
             None,
             "a nugget file (genir-eval's or TREC nuggetizer JSONL) used as given: no nugget "
             "is made, only the assignment runs",
+            type="text",
         ),
         Option(
             "pool",
@@ -221,26 +195,22 @@ class NuggetJudge:
         Option("assign_batch", 10, "nuggets assigned per call", range=(1, 500)),
         Option("max_source_chars", 2000, "each source's text is cut at this", range=(50, 10**7)),
         Option("max_answer_chars", 8000, "each answer is cut at this", range=(100, 10**7)),
-        Option("model", None, "model for this judge (default: the provider's default)"),
-        Option("temperature", 0.0, "sampling temperature"),
+        Option(
+            "model", None, "model for this judge (default: the provider's default)", type="text"
+        ),
+        Option("temperature", 0.0, "sampling temperature", range=(0, 2)),
         Option("max_tokens", 1500, "reply token budget", range=(16, 100_000)),
-        Option("language", None, "prompt language, en or zh (default: the session's)"),
+        Option(
+            "language",
+            None,
+            "prompt language, en or zh (default: the session's)",
+            choices=("en", "zh"),
+        ),
     )
 
     def __init__(self, **options: Any) -> None:
-        declared = {o.name: o for o in self.OPTIONS}
-        check_options(self.name, options, declared)
-        for name, value in options.items():
-            declared[name].check(value)
-        if options.get("language") not in (None, "en", "zh"):
-            raise ConfigError(f"{NAME}: option 'language' must be en or zh")
-        for name in ("nuggets", "pool_logs"):
-            if options.get(name) is not None and not isinstance(options[name], str):
-                raise ConfigError(f"{NAME}: option {name!r} must be a path (text)")
-        self.options: Mapping[str, Any] = {
-            **{o.name: o.default for o in self.OPTIONS},
-            **options,
-        }
+        check_judge_options(self.name, self.OPTIONS, options)
+        self.options: Mapping[str, Any] = option_values(self.OPTIONS, options)
         self.stats = JudgeStats()
         self._given: dict[str, NuggetSet] | None = None
         self._pools: dict[str, _Pool] = {}

@@ -75,7 +75,7 @@ from genir_eval.judges.offline.instructions import (
     statement_without_instructions,
     without_instructions,
 )
-from genir_eval.judges.offline.lexical import key_terms, tokenize
+from genir_eval.judges.offline.lexical import key_terms, passages, sentences, tokenize
 from genir_eval.judges.offline.reasons import support_reason
 from genir_eval.llm.providers.base import Request
 from genir_eval.llm.providers.offline import register_offline
@@ -120,7 +120,6 @@ _SCOPE_SKIP = frozenset(
     "be been being have has had even yet always ever really very also more much any".split()
 )
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+")
-_SENTENCE = re.compile(r"(?<=[.!?。！？；;])\s+|(?<=[。！？；])|\n+")
 
 
 def numbers(text: str) -> set[str]:
@@ -198,31 +197,6 @@ def _contradicts(claim: str, terms: Sequence[str], evidence: str) -> bool:
 def entities(text: str) -> set[str]:
     """Capitalised words not opening a sentence: the names a statement commits to."""
     return {m.group(0).lower() for m in _NAME.finditer(text.strip())}
-
-
-def sentences(text: str) -> list[tuple[int, int]]:
-    """The source cut into sentences (and lines): ``(start, end)`` offsets of each, without
-    surrounding whitespace, empty ones dropped."""
-    spans = []
-    start = 0
-    for match in [*_SENTENCE.finditer(text), None]:
-        end = match.start() if match is not None else len(text)
-        piece = text[start:end]
-        if piece.strip():
-            lead = len(piece) - len(piece.lstrip())
-            spans.append((start + lead, start + len(piece.rstrip())))
-        if match is not None:
-            start = match.end()
-    return spans
-
-
-def passages(text: str) -> list[str]:
-    """Candidate evidence: every sentence, and every two adjacent sentences as they stand
-    in ``text`` (verbatim, so a quote of them is found in the source)."""
-    spans = sentences(text)
-    out = [text[a:b] for a, b in spans]
-    out += [text[spans[i][0] : spans[i + 1][1]] for i in range(len(spans) - 1)]
-    return out
 
 
 # The caches below hold a turn's sources while its citations are judged: the sessions judged

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 __all__ = [
+    "sentences",
+    "passages",
     "STOPWORDS",
     "tokenize",
     "units",
@@ -174,3 +176,32 @@ def term_coverage(terms: Sequence[str], text: str, ngram: int = 2) -> float:
         return 0.0
     present = set(tokenize(text, ngram))
     return sum(1 for t in terms if t in present) / len(terms)
+
+
+#: Where a sentence (or a line) ends, in English and Chinese text.
+_SENTENCE = re.compile(r"(?<=[.!?。！？；;])\s+|(?<=[。！？；])|\n+")
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    """The source cut into sentences (and lines): ``(start, end)`` offsets of each, without
+    surrounding whitespace, empty ones dropped."""
+    spans = []
+    start = 0
+    for match in [*_SENTENCE.finditer(text), None]:
+        end = match.start() if match is not None else len(text)
+        piece = text[start:end]
+        if piece.strip():
+            lead = len(piece) - len(piece.lstrip())
+            spans.append((start + lead, start + len(piece.rstrip())))
+        if match is not None:
+            start = match.end()
+    return spans
+
+
+def passages(text: str) -> list[str]:
+    """Candidate evidence: every sentence, and every two adjacent sentences as they stand
+    in ``text`` (verbatim, so a quote of them is found in the source)."""
+    spans = sentences(text)
+    out = [text[a:b] for a, b in spans]
+    out += [text[spans[i][0] : spans[i + 1][1]] for i in range(len(spans) - 1)]
+    return out

@@ -140,8 +140,9 @@ def _dna(request: Request) -> str:
     ctx = _context(request)
     assert ctx.turn is not None and ctx.link_id is not None
     evidence = link_evidence(ctx.session, ctx.turn, ctx.link_id)
-    aspects = bool(ctx.options.get("aspects", True))
-    judges = int(ctx.options.get("judges", 1))
+    # the DNA judge names its prompt switches in every request's options (DnaLinkJudge.SWITCHES)
+    aspects = bool(ctx.options["aspects"])
+    judges = int(ctx.options["judges"])
 
     def one(weight: float) -> dict[str, int]:
         score = weight * evidence.relevance + (1.0 - weight) * evidence.behaviour

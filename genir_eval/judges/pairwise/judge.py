@@ -33,8 +33,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from genir_eval.errors import ConfigError
-from genir_eval.judges.base import JudgeStats, Label, ask, check_options
+from genir_eval.judges.base import JudgeStats, Label, ask
 from genir_eval.judges.common import DEFAULT_TOP_LOGPROBS, generate_config
+from genir_eval.judges.options import Option, check_judge_options, option_values
 from genir_eval.judges.pairwise.twin import (
     AnswerEvidence,
     answer_evidence,
@@ -88,34 +89,6 @@ DEFAULT_CRITERIA: Mapping[str, Mapping[str, str]] = {
         "zh": "清晰、条理分明、易于阅读",
     },
 }
-
-
-@dataclass(frozen=True)
-class Option:
-    """One option of the judge: its default, its bound (choices or an inclusive range) and
-    what it does. The catalog, ``--option`` and the checks below all read this table."""
-
-    name: str
-    default: Any
-    help: str
-    choices: tuple[Any, ...] | None = None
-    range: tuple[float, float] | None = None
-
-    def check(self, value: Any) -> None:
-        if value is None:
-            return
-        if self.choices is not None and value not in self.choices:
-            raise ConfigError(
-                f"{NAME}: option {self.name!r} must be one of {list(self.choices)}, got {value!r}"
-            )
-        if self.range is not None:
-            lo, hi = self.range
-            number = isinstance(value, (int, float)) and not isinstance(value, bool)
-            if not number or not lo <= value <= hi:
-                raise ConfigError(
-                    f"{NAME}: option {self.name!r} must be a number in [{lo:g}, {hi:g}], "
-                    f"got {value!r}"
-                )
 
 
 @dataclass(frozen=True)
@@ -204,24 +177,28 @@ class PairwiseJudge:
             choices=(True, False),
         ),
         Option("top_logprobs", DEFAULT_TOP_LOGPROBS, "alternatives per token", range=(1, 20)),
-        Option("model", None, "model for this judge (default: the provider's default)"),
+        Option(
+            "model", None, "model for this judge (default: the provider's default)", type="text"
+        ),
         Option("temperature", 0.0, "sampling temperature", range=(0, 2)),
         Option("max_tokens", 400, "reply token budget", range=(16, 100_000)),
-        Option("language", None, "prompt language, en or zh (default: the query's)"),
-        Option("template", None, "a prompt file of your own replacing the built-in template"),
+        Option(
+            "language",
+            None,
+            "prompt language, en or zh (default: the query's)",
+            choices=("en", "zh"),
+        ),
+        Option(
+            "template",
+            None,
+            "a prompt file of your own replacing the built-in template",
+            type="text",
+        ),
     )
 
     def __init__(self, **options: Any) -> None:
-        declared = {o.name: o for o in self.OPTIONS}
-        check_options(self.name, options, declared)
-        for name, value in options.items():
-            declared[name].check(value)
-        if options.get("language") not in (None, "en", "zh"):
-            raise ConfigError(f"{NAME}: option 'language' must be en or zh")
-        self.options: Mapping[str, Any] = {
-            **{o.name: o.default for o in self.OPTIONS},
-            **options,
-        }
+        check_judge_options(self.name, self.OPTIONS, options)
+        self.options: Mapping[str, Any] = option_values(self.OPTIONS, options)
         self.criteria = _criteria(str(self.options["criteria"]))
         self.stats = JudgeStats()
         # an answer meets every other system's: its evidence is read once while the caller

@@ -9,9 +9,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from genir_eval.errors import ConfigError, InputError
-from genir_eval.judges.base import JudgeStats, Label, ask, check_options, register_judge
+from genir_eval.judges.base import JudgeStats, Label, ask, register_judge
 from genir_eval.judges.common import generate_config
 from genir_eval.judges.item.candidates import candidates_for_turn
+from genir_eval.judges.options import (
+    LANGUAGE,
+    MAX_TOKENS,
+    MODEL,
+    TEMPERATURE,
+    Option,
+    check_judge_options,
+    option_values,
+)
 from genir_eval.judges.parsing import (
     ReplyError,
     expect_int,
@@ -227,63 +236,70 @@ def _usage_extra(completion: Completion, _value: Any) -> Mapping[str, Any]:
 
 # --- the rubric judge ------------------------------------------------------------------------
 
-_RUBRIC_OPTIONS = {
-    "n",
-    "kind",
-    "scope",
-    "mode",
-    "rubric_dir",
-    "grading",
-    "label",
-    "min_questions",
-    "threshold",
-    "model",
-    "max_tokens",
-    "temperature",
-    "language",
-}
-
 
 class RubricJudge:
     """Generates (or reads) question banks, then grades every passage of every turn.
 
-    Options: ``n`` (10 questions), ``kind`` (``"questions"`` | ``"nuggets"``), ``scope``
-    (``"turn"`` | ``"session"``: one bank from the intent and all queries), ``mode``
-    (``"generate"``: read the bank file if there is one, else generate and save it;
-    ``"grade"``: read only, a turn without a bank is missing), ``rubric_dir`` (where the
-    files live; without it banks are generated and kept in the labels only), ``grading``
-    (``"passage"``: one call per passage grading all questions; ``"pair"``: one call per
-    question and passage), ``label`` (``"max"`` | ``"count"``), ``min_questions`` (1),
-    ``threshold`` (4).
+    Its options are :attr:`OPTIONS`. ``scope="session"`` makes one bank from the intent and
+    all queries; ``mode="generate"`` reads the bank file if there is one, else generates and
+    saves it, ``"grade"`` reads only (a turn without a bank is missing); without
+    ``rubric_dir`` banks are kept in the labels only; ``grading="pair"`` makes one call per
+    question and passage instead of one per passage grading all questions.
     """
 
     name = "rubric"
     kind = "rubric"
 
+    OPTIONS = (
+        Option("n", 10, "questions per bank", range=(1, 1_000)),
+        Option(
+            "kind", "questions", "bank of questions or nuggets", choices=("questions", "nuggets")
+        ),
+        Option("scope", "turn", "one bank per turn, or per session", choices=("turn", "session")),
+        Option(
+            "mode",
+            "generate",
+            "generate: read or make banks; grade: read only",
+            choices=("generate", "grade"),
+        ),
+        Option(
+            "rubric_dir", None, "folder of bank files (default: kept in the labels)", type="text"
+        ),
+        Option(
+            "grading",
+            "passage",
+            "one call per passage, or per question and passage",
+            choices=("passage", "pair"),
+        ),
+        Option(
+            "label",
+            "max",
+            "a passage's label: max grade or count of answered",
+            choices=("max", "count"),
+        ),
+        Option(
+            "min_questions", 1, "answered questions needed for a relevant passage", range=(1, 1_000)
+        ),
+        Option("threshold", 4, "grade (0-5) counted as answered", range=(0, GRADE_MAX)),
+        MODEL,
+        MAX_TOKENS,
+        TEMPERATURE,
+        LANGUAGE,
+    )
+
     def __init__(self, **options: Any) -> None:
-        check_options("rubric", options, _RUBRIC_OPTIONS)
+        check_judge_options(self.name, self.OPTIONS, options)
         self.options: Mapping[str, Any] = dict(options)
-        self.n = int(options.get("n", 10))
-        self.rubric_kind = str(options.get("kind", "questions"))
-        self.scope = str(options.get("scope", "turn"))
-        self.mode = str(options.get("mode", "generate"))
-        self.grading = str(options.get("grading", "passage"))
-        self.label_rule = str(options.get("label", "max"))
-        self.min_questions = int(options.get("min_questions", 1))
-        self.threshold = int(options.get("threshold", 4))
-        self.rubric_dir = options.get("rubric_dir")
-        checks = {
-            "kind": (self.rubric_kind, ("questions", "nuggets")),
-            "scope": (self.scope, ("turn", "session")),
-            "mode": (self.mode, ("generate", "grade")),
-            "grading": (self.grading, ("passage", "pair")),
-            "label": (self.label_rule, ("max", "count")),
-        }
-        for option, (value, allowed) in checks.items():
-            if value not in allowed:
-                raise ConfigError(f"rubric: {option} must be one of {allowed}, got {value!r}")
-        if self.n < 1 or self.min_questions < 1 or not 0 <= self.threshold <= GRADE_MAX:
-            raise ConfigError("rubric: n and min_questions must be >= 1, threshold in 0-5")
+        self.values: Mapping[str, Any] = option_values(self.OPTIONS, options)
+        self.n = int(self.values["n"])
+        self.rubric_kind = str(self.values["kind"])
+        self.scope = str(self.values["scope"])
+        self.mode = str(self.values["mode"])
+        self.grading = str(self.values["grading"])
+        self.label_rule = str(self.values["label"])
+        self.min_questions = int(self.values["min_questions"])
+        self.threshold = int(self.values["threshold"])
+        self.rubric_dir = self.values["rubric_dir"]
         if self.mode == "grade" and not self.rubric_dir:
             raise ConfigError("rubric: mode 'grade' reads the banks from rubric_dir; set it")
         self.stats = JudgeStats()
@@ -292,8 +308,8 @@ class RubricJudge:
         return f"{PROMPT_VERSION}:{template_version(load_template(template, language), shaping)}"
 
     async def __call__(self, session: Session, engine: Engine) -> list[Label]:
-        language = str(self.options.get("language") or session_language(session))
-        config = generate_config(engine, self.options, response_format="json")
+        language = str(self.values["language"] or session_language(session))
+        config = generate_config(engine, self.values, response_format="json")
         bank = await self._bank(session, engine, language, config)
         results = await asyncio.gather(
             *(self._turn(session, turn, bank, engine, language, config) for turn in session.turns)
@@ -560,30 +576,30 @@ def rubric(**options: Any) -> RubricJudge:
 
 
 class DirectJudge:
-    """Grades each passage of a turn directly: ``scale="thomas"`` (0-2) or ``"yesno"``.
+    """Grades each passage of a turn directly on its ``scale``: ``"thomas"`` (0-2,
+    :class:`ThomasJudge`) or ``"yesno"`` (:class:`YesNoJudge`).
 
     Labels use the same items as :class:`RubricJudge` (``stmt:<i>``, ``link:<id>``) with
-    ``extra["relevant"]`` at ``threshold`` (default 1 on either scale), so both export and
-    evaluate alike. ``links_only`` (default true) grades just the cited links.
+    ``extra["relevant"]`` at ``threshold``, so both export and evaluate alike.
+    ``links_only`` grades just the cited links.
     """
 
     kind = "rubric"
+    scale = ""
+    name = ""
+    OPTIONS: tuple[Option, ...] = ()
 
-    def __init__(self, scale: str, **options: Any) -> None:
-        allowed = {"threshold", "links_only", "model", "max_tokens", "temperature", "language"}
-        check_options(f"rubric-{scale}", options, allowed)
-        if scale not in DIRECT_SCALES:
-            raise ConfigError(f"unknown direct grading scale {scale!r}")
-        self.scale = scale
-        self.name = f"rubric-{scale}"
+    def __init__(self, **options: Any) -> None:
+        check_judge_options(self.name, self.OPTIONS, options)
         self.options: Mapping[str, Any] = dict(options)
-        self.threshold = int(options.get("threshold", 1))
-        self.links_only = bool(options.get("links_only", True))
+        self.values: Mapping[str, Any] = option_values(self.OPTIONS, options)
+        self.threshold = int(self.values["threshold"])
+        self.links_only = bool(self.values["links_only"])
         self.stats = JudgeStats()
 
     async def __call__(self, session: Session, engine: Engine) -> list[Label]:
-        language = str(self.options.get("language") or session_language(session))
-        config = generate_config(engine, self.options, response_format="json")
+        language = str(self.values["language"] or session_language(session))
+        config = generate_config(engine, self.values, response_format="json")
         template = f"rubric_{self.scale}"
         version = f"{PROMPT_VERSION}:{template_version(load_template(template, language), {})}"
         parse = _thomas_parser if self.scale == "thomas" else _yesno_parser
@@ -626,16 +642,50 @@ class DirectJudge:
         return list(await asyncio.gather(*(grade(t, p) for t, p in jobs)))
 
 
+_LINKS_ONLY = Option("links_only", True, "grade only the passages of cited links")
+
+
+class ThomasJudge(DirectJudge):
+    """Direct 0-2 grading with Thomas et al.'s prompt (a baseline for ``rubric``)."""
+
+    scale = "thomas"
+    name = "rubric-thomas"
+    OPTIONS = (
+        _LINKS_ONLY,
+        Option("threshold", 1, "grade (0-2) counted as relevant", range=(0, 2)),
+        MODEL,
+        MAX_TOKENS,
+        TEMPERATURE,
+        LANGUAGE,
+    )
+
+
+class YesNoJudge(DirectJudge):
+    """Direct yes/no relevance grading (a baseline for ``rubric``)."""
+
+    scale = "yesno"
+    name = "rubric-yesno"
+    OPTIONS = (
+        _LINKS_ONLY,
+        # the grade is 0 (no) or 1 (yes): a threshold past 1 would count nothing as relevant
+        Option("threshold", 1, "yes (1) counted as relevant", range=(0, 1)),
+        MODEL,
+        MAX_TOKENS,
+        TEMPERATURE,
+        LANGUAGE,
+    )
+
+
 @register_judge("rubric-thomas")
 def rubric_thomas(**options: Any) -> DirectJudge:
     """Direct 0-2 grading with Thomas et al.'s prompt (a baseline for ``rubric``)."""
-    return DirectJudge("thomas", **options)
+    return ThomasJudge(**options)
 
 
 @register_judge("rubric-yesno")
 def rubric_yesno(**options: Any) -> DirectJudge:
     """Direct yes/no relevance grading (a baseline for ``rubric``)."""
-    return DirectJudge("yesno", **options)
+    return YesNoJudge(**options)
 
 
 #: Every RUBRIC judge: the question bank, then the direct grading baselines.

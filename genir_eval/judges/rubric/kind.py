@@ -9,6 +9,7 @@ from typing import Any
 
 from genir_eval.judges.kinds import GoldBlock, GoldContext, JudgeKind, JudgeTable
 from genir_eval.judges.link_sets import figure, figures_block, figures_table, ndcg, set_columns
+from genir_eval.judges.rubric.gold import RubricFigures
 from genir_eval.kind_names import RUBRIC
 
 __all__ = ["Rubric", "KIND"]
@@ -21,8 +22,6 @@ class Rubric(JudgeKind):
     own_score = ("0-1", "the share of the rubric's questions the response answers")
 
     def gold_blocks(self, context: GoldContext) -> list[GoldBlock]:
-        from genir_eval.meta.item_eval import RubricFigures
-
         return figures_block(self.name, RubricFigures(gold_min=context.gold_min, k=context.k))
 
     def summary_table(self, blocks: Mapping[str, Mapping[str, Any]]) -> JudgeTable | None:

@@ -18,6 +18,7 @@ from genir_eval.judges.common import (
     fenced_turns,
     graded_config,
 )
+from genir_eval.judges.options import CONTEXT_TOKENS, LOGPROBS, RESPONSE_FORMAT, TOP_LOGPROBS
 from genir_eval.judges.parsing import ReplyError, expect_int, expect_key, extract_object
 from genir_eval.judges.prompting import fence, render_messages
 from genir_eval.judges.satisfaction.common import rating_distributions
@@ -77,7 +78,7 @@ class GevalSatisfactionJudge(BuiltinJudge):
     kind = "satisfaction"
     template = "satisfaction_geval"
     # log-probability weighting of the rating (on by default; false for providers without)
-    extra_options = ("logprobs", "top_logprobs", "context_tokens", "response_format")
+    OPTIONS = (LOGPROBS, TOP_LOGPROBS, CONTEXT_TOKENS, RESPONSE_FORMAT, *BuiltinJudge.OPTIONS)
     task = NAME
 
     async def __call__(self, session: Session, engine: Any) -> list[Label]:
@@ -85,7 +86,7 @@ class GevalSatisfactionJudge(BuiltinJudge):
         text = self.template_text(language)
         version = self.prompt_version(text)
         n = len(session.turns)
-        config = graded_config(engine, self.options, max_tokens=256, schema=geval_schema(n))
+        config = graded_config(engine, self.values, max_tokens=256, schema=geval_schema(n))
         # Every slot named: with "<turn 1>, ..., <turn n>" a small model counted the dots
         # (a one-turn session got three scores from the local 1.5B model).
         slots = [SLOT[language].format(i) for i in range(1, n + 1)] + [SESSION_SLOT[language]]
@@ -93,7 +94,7 @@ class GevalSatisfactionJudge(BuiltinJudge):
             "intent": fence(session.intent or "(not given)", "INTENT"),
             "task_type": fence(session.task_type or "unknown", "TASK TYPE"),
             "turns": fenced_turns(
-                session, budget_tokens=context_budget(self.options, text, config.max_tokens)
+                session, budget_tokens=context_budget(self.values, text, config.max_tokens)
             ),
             "n_turns": n,
             "n_plus_one": n + 1,

@@ -8,6 +8,7 @@ from functools import partial
 from typing import Any
 
 from genir_eval.figures import number_text
+from genir_eval.judges import session_gold
 from genir_eval.judges.kinds import GoldBlock, GoldContext, JudgeKind, calibration_line
 from genir_eval.kind_names import SATISFACTION
 
@@ -25,14 +26,12 @@ class Satisfaction(JudgeKind):
     )
 
     def gold_blocks(self, context: GoldContext) -> list[GoldBlock]:
-        from genir_eval.meta import evaluate as gold
-
         return [
-            gold.degeneracy_block(context, links=False),
-            gold.satisfaction_block(self.name, context, own_links=False),
-            gold.ordering_block(context),
-            gold.thumbs_block(context, links=False),
-            gold.session_means_block(context, links=False),
+            session_gold.degeneracy_block(context, links=False),
+            session_gold.satisfaction_block(self.name, context, own_links=False),
+            session_gold.ordering_block(context),
+            session_gold.thumbs_block(context, links=False),
+            session_gold.session_means_block(context, links=False),
         ]
 
     def meta_lines(self, result: Mapping[str, Any]) -> list[str]:

@@ -15,13 +15,13 @@ from typing import Any
 
 from genir_eval.judges.base import Label, ask, register_judge
 from genir_eval.judges.common import (
-    DEFAULT_TOP_LOGPROBS,
     BuiltinJudge,
     JudgeContext,
     context_budget,
     fenced_turns,
     generate_config,
 )
+from genir_eval.judges.options import CONTEXT_TOKENS, LOGPROBS, TOP_LOGPROBS
 from genir_eval.judges.prompting import fence, render_messages
 from genir_eval.judges.satisfaction.common import (
     DIMENSION_TEXT,
@@ -51,7 +51,7 @@ class DimensionalSatisfactionJudge(BuiltinJudge):
     kind = "satisfaction"
     template = "satisfaction_dimensions"
     # log-probability weighting of the rating (on by default; false for providers without)
-    extra_options = ("logprobs", "top_logprobs", "context_tokens")
+    OPTIONS = (LOGPROBS, TOP_LOGPROBS, CONTEXT_TOKENS, *BuiltinJudge.OPTIONS)
     task = NAME
 
     def dimensions(self, session: Session) -> tuple[tuple[str, ...], bool]:
@@ -66,23 +66,21 @@ class DimensionalSatisfactionJudge(BuiltinJudge):
         version = self.prompt_version(text)
         dims, known = self.dimensions(session)
         n = len(session.turns)
-        logprobs = bool(self.options.get("logprobs", True))
+        logprobs = bool(self.values["logprobs"])
         config = generate_config(
             engine,
-            self.options,
+            self.values,
             response_format="json",
             max_tokens=400 + 350 * (n + 1),
             logprobs=logprobs,
-            top_logprobs=int(self.options.get("top_logprobs", DEFAULT_TOP_LOGPROBS))
-            if logprobs
-            else None,
+            top_logprobs=int(self.values["top_logprobs"]) if logprobs else None,
         )
         keys = ", ".join(f'"{d}": <1-10>' for d in dims)
         values = {
             "intent": fence(session.intent or "(not given)", "INTENT"),
             "task_type": fence(session.task_type or "unknown", "TASK TYPE"),
             "turns": fenced_turns(
-                session, budget_tokens=context_budget(self.options, text, config.max_tokens)
+                session, budget_tokens=context_budget(self.values, text, config.max_tokens)
             ),
             "dimensions": "\n".join(f"- {DIMENSION_TEXT[language][d]}" for d in dims),
             "emphasis": self.emphasis(language),

@@ -15,8 +15,7 @@ from genir_eval.judges.item.judge import ItemJudge
 from genir_eval.judges.item.loop import Iteration, StopRule, run_loop, stop_reason
 from genir_eval.judges.item.replies import parse_pointwise, ranking_parser, useful_parser
 from genir_eval.judges.parsing import ReplyError
-from genir_eval.llm.engine import Engine
-from genir_eval.llm.providers.offline import OfflineProvider
+from genir_eval.llm import EngineConfig, offline_engine, open_engine
 from genir_eval.llm.providers.openai_provider import OpenAIProvider
 from genir_eval.records import Link, Session, Statement, Turn
 from genir_eval.testing.fake_llm_server import FakeLLMServer, FakeRequest
@@ -267,7 +266,7 @@ def _judge_over_server(server: FakeLLMServer, name: str, **options: Any) -> list
         provider = OpenAIProvider(
             model="m", base_url=server.openai_base_url, api_key=server.api_key
         )
-        engine = Engine(provider, quiet=True, max_attempts=1)
+        engine = open_engine(EngineConfig(max_attempts=1), provider, quiet=True)
         try:
             return await make_judge(name, **options)(_session(), engine)
         finally:
@@ -432,7 +431,7 @@ def test_ksample_shuffles_are_seeded(fake_server: Callable[[Script], FakeLLMServ
 
 def _offline(name: str, session: Session, **options: Any) -> list[Label]:
     async def go() -> list[Label]:
-        engine = Engine(OfflineProvider(), quiet=True)
+        engine = offline_engine(quiet=True)
         try:
             return await make_judge(name, **options)(session, engine)
         finally:

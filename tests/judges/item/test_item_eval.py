@@ -13,9 +13,9 @@ import pytest
 import genir_eval.judges  # noqa: F401 - registers the ITEM and RUBRIC judges
 from genir_eval.ingest import load_sessions
 from genir_eval.judges.base import Label, judge_sessions, make_judge
+from genir_eval.llm import EngineConfig, OfflineProvider, open_engine
 from genir_eval.llm.engine import Engine
 from genir_eval.llm.providers.base import JudgmentKey
-from genir_eval.llm.providers.offline import OfflineProvider
 from genir_eval.llm.store.journal import Journal
 from genir_eval.meta.item_eval import (
     evaluate_item,
@@ -136,8 +136,8 @@ def test_evaluate_rubric_binary_and_ndcg() -> None:
 # --- the offline twins on the real URGE sample ----------------------------------------------
 
 
-def _offline_engine(**kwargs: Any) -> Engine:
-    return Engine(OfflineProvider(), quiet=True, **kwargs)
+def _offline_engine(**storage: Any) -> Engine:
+    return open_engine(EngineConfig(), OfflineProvider(), quiet=True, **storage)
 
 
 def test_offline_item_on_the_urge_sample(urge_sample_path: Path) -> None:

@@ -23,8 +23,7 @@ from typing import Any
 import pytest
 
 from genir_eval.ingest import load_sessions
-from genir_eval.llm.engine import Engine
-from genir_eval.llm.providers.offline import OfflineProvider
+from genir_eval.llm import offline_engine
 from genir_eval.runner.judge_eval import evaluate_judge
 
 
@@ -32,7 +31,7 @@ def _evaluate(path: Any, name: str, **options: Any) -> dict[str, Any]:
     sessions = load_sessions(path).sessions
 
     async def go() -> dict[str, Any]:
-        engine = Engine(OfflineProvider(), quiet=True)
+        engine = offline_engine(quiet=True)
         try:
             return await evaluate_judge(name, sessions, engine, options=options, n_boot=200)
         finally:

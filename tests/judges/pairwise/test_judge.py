@@ -13,7 +13,7 @@ from genir_eval.judges.pairwise import Pair, PairwiseJudge, combine, parse_prefe
 from genir_eval.judges.pairwise.judge import OrderVerdict
 from genir_eval.judges.pairwise.twin import answer_evidence, compare_evidence, twin_reply
 from genir_eval.judges.parsing import ReplyError
-from genir_eval.llm.engine import Engine
+from genir_eval.llm import EngineConfig, open_engine
 from genir_eval.llm.providers.offline import OfflineProvider
 from genir_eval.records import Link, Statement, Turn
 
@@ -116,7 +116,7 @@ def test_judge_runs_offline_in_both_orders() -> None:
     assert isinstance(judge, PairwiseJudge)
 
     async def go() -> object:
-        engine = Engine(OfflineProvider(), concurrency=2, quiet=True)
+        engine = open_engine(EngineConfig(concurrency=2), OfflineProvider(), quiet=True)
         try:
             return await judge.compare(_pair(), engine)
         finally:
@@ -135,7 +135,7 @@ def test_offline_fast_path_gives_the_engines_verdict(a: Turn, b: Turn) -> None:
     assert isinstance(judge, PairwiseJudge)
 
     async def go() -> object:
-        engine = Engine(OfflineProvider(), concurrency=2, quiet=True)
+        engine = open_engine(EngineConfig(concurrency=2), OfflineProvider(), quiet=True)
         try:
             return await judge.compare(_pair(a, b), engine)
         finally:

@@ -19,6 +19,7 @@ from genir_eval.judges.rubric.grading import (
     passage_label,
     turn_passages,
 )
+from genir_eval.llm import EngineConfig, open_engine
 from genir_eval.llm.engine import Engine
 from genir_eval.llm.providers.openai_provider import OpenAIProvider
 from genir_eval.testing.fake_llm_server import FakeLLMServer, FakeRequest
@@ -183,7 +184,7 @@ def _engine(server: FakeLLMServer) -> Any:
         provider = OpenAIProvider(
             model="m", base_url=server.openai_base_url, api_key=server.api_key
         )
-        return Engine(provider, quiet=True, max_attempts=1)
+        return open_engine(EngineConfig(max_attempts=1), provider, quiet=True)
 
     return make
 
