@@ -1,4 +1,5 @@
-"""Every reader and converter reads about a megabyte of adversarial input in linear time.
+"""Every reader and converter reads about a megabyte of adversarial input in linear time, and
+so do the offline twins' and judges' helpers that read a statement's text.
 
 Each case is one reader given ~1 MB built to make a backtracking pattern or a quadratic loop
 blow up: long runs of spaces after a citation marker, ``[`` and thousands of digits, a
@@ -26,6 +27,10 @@ from genir_eval.ingest.crowdrag import read_crowdrag
 from genir_eval.ingest.markers import find_markers
 from genir_eval.ingest.preferences import read_preferences
 from genir_eval.ingest.sources import read_source_texts
+from genir_eval.judges.citations.support import find_evidence
+from genir_eval.judges.offline.features import synthesis
+from genir_eval.judges.pairwise.rows import style_features
+from genir_eval.records import Link, Statement, Turn
 
 #: Seconds a reader may take on one case: generous for a busy machine, far below what a
 #: quadratic reader needs on a megabyte.
@@ -188,8 +193,37 @@ CASES: dict[str, Callable[[Path], Callable[[], Any]]] = {
     "arena gold deep": lambda d: _file(
         d / "gold.jsonl", '{"a":' * (MB // 5) + "1" + "}" * (MB // 5) + "\n", read_preferences
     ),
+    "twin synthesis on bracketed digits": lambda d: _synthesis(
+        "See [" + "1 " * (MB // 2) + "x [1]."
+    ),
+    "twin synthesis on bracket digit runs": lambda d: _synthesis("See [" + "1" * MB + " [1]."),
+    "pairwise style on blank lines": lambda d: _style("A list:" + "\n" * MB + "x"),
+    "citation judge quote of spaces": lambda d: (
+        lambda: find_evidence("a" + SPACES + "...", "a source text")
+    ),
     "markers alone": lambda d: lambda: find_markers(("[1]" + " " * 1000 + "x") * (MB // 1000)),
 }
+
+
+def _turn(text: str) -> Turn:
+    link = Link(id=1, url="https://s1.example/p", title="S1", text="A source text of words.")
+    return Turn(
+        index=1,
+        query="q",
+        response_text=text,
+        statements=(Statement(text=text, citations=(1,)),),
+        links=(link,),
+    )
+
+
+def _synthesis(text: str) -> Callable[[], Any]:
+    turn = _turn(text)
+    return lambda: synthesis(turn)
+
+
+def _style(text: str) -> Callable[[], Any]:
+    turn = _turn(text)
+    return lambda: style_features(turn)
 
 
 def _anchor() -> str:
