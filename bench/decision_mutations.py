@@ -410,6 +410,44 @@ MUTATIONS: list[tuple[str, str, str, str, list[str]]] = [
         "        if value is None and isinstance(value, bool) or not isinstance(value, (int, float)):",
         [f"{AGREEMENT}::test_label_scores_skip_what_is_not_a_number_wherever_it_is"],
     ),
+    # -- mutmut's survivors in the measures (bench/mutation.py measures) -----------------
+    (
+        "middle_high turns at a third",
+        "genir_eval/metrics/measures.py",
+        "        return [float(i) if i - 1 < m / 2 else float(m + 1 - i) for i in positions]",
+        "        return [float(i) if i - 1 < m / 3 else float(m + 1 - i) for i in positions]",
+        [f"{MEASURES}::test_middle_weightings_turn_at_the_middle_for_six_statements"],
+    ),
+    (
+        "a bool taken as a measure's parameter",
+        "genir_eval/metrics/measures.py",
+        "        if isinstance(value, bool) or not isinstance(value, (int, float)):",
+        "        if isinstance(value, bool) and not isinstance(value, (int, float)):",
+        [f"{MEASURES}::test_parameters_must_be_numbers_not_bools"],
+    ),
+    (
+        "a full-width question mark not read as a question",
+        "genir_eval/metrics/citations.py",
+        '        and any(s.text.strip().endswith(("?", "？")) for s in statements)',
+        '        and any(s.text.strip().endswith(("?", "XX？XX")) for s in statements)',
+        [f"{CITATIONS}::test_a_full_width_question_asks_back"],
+    ),
+    (
+        "gold citation support read past its last turn",
+        "genir_eval/metrics/citations.py",
+        "        per_statement = gold[position] if position < len(gold) else ()",
+        "        per_statement = gold[position] if position <= len(gold) else ()",
+        [f"{CITATIONS}::test_gold_for_fewer_turns_than_the_session_leaves_the_rest_unjudged"],
+    ),
+    (
+        "sRBP's lower bound on p inclusive",
+        "genir_eval/metrics/measures.py",
+        '        _require(0.0 < self.p < 1.0, self, "p must be in (0, 1)")\n'
+        '        _require(0.0 <= self.b <= 1.0, self, "b must be in [0, 1]")',
+        '        _require(0.0 <= self.p < 1.0, self, "p must be in (0, 1)")\n'
+        '        _require(0.0 <= self.b <= 1.0, self, "b must be in [0, 1]")',
+        [f"{MEASURES}::test_each_parameter_takes_its_domain_and_refuses_past_its_bounds"],
+    ),
 ]
 
 

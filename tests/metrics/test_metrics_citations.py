@@ -18,6 +18,7 @@ from genir_eval.metrics import (
     needs_support,
     parse_measure,
 )
+from genir_eval.metrics.citations import asks_back
 from genir_eval.records import Statement, Turn
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -190,3 +191,32 @@ def test_a_clarifying_question_makes_no_claim(
     assert sum(s.needs_support for s in found) == claims
     if claims == 0:  # nothing to count: no value, never a 0 or a 1
         assert UnsupportedClaims().compute([found]) is None
+
+
+@pytest.mark.parametrize("cls", [CitationPrecision, CitationRecall])
+def test_partial_takes_0_to_1_and_nothing_else(cls) -> None:
+    for value in (0.0, 0.25, 1.0):
+        assert cls(partial=value).partial == value
+    for value in (-0.001, 1.001, 2.0):
+        with pytest.raises(ConfigError) as error:
+            cls(partial=value)
+        assert str(error.value) == f"{cls.NAME}: partial must be in [0, 1]"
+
+
+def test_a_full_width_question_asks_back() -> None:
+    turn = Turn(index=1, query="q", response_text="", statements=(Statement("你用的是哪个型号？"),))
+    assert asks_back(turn)
+    assert not cited_statements(turn, {})[0].needs_support
+
+
+def test_gold_for_fewer_turns_than_the_session_leaves_the_rest_unjudged() -> None:
+    from genir_eval.records import Gold, Session
+
+    turns = tuple(
+        Turn(index=i, query="q", response_text="", statements=(Statement("Short.", (1,)),))
+        for i in (1, 2)
+    )
+    session = Session("s", turns, gold=Gold(citation_support=(({1: "full"},),)))
+    first, second = gold_cited_statements(session) or []
+    assert first == [S(True, (2,))]
+    assert second == [S(True, (None,))]  # no gold for the second turn: unjudged, not 0

@@ -204,3 +204,78 @@ def test_parse_rejects_unknown_names_and_parameters(text):
 def test_parameters_outside_their_domain_are_rejected(build):
     with pytest.raises(ConfigError):
         build()
+
+
+# Every parameter's domain, by its bounds (the measures' docstrings): values taken, values
+# refused with the message naming the measure and the bound.
+DOMAINS = [
+    # (measure class, parameter, taken, refused, message)
+    (SDCG_URGE, "br", [1.0001, 1.5, 2.0], [1.0, 0.5], "sDCG-URGE: br must be > 1"),
+    (SDCG_URGE, "bq", [1.0001, 1.5, 2.5], [1.0, 0.0], "sDCG-URGE: bq must be > 1"),
+    (RSDCG_URGE, "br", [1.0001, 1.5], [1.0], "RS-DCG-URGE: br must be > 1"),
+    (RSDCG_URGE, "bq", [1.0001, 1.5], [1.0], "RS-DCG-URGE: bq must be > 1"),
+    (RSDCG_URGE, "lam", [0.0, 0.5, 3.0], [-0.001], "RS-DCG-URGE: lambda must be >= 0"),
+    (SRBP_URGE, "b", [0.0, 0.5, 1.0], [-0.001, 1.001], "sRBP-URGE: b must be in [0, 1]"),
+    (SRBP_URGE, "p", [0.001, 0.5, 0.999], [0.0, 1.0], "sRBP-URGE: p must be in (0, 1)"),
+    (RSRBP_URGE, "b", [0.0, 1.0], [-0.001, 1.001], "RS-RBP-URGE: b must be in [0, 1]"),
+    (RSRBP_URGE, "p", [0.001, 0.999], [0.0, 1.0], "RS-RBP-URGE: p must be in (0, 1)"),
+    (RSRBP_URGE, "lam", [0.0, 0.5], [-0.001], "RS-RBP-URGE: lambda must be >= 0"),
+    (SDCG, "b", [1.0001, 1.5, 3.0], [1.0, 0.5], "sDCG: b must be > 1"),
+    (SDCG, "bq", [1.0001, 1.5, 4.0], [1.0], "sDCG: bq must be > 1"),
+    (SRBP, "p", [0.001, 0.5, 0.999], [0.0, 1.0], "sRBP: p must be in (0, 1)"),
+    (SRBP, "b", [0.0, 0.5, 1.0], [-0.001, 1.001], "sRBP: b must be in [0, 1]"),
+]
+
+
+@pytest.mark.parametrize(
+    ("cls", "name", "taken", "refused", "message"),
+    DOMAINS,
+    ids=[f"{c.SHORT}.{n}" for c, n, *_ in DOMAINS],
+)
+def test_each_parameter_takes_its_domain_and_refuses_past_its_bounds(
+    cls, name, taken, refused, message
+):
+    for value in taken:
+        assert getattr(cls(**{name: value}), name) == value
+    for value in refused:
+        with pytest.raises(ConfigError) as error:
+            cls(**{name: value})
+        assert str(error.value) == message
+
+
+def test_parameters_must_be_numbers_not_bools():
+    with pytest.raises(ConfigError) as error:
+        SDCG(b=True)
+    assert str(error.value) == "sDCG: parameter 'b' must be a number"
+    with pytest.raises(ConfigError, match="parameter 'bq' must be a number"):
+        SDCG(bq="4")
+
+
+def test_middle_weightings_turn_at_the_middle_for_six_statements():
+    # by hand: m = 6, rising while i - 1 < 3 (i = 1, 2, 3), then m + 1 - i
+    assert positional_weights("middle_high", 6) == [1, 2, 3, 3, 2, 1]
+    assert positional_weights("middle_low", 6) == pytest.approx([1, 1 / 2, 1 / 3, 1 / 3, 1 / 2, 1])
+    assert positional_weights("equal", 3) == [1.0, 1.0, 1.0]
+    assert positional_weights("increasing", 3) == [1.0, 2.0, 3.0]
+    with pytest.raises(ConfigError) as error:
+        positional_weights("sideways", 3)
+    assert str(error.value) == (
+        "unknown positional weighting 'sideways'; expected one of ('decreasing', 'increasing', "
+        "'equal', 'middle_high', 'middle_low')"
+    )
+
+
+def test_parse_errors_name_what_is_wrong():
+    def message(text):
+        with pytest.raises(ConfigError) as error:
+            parse_measure(text)
+        return str(error.value)
+
+    assert message("nDCG@10(") == "cannot parse measure 'nDCG@10('"
+    assert message("sdcg_urg") == (
+        "unknown measure 'sdcg_urg' (did you mean 'sdcg_urge'?); known: citation_precision, "
+        "citation_recall, decreasing, equal, increasing, middle_high, middle_low, rsdcg_urge, "
+        "rsrbp_urge, sdcg, sdcg_urge, srbp, srbp_urge, unsupported_claims"
+    )
+    assert message("sdcg(b=1,b=2)") == "sDCG: parameter 'b' given twice in 'sdcg(b=1,b=2)'"
+    assert message("sDCG(b=2=3)") == "sDCG: parameter 'b' is not a number in 'sDCG(b=2=3)'"

@@ -185,8 +185,23 @@ def test_seed_resamples_and_alpha_are_the_callers() -> None:
     assert "(ties half, 10% interval" in gate_text(narrow)
     assert "(ties half, 95% interval" in gate_text(base)
     assert "(ties count half; 10% bootstrap" in gate_markdown(narrow)
-    # the defaults: alpha 0.05, 2000 resamples, seed 0
-    assert gate_against(o, baseline="base", threshold=0.5) == base
+    # the defaults: alpha 0.05, 2000 resamples, seed 0 (on 200 queries of 1-7 pairs the
+    # resampled rates are nearly all distinct, so one resample more or less moves a bound)
+    many = _outcomes(
+        ("base", "cand"),
+        [
+            ("cand", "base", float(rng.choice([0.0, 0.5, 1.0])), q)
+            for q in range(200)
+            for _ in range(1 + q % 7)
+        ],
+    )
+    default = gate_against(many, baseline="base", threshold=0.5)
+    explicit = gate_against(
+        many, baseline="base", threshold=0.5, alpha=0.05, resamples=2000, seed=0
+    )
+    assert default == explicit
+    one_more = gate_against(many, baseline="base", threshold=0.5, resamples=2001)
+    assert one_more["candidates"][0]["ci"] != default["candidates"][0]["ci"]
 
 
 def test_the_gate_reads_as_written_in_text_and_markdown() -> None:
