@@ -72,8 +72,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         metavar="N",
         type=setting_type("min_sessions"),
         default=DEFAULT_MIN_SESSIONS,
-        help=f"with fewer compared sessions (turns with --level turn) and no regression, the "
-        f"verdict is TOO FEW TO DECIDE, exit 4 (default {DEFAULT_MIN_SESSIONS}; 0: never)",
+        help=f"with fewer compared sessions (turns with --level turn; queries with "
+        f"--pairwise) and no regression, the verdict is TOO FEW TO DECIDE, exit 4 (default "
+        f"{DEFAULT_MIN_SESSIONS}; 0: never)",
     )
     parser.add_argument(
         "--resamples",
@@ -148,7 +149,6 @@ _SCORE_ONLY = {
     "max_drop": None,
     "fail_below": None,
     "common": False,
-    "min_sessions": DEFAULT_MIN_SESSIONS,
 }
 
 #: the engine's flags that set the threshold a run is held to (the gate's, for both runs)
@@ -216,6 +216,14 @@ def _pairwise(args: argparse.Namespace, run_a: Any, run_b: Any, output: str) -> 
             log=None if args.quiet else sys.stderr,
         )
     gate = document["gate"]
+    # the same rule as the score gate: no regression over fewer than --min-sessions queries
+    # is too few to call a pass
+    gate["undecided"] = [
+        f"{c['name']}'s win rate rests on {c.get('queries', 0)} queries, fewer than "
+        f"--min-sessions {args.min_sessions}: too few to tell a change from noise"
+        for c in gate["candidates"]
+        if gate["passed"] and (c.get("queries") or 0) < args.min_sessions
+    ]
     if output == "json":
         json.dump(
             {
@@ -224,6 +232,11 @@ def _pairwise(args: argparse.Namespace, run_a: Any, run_b: Any, output: str) -> 
                 "pairs": document["pairs"],
                 "runs": {"a": args.run_a, "b": args.run_b},
                 "passed": gate["passed"],
+                "verdict": "regression"
+                if not gate["passed"]
+                else "too few to decide"
+                if gate["undecided"]
+                else "pass",
             },
             sys.stdout,
             indent=2,
@@ -244,6 +257,12 @@ def _pairwise(args: argparse.Namespace, run_a: Any, run_b: Any, output: str) -> 
             file=sys.stderr,
         )
         return 1
+    if gate["undecided"]:
+        for reason in gate["undecided"]:
+            print(f"TOO FEW TO DECIDE: {reason}", file=sys.stderr)
+        if output == "text":
+            print(f"TOO FEW TO DECIDE (exit 4): {'; '.join(gate['undecided'])}")
+        return EXIT_CODES["undecided"]
     if output == "text":
         print("PASS")
     return 0

@@ -215,6 +215,8 @@ class AnswerStore:
             (n_systems,),
         )
         self._db.execute("CREATE UNIQUE INDEX queries_by_key ON queries (key, turn)")
+        # how gold rows name a query (answered()): one lookup a row, not a scan of them all
+        self._db.execute("CREATE INDEX queries_by_session ON queries (session_id, turn_index)")
         self.queries = int(self._db.execute("SELECT count(*) FROM queries").fetchone()[0])
 
     def _count_unmatched(self, systems: Sequence[System]) -> None:

@@ -112,7 +112,9 @@ def gate_text(gate: Mapping[str, Any]) -> str:
 def gate_markdown(gate: Mapping[str, Any]) -> str:
     """The gate as a pull-request comment."""
     level = 1 - gate["alpha"]
-    head = "PASS" if gate["passed"] else "FAIL"
+    head = (
+        "FAIL" if not gate["passed"] else "TOO FEW TO DECIDE" if gate.get("undecided") else "PASS"
+    )
     lines = [
         f"### Pairwise gate: {head}",
         "",
@@ -123,4 +125,6 @@ def gate_markdown(gate: Mapping[str, Any]) -> str:
         "| --- | --- | --- |",
     ]
     lines += [f"| `{n}` | {f} | {v} |" for n, f, v in map(_line, gate["candidates"])]
+    if gate.get("undecided"):
+        lines += ["", "**Why it cannot decide**", "", *(f"- {r}" for r in gate["undecided"])]
     return "\n".join(lines) + "\n"

@@ -461,6 +461,14 @@ GATE: list[Case] = [
     ),
     Case(
         2,
+        "compare --pairwise over 8 queries: no bare PASS",
+        lambda act: act.cli("compare", act.world.real_a, act.world.real_a, "--pairwise", "--quiet"),
+        4,
+        ("TOO FEW TO DECIDE (exit 4)", "rests on 8 queries, fewer than --min-sessions 10"),
+        ("\nPASS",),
+    ),
+    Case(
+        2,
         "the verdict rule is in --help",
         lambda act: act.cli("compare", "--help"),
         0,
