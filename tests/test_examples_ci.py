@@ -46,19 +46,40 @@ measures = ["sdcg_urge"]
 headline = "sdcg_urge"
 """
 
-RECORDER = """\
-#!/bin/sh
-# records its arguments, and the file it would post
-echo "$(basename "$0") $*" >> "$STUB_LOG"
-for arg in "$@"; do
-  case "$arg" in
-    body@*) cat "${arg#body@}" >> "$STUB_POSTED" ;;
-  esac
-done
-while [ $# -gt 0 ]; do
-  if [ "$1" = "--body-file" ]; then cat "$2" >> "$STUB_POSTED"; fi
-  shift
-done
+CURL = """\
+#!{python}
+# records its arguments and keeps the merge request's notes in $STUB_NOTES (JSON), as GitLab
+# would: GET .../notes lists them, POST .../notes adds one, PUT .../notes/ID edits one; the
+# body of a write (--data-urlencode body@FILE) is also appended to $STUB_POSTED
+import json, os, sys
+from pathlib import Path
+
+args = sys.argv[1:]
+with open(os.environ["STUB_LOG"], "a") as log:
+    log.write("curl " + " ".join(args) + "\\n")
+store = Path(os.environ["STUB_NOTES"])
+notes = json.loads(store.read_text()) if store.exists() else []
+method = args[args.index("--request") + 1] if "--request" in args else "GET"
+url = args[-1]
+assert "PRIVATE-TOKEN: token-for-tests" in args, args
+if method == "GET":
+    assert "/merge_requests/42/notes" in url, url
+    print(json.dumps(notes))
+else:
+    data = next(a for a in args if a.startswith("body@"))
+    body = Path(data[5:]).read_text()
+    with open(os.environ["STUB_POSTED"], "a") as posted:
+        posted.write(body)
+    if method == "POST":
+        assert url.endswith("/merge_requests/42/notes"), url
+        notes.append({{"id": 500 + len(notes), "body": body}})
+    else:
+        assert method == "PUT", method
+        target = int(url.rsplit("/", 1)[1])
+        [note] = [n for n in notes if n["id"] == target]
+        note["body"] = body
+    print("{{}}")
+store.write_text(json.dumps(notes))
 """
 
 
@@ -106,7 +127,7 @@ store.write_text(json.dumps(comments))
 
 def _tools(folder: Path) -> Path:
     folder.mkdir()
-    (folder / "curl").write_text(RECORDER, encoding="utf-8")
+    (folder / "curl").write_text(CURL.format(python=sys.executable), encoding="utf-8")
     (folder / "pip").write_text(PIP, encoding="utf-8")
     (folder / "gh").write_text(GH.format(python=sys.executable), encoding="utf-8")
     (folder / "genir-eval").write_text(
@@ -136,6 +157,7 @@ def _environment(tmp_path: Path) -> dict[str, str]:
         "STUB_LOG": str(tmp_path / "calls.log"),
         "STUB_POSTED": str(tmp_path / "posted.md"),
         "STUB_COMMENTS": str(tmp_path / "comments.json"),
+        "STUB_NOTES": str(tmp_path / "notes.json"),
         "GITHUB_REPOSITORY": "acme/product",
         "PYTHONPATH": os.pathsep.join(
             p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p
@@ -213,11 +235,15 @@ def _run_github(
     summary = tmp_path / "step_summary.md"
     github_env.write_text("")
     env.update(GITHUB_ENV=str(github_env), GITHUB_STEP_SUMMARY=str(summary))
+    failed: str | None = None
     for step in job["steps"]:
+        condition = step.get("if")
+        assert condition in (None, "always()"), f"a condition the test does not model: {condition}"
+        if failed is not None and condition != "always()":
+            continue  # GitHub skips a step without if: always() once one has failed
         if "run" not in step:
             assert "uses" in step
             continue
-        assert "if" not in step, "a shell step with a condition the test does not model"
         step_env = {
             **env,
             **{k: _expand(v, expressions) for k, v in (step.get("env") or {}).items()},
@@ -232,8 +258,10 @@ def _run_github(
             capture_output=True,
             text=True,
         )
-        if done.returncode != 0:
-            return step["name"], summary.read_text() if summary.exists() else ""
+        if done.returncode != 0 and failed is None:
+            failed = step["name"]
+    if failed is not None:
+        return failed, summary.read_text() if summary.exists() else ""
     return None, summary.read_text()
 
 
@@ -285,7 +313,7 @@ def test_github_actions_workflow(accepted_repo: Path, tmp_path: Path, regression
     assert comment["body"] == MARKER + summary  # the comment is the compare output
     assert (repo / "runs" / "candidate" / "report.html").is_file()
     if regression:
-        assert failed_step == "Fail on a regression"
+        assert failed_step == "Fail on a regression or a failed run"
         assert summary.startswith("### genir-eval: ❌ regression") and "| `sdcg_urge` |" in summary
     else:
         assert failed_step is None
@@ -302,7 +330,7 @@ def test_github_actions_updates_one_comment_per_pull_request(
     _regress(repo)
     (tmp_path / "step_summary.md").unlink()
     failed_step, summary = _run_github(repo, env, tmp_path)
-    assert failed_step == "Fail on a regression"
+    assert failed_step == "Fail on a regression or a failed run"
     [comment] = _comments(tmp_path)
     assert comment["body"] == MARKER + summary
     assert summary.startswith("### genir-eval: ❌ regression")
@@ -320,7 +348,7 @@ def test_github_actions_on_a_fork_fails_without_commenting(
     env = _environment(tmp_path)
     _regress(repo)
     failed_step, summary = _run_github(repo, env, tmp_path, fork=True)
-    assert failed_step == "Fail on a regression"
+    assert failed_step == "Fail on a regression or a failed run"
     assert summary.startswith("### genir-eval: ❌ regression")
     assert "gh " not in (tmp_path / "calls.log").read_text()
     assert _comments(tmp_path) == []
@@ -335,7 +363,7 @@ def test_github_actions_posts_why_compare_could_not_compare(
     env = _environment(tmp_path)
     shutil.rmtree(repo / "eval" / "accepted")
     failed_step, summary = _run_github(repo, env, tmp_path)
-    assert failed_step == "Fail on a regression"
+    assert failed_step == "Fail on a regression or a failed run"
     assert summary.startswith("### genir-eval: ⚠️ could not compare")
     assert "eval/accepted" in summary and "no such folder" in summary
     [comment] = _comments(tmp_path)
@@ -356,10 +384,16 @@ def test_gitlab_ci_job(accepted_repo: Path, tmp_path: Path, regression: bool) ->
     assert "curl --fail" in calls
     assert "https://gitlab.example/api/v4/projects/7/merge_requests/42/notes" in calls
     assert "PRIVATE-TOKEN: token-for-tests" in calls
+    [note] = json.loads((tmp_path / "notes.json").read_text())
+    assert note["body"] == MARKER + posted[: len(note["body"]) - len(MARKER)]
     if regression:
-        assert status == 1 and posted.startswith("### genir-eval: ❌ regression")
+        assert status == 1 and posted.startswith(
+            "<!-- genir-eval -->\n### genir-eval: ❌ regression"
+        )
     else:
-        assert status == 0 and posted.startswith("### genir-eval: ✅ no regression")
+        assert status == 0 and posted.startswith(
+            "<!-- genir-eval -->\n### genir-eval: ✅ no regression"
+        )
 
 
 def test_gitlab_ci_job_posts_why_compare_could_not_compare(
@@ -370,7 +404,7 @@ def test_gitlab_ci_job_posts_why_compare_could_not_compare(
     shutil.rmtree(repo / "eval" / "accepted")
     assert _run_gitlab(repo, env) == 2
     posted = (tmp_path / "posted.md").read_text()
-    assert posted.startswith("### genir-eval: could not compare")
+    assert posted.startswith(MARKER + "### genir-eval: could not compare")
     assert "no such folder" in posted
 
 
@@ -390,3 +424,61 @@ def test_the_projects_own_workflow_runs_the_readme_command_from_its_checkout() -
     assert os.access(ROOT / ".ci" / "run", os.X_OK)
     for recipe in (*EXAMPLES.glob("*.yml"), ROOT / ".github" / "workflows" / "ci.yml"):
         assert "your-org" not in recipe.read_text(encoding="utf-8"), recipe
+
+
+def _break_logs(repo: Path) -> None:
+    """The candidate's logs are not readable logs: the run stops with a located error."""
+    (repo / "eval" / "logs.md").write_text("[1] no answer precedes this source\n", encoding="utf-8")
+
+
+def test_github_actions_reports_a_failed_candidate_run(accepted_repo: Path, tmp_path: Path) -> None:
+    # the run step fails: the compare, comment and last steps still run (if: always()); the
+    # summary and the comment say the run failed and why, and the job fails
+    repo = _checkout(accepted_repo, tmp_path)
+    env = _environment(tmp_path)
+    _break_logs(repo)
+    failed_step, summary = _run_github(repo, env, tmp_path)
+    assert failed_step == "Judge and score the logs"
+    assert summary.startswith("### genir-eval: ❌ the candidate run failed (exit 2)")
+    assert "logs.md" in summary  # the run's own located error, quoted
+    [comment] = _comments(tmp_path)
+    assert comment["body"] == MARKER + summary
+    assert "COMPARE_STATUS=2" in (tmp_path / "github_env").read_text()
+
+
+def test_github_actions_fails_when_the_run_step_never_started(
+    accepted_repo: Path, tmp_path: Path
+) -> None:
+    # genir-eval could not be installed: no run, but still a summary saying so and a failure
+    repo = _checkout(accepted_repo, tmp_path)
+    env = _environment(tmp_path)
+    (repo / "tools" / "genir-eval").unlink()
+    (repo / "tools" / "genir-eval").mkdir()
+    failed_step, summary = _run_github(repo, env, tmp_path)
+    assert failed_step == "Install genir-eval"
+    assert summary.startswith("### genir-eval: ❌ the candidate run failed (exit none")
+    assert "did not run" in summary
+    assert "COMPARE_STATUS=1" in (tmp_path / "github_env").read_text()
+
+
+def test_gitlab_ci_reports_a_failed_candidate_run(accepted_repo: Path, tmp_path: Path) -> None:
+    repo = _checkout(accepted_repo, tmp_path)
+    env = _environment(tmp_path)
+    _break_logs(repo)
+    assert _run_gitlab(repo, env) == 2
+    posted = (tmp_path / "posted.md").read_text()
+    assert posted.startswith(MARKER + "### genir-eval: ❌ the candidate run failed (exit 2)")
+    assert "logs.md" in posted
+
+
+def test_gitlab_ci_updates_one_note_per_merge_request(accepted_repo: Path, tmp_path: Path) -> None:
+    # two pipelines of one merge request, the second with a regression: one note, now red
+    repo = _checkout(accepted_repo, tmp_path)
+    env = _environment(tmp_path)
+    assert _run_gitlab(repo, env) == 0
+    _regress(repo)
+    assert _run_gitlab(repo, env) == 1
+    [note] = json.loads((tmp_path / "notes.json").read_text())
+    assert note["body"].startswith(MARKER + "### genir-eval: ❌ regression")
+    calls = (tmp_path / "calls.log").read_text()
+    assert calls.count("--request POST") == 1 and calls.count("--request PUT") == 1
