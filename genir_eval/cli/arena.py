@@ -76,6 +76,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "default: none)",
     )
     parser.add_argument(
+        "--nuggets",
+        action="store_true",
+        help="also score every system's answers with the nugget judge (each query's nuggets "
+        "pooled over all systems' cited sources; TREC 2024 RAG's scores with 95%% intervals), "
+        "shown beside the ranking (default: off)",
+    )
+    parser.add_argument(
+        "--nugget-option",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="a nugget judge option with --nuggets, e.g. max_nuggets=20 (default: none)",
+    )
+    parser.add_argument(
         "--gold",
         metavar="FILE",
         help="people's preferences (canonical preferences JSONL): report agreement (default: none)",
@@ -135,6 +149,15 @@ def _check(args: argparse.Namespace) -> None:
         raise ConfigError(f"--alpha: expected a number in (0, 1), got {args.alpha}")
 
 
+def _nugget_options(pairs: list[str]) -> dict[str, Any]:
+    """``--nugget-option KEY=VALUE`` pairs -> the nugget judge's options, each value read as
+    its table declares."""
+    from genir_eval.judges.nuggets.judge import NuggetJudge
+    from genir_eval.judges.options import parse_judge_options
+
+    return parse_judge_options(NuggetJudge, pairs)
+
+
 def _text(document: dict[str, Any]) -> str:
     from genir_eval.runner.compare import shown  # names from the logs, escaped for a terminal
 
@@ -177,6 +200,15 @@ def _text(document: dict[str, Any]) -> str:
                 else ""
             )
         )
+    for name, row in ((document.get("nuggets") or {}).get("systems") or {}).items():
+        ci = (row.get("ci95") or {}).get("nugget_recall") or [None, None]
+        value = row.get("nugget_recall")
+        recall = "-" if value is None else f"{value:.3f}"
+        interval = "" if ci[0] is None else f" [{ci[0]:.2f}, {ci[1]:.2f}]"
+        lines.append(
+            f"nugget recall {name}: {recall}{interval} over {row['answers']} answers "
+            f"({row['missing']} missing)"
+        )
     unmatched = {k: v for k, v in document["unmatched"].items() if v}
     if unmatched:
         lines.append(
@@ -206,6 +238,7 @@ def run(args: argparse.Namespace) -> int:
         baseline=args.baseline,
         min_win_rate=args.min_win_rate,
         alpha=args.alpha,
+        nuggets=_nugget_options(args.nugget_option) if args.nuggets else None,
     )
     if settings.baseline is not None and settings.baseline not in {
         s.name for s in settings.systems
