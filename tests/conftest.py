@@ -93,12 +93,18 @@ def local_llm() -> LocalServer:
     return LocalServer(base_url=base_url, model=os.environ.get(LOCAL_MODEL_ENV, "local"))
 
 
+#: Set by ``.ci/run`` (this project's CI, where ../shared is beside the checkout): a test of
+#: the shared data fails there rather than skips. The GitHub workflow sets it to 0: GitHub's
+#: runners have no ../shared (third-party data, never copied into the repository).
+REQUIRE_SHARED_ENV = "GENIR_REQUIRE_SHARED"
+
+
 def shared_required(config: pytest.Config) -> bool:
     """Whether a test of the shared data fails rather than skips without it: with
-    ``--require-shared``, or in CI (the ``CI`` environment variable set and not empty or
-    ``false``/``0``, as GitHub Actions and GitLab CI set it)."""
-    ci = os.environ.get("CI", "").strip().lower()
-    return bool(config.getoption("--require-shared")) or ci not in ("", "0", "false", "no")
+    ``--require-shared``, or with ``$GENIR_REQUIRE_SHARED`` set and not empty or
+    ``false``/``0``/``no`` (``.ci/run`` sets it)."""
+    required = os.environ.get(REQUIRE_SHARED_ENV, "").strip().lower()
+    return bool(config.getoption("--require-shared")) or required not in ("", "0", "false", "no")
 
 
 @pytest.fixture
@@ -112,16 +118,23 @@ def shared(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
             return path
         message = f"{what} is not at {path} (the shared data, ../shared)"
         if shared_required(request.config):
-            pytest.fail(f"{message}: required here (--require-shared or CI set)")
-        pytest.skip(f"{message}; pass --require-shared (or set CI) to fail instead")
+            pytest.fail(f"{message}: required here (--require-shared or {REQUIRE_SHARED_ENV} set)")
+        pytest.skip(
+            f"{message}; pass --require-shared (or set {REQUIRE_SHARED_ENV}=1) to fail instead"
+        )
 
     return need
 
 
 @pytest.fixture(scope="session")
-def urge_sample_path() -> Path:
+def urge_sample_path(request: pytest.FixtureRequest) -> Path:
+    """The real URGE sample in ../shared; without it the test skips with the reason, or
+    fails where the shared data is required (:func:`shared_required`: this project's CI)."""
     if not URGE_SAMPLE.exists():
-        pytest.fail(f"the URGE sample is expected at {URGE_SAMPLE}")
+        message = f"the URGE sample is not at {URGE_SAMPLE} (the shared data, ../shared)"
+        if shared_required(request.config):
+            pytest.fail(f"{message}: required here (--require-shared or {REQUIRE_SHARED_ENV} set)")
+        pytest.skip(f"{message}; pass --require-shared (or set {REQUIRE_SHARED_ENV}=1) to fail")
     return URGE_SAMPLE
 
 

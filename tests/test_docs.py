@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -203,11 +204,11 @@ def test_every_bench_command_shown_names_a_real_script_and_real_flags() -> None:
     assert seen >= 10
 
 
-def test_the_readme_tour_runs_as_written(tmp_path: Path) -> None:
+def test_the_readme_tour_runs_as_written(tmp_path: Path, shared: Any) -> None:
     """The tour's commands, in order, in a copy of the repository beside ../shared: each
     exits 0, except those that need a key (they are read by the parser test above)."""
-    if not SHARED.is_dir():
-        pytest.skip(f"the tour reads ../shared (not found at {SHARED})")
+    shared(SHARED / "urge", "the URGE sample the tour reads")
+    shared(SHARED / "crowdrag", "the CrowdRAG topics the tour reads")
     repo = tmp_path / "repo"
     for folder in ("scenarios", "fixtures"):
         shutil.copytree(ROOT / folder, repo / folder)

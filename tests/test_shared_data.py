@@ -1,5 +1,6 @@
 """The tests of the shared data (../shared) skip with their reason where it is absent, and
-fail instead in the project's CI (the ``CI`` variable) or with ``--require-shared``."""
+fail instead in the project's CI (``$GENIR_REQUIRE_SHARED``, which ``.ci/run`` sets) or with
+``--require-shared``."""
 
 from __future__ import annotations
 
@@ -21,15 +22,15 @@ def test_absent_shared_data_skips_with_its_reason(
 ) -> None:
     if request.config.getoption("--require-shared"):
         pytest.skip("--require-shared given: absent data fails (the test below)")
-    monkeypatch.setenv("CI", ci)
+    monkeypatch.setenv("GENIR_REQUIRE_SHARED", ci)
     with pytest.raises(pytest.skip.Exception, match="the URGE sample is not at /nonexistent"):
         shared(MISSING, "the URGE sample")
 
 
 @pytest.mark.parametrize("ci", ["true", "1", "yes"])
-def test_absent_shared_data_fails_in_ci(
+def test_absent_shared_data_fails_where_required(
     shared: Any, monkeypatch: pytest.MonkeyPatch, ci: str
 ) -> None:
-    monkeypatch.setenv("CI", ci)
+    monkeypatch.setenv("GENIR_REQUIRE_SHARED", ci)
     with pytest.raises(pytest.fail.Exception, match="required here"):
         shared(MISSING, "the URGE sample")
