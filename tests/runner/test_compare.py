@@ -190,7 +190,8 @@ def test_a_session_only_one_run_has_is_an_error_either_way(  # type: ignore[no-u
     err = capsys.readouterr().err
     assert words in err and "--common" in err and "Traceback" not in err
     # with --common: the shared sessions compared, the extra one counted
-    assert main(["compare", str(a), str(b), "--common"]) == 0
+    # (8 or 9 sessions: the gate's --min-sessions lowered so it decides)
+    assert main(["compare", str(a), str(b), "--common", "--min-sessions", "8"]) == 0
     side = "1 sessions only in run A and 0" if extra_in == "a" else "0 sessions only in run A and 1"
     assert side in capsys.readouterr().out
 
@@ -218,7 +219,10 @@ def test_gold_and_judge_scores_keep_their_measures_direction(make_scores_run, ca
     assert "worse in 8 of 8 sessions" in captured.out
     # and their fall is an improvement
     assert (
-        main(["compare", str(b), str(a), "--metric", metric, "--alpha", "0", "--max-drop", "0.1"])
+        main(
+            ["compare", str(b), str(a), "--metric", metric, "--alpha", "0", "--max-drop", "0.1"]
+            + ["--min-sessions", "8"]
+        )
         == 0
     )
     assert "no session got worse" in capsys.readouterr().out
