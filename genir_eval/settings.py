@@ -92,6 +92,11 @@ SETTINGS: dict[str, Setting] = {
         # arena: a sample of pairs, and the pairwise gate's least acceptable win rate
         Setting("max_pairs", True, 1, 10**12),
         Setting("min_win_rate", False, 0, 1),
+        # genir-eval label: the port to serve on (0: any free one), how many people label
+        # each item, and the target width of the PPI interval as a share of the label scale
+        Setting("port", True, 0, 65_535),
+        Setting("per_item", True, 1, 1_000),
+        Setting("width", False, 0, 1, above=True),
     )
 }
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from genir_eval.cli import COMMANDS
 from genir_eval.errors import ConfigError, InputError
+from genir_eval.settings import setting_type
 
 __all__ = ["add_parser", "add_server_arguments", "run", "serve"]
 
@@ -28,7 +29,10 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
         help="address to bind (default: 127.0.0.1; any other needs a token)",
     )
     parser.add_argument(
-        "--port", type=int, default=8765, help="port (default: 8765; 0: any free port)"
+        "--port",
+        type=setting_type("port"),
+        default=8765,
+        help="port (default: 8765; 0: any free port)",
     )
     parser.add_argument(
         "--token",
@@ -44,14 +48,14 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--per-item",
-        type=int,
+        type=setting_type("per_item"),
         default=1,
         metavar="K",
         help="people who label each item (default: 1)",
     )
     parser.add_argument(
         "--width",
-        type=float,
+        type=setting_type("width"),
         default=0.2,
         metavar="SHARE",
         help="target width of the 95%% PPI interval, as a share of the scale: sets the "
