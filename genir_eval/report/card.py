@@ -107,6 +107,7 @@ def headline_card(run: Run) -> HeadlineCard | None:
     if score is None:
         return None
     judge = _judge_names(run).get(score)
+    by = _judged_by(run, score) if judge else None
     described = describe_score(score, run)
     # the glossary's first clause and the range: the glossary has the rest
     meaning = ", ".join(p for p in (described.averages.split("; ")[0], described.range) if p)
@@ -117,9 +118,16 @@ def headline_card(run: Run) -> HeadlineCard | None:
         meaning=meaning,
         chosen_by=_chosen_by(run),
         judge=judge,
-        figures=tuple(figures_for(judge or score)),
-        judged_by=_judged_by(run, score) if judge else None,
+        figures=_this_judge_first(figures_for(judge or score), by),
+        judged_by=by,
     )
+
+
+def _this_judge_first(figures: list[Figure], judged_by: str | None) -> tuple[Figure, ...]:
+    """The figures measured with this run's judge first, in the file's order otherwise."""
+    if judged_by is None:
+        return tuple(figures)
+    return tuple(sorted(figures, key=lambda f: not f.judged_by.startswith(judged_by)))
 
 
 def grounding_scores(run: Run, names: list[str]) -> list[str]:
