@@ -379,6 +379,22 @@ def _judgment_cell(ctx: ReportContext, judgment: Judgment) -> str:
     return f"<div class='jd'>{who}: {verdict}{reason}{_raw(judgment)}</div>"
 
 
+def judgment_cells(ctx: ReportContext, judgments: Sequence[Judgment]) -> str:
+    """The judgments of one item: those with a label, then the missing ones folded into one
+    ``<details>`` that counts them (a failed run has one per judge on every item, each with
+    the same reason, which the table of causes at the top already gives)."""
+    present = "".join(_judgment_cell(ctx, j) for j in judgments if j.value is not None)
+    missing = [j for j in judgments if j.value is None]
+    if not missing:
+        return present
+    judges = ", ".join(dict.fromkeys(j.judge for j in missing))
+    return (
+        f"{present}<details class='missing'><summary><span class='bad'>{len(missing)} "
+        f"missing</span> <span class='muted'>({esc(judges)})</span></summary>"
+        f"{''.join(_judgment_cell(ctx, j) for j in missing)}</details>"
+    )
+
+
 def _sources(detail: TurnDetail) -> str:
     if not detail.links:
         return "<p class='muted'>No sources.</p>"
@@ -389,7 +405,7 @@ def _sources(detail: TurnDetail) -> str:
     rows = []
     for link in detail.links:
         judged = by_item.get(f"link:{link.link_id}", [])
-        cells = "".join(_judgment_cell(detail.ctx, j) for j in judged)
+        cells = judgment_cells(detail.ctx, judged)
         if not judged:
             # no evidence row (a run written before evidence.jsonl): the labels alone
             cells = "".join(
@@ -425,8 +441,12 @@ FOLD_STATEMENTS = 3
 
 
 def _judgment_table(ctx: ReportContext, judgments: Sequence[Judgment]) -> str:
+    by_item: dict[str, list[Judgment]] = defaultdict(list)
+    for judgment in judgments:
+        by_item[judgment.item].append(judgment)
     rows = "".join(
-        f"<tr><td>{esc(j.item)}</td><td>{_judgment_cell(ctx, j)}</td></tr>" for j in judgments
+        f"<tr><td>{esc(item)}</td><td>{judgment_cells(ctx, judged)}</td></tr>"
+        for item, judged in by_item.items()
     )
     return (
         "<div class='scroll'><table class='judgments'><tr><th>item</th>"
