@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from genir_eval.failure_causes import cause_of
+from genir_eval.figures import counted
 from genir_eval.judges.kinds import Figure, Interval, JudgeCell, judge_kinds, kind_blocks
 from genir_eval.meta.stats import cohen_kappa, correlations
 from genir_eval.report.card import (
@@ -170,7 +171,10 @@ def _header(ctx: ReportContext) -> str:
     facts = [
         ("scenario", name or "–"),
         ("scenario file", scenario.get("path", "–") if isinstance(scenario, Mapping) else "–"),
-        ("sessions", f"{ctx.sessions.n} ({ctx.turns.n} turns, {ctx.links.n} links)"),
+        (
+            "sessions",
+            f"{ctx.sessions.n} ({counted(ctx.turns.n, 'turn')}, {counted(ctx.links.n, 'link')})",
+        ),
         ("skipped input rows", len(info.get("skipped") or [])),
         ("started", info.get("started_at", "–")),
         ("duration", f"{_fmt(info.get('duration_s'), 2)} s"),
@@ -998,7 +1002,7 @@ def _mean_cards(ctx: ReportContext, names: list[str], element_id: str) -> str:
             f"<div class='label'>{ctx.marked(name)}"
             + (" (headline)" if name == ctx.headline else "")
             + f"</div><div class='value'>{fmt(s.mean)}</div>"
-            f"<div class='ci'>{interval}<br>mean of {s.n} sessions{missing}</div></div>"
+            f"<div class='ci'>{interval}<br>mean of {counted(s.n, 'session')}{missing}</div></div>"
         )
     if not cards:
         return ""
@@ -1170,8 +1174,9 @@ def render_report(run: Run, *, limits: ReportLimits | None = None) -> str:
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{esc(title)}</title><style>{CSS}{CITATIONS_CSS}</style></head><body>"
         f"<h1>{esc(title)}</h1>{_status_banner(ctx)}"
-        f"<p class='sub'>{ctx.sessions.n:,} sessions, {ctx.turns.n:,} turns, "
-        f"{ctx.links.n:,} sources · generated {generated}</p>"
+        f"<p class='sub'>{counted(ctx.sessions.n, 'session', grouped=True)}, "
+        f"{counted(ctx.turns.n, 'turn', grouped=True)}, "
+        f"{counted(ctx.links.n, 'source', grouped=True)} · generated {generated}</p>"
         f"{_banner(ctx)}<p class='sub toc'>{_toc(kept)}</p>{gold_note}"
         f"{body}</body></html>\n"
     )

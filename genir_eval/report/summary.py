@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from genir_eval.figures import counted
 from genir_eval.figures import number_text as _num
 from genir_eval.judges.kinds import (
     Figure,
@@ -31,7 +32,7 @@ from genir_eval.report.card import (
     headline_card,
 )
 from genir_eval.report.html import headline_score
-from genir_eval.report.judge_quality import quality_lines
+from genir_eval.report.judge_quality import quality_lines, shared_ppi_reason
 from genir_eval.report.preferences import agreement_text, preference_criteria
 from genir_eval.report.scores import SMALL_N, ScoreSummary, score_summaries
 from genir_eval.report.tables import count_rows
@@ -348,8 +349,9 @@ def _judges(run: Run, baselines: set[str]) -> list[str]:
             rows = [list(table.head)] + [[_cell(c, baselines) for c in r] for r in table.rows]
             _section(lines, table.title, rows)
     quality = []
+    said = shared_ppi_reason(meta.get("judges"))
     for judge, block in (meta.get("judges") or {}).items():
-        judge_lines = quality_lines(block) if isinstance(block, Mapping) else []
+        judge_lines = quality_lines(block, said=said) if isinstance(block, Mapping) else []
         if judge_lines:
             quality.append(f"  {_marked(str(judge), baselines)}")
             quality += [f"    {line}" for line in judge_lines]
@@ -358,6 +360,8 @@ def _judges(run: Run, baselines: set[str]) -> list[str]:
             lines.append("")
         lines.append("Judge quality: collapse, calibration (leave-sessions-out), PPI means")
         lines += quality
+        if said:
+            lines.append(f"  PPI, every judge: {said}")
     return lines
 
 
@@ -402,9 +406,9 @@ def format_summary(run: Run) -> str:
     engines = sorted({f"{j.get('provider')}/{j.get('model')}" for j in judges})
     baselines = _baselines(run)
     lines = [
-        f"{name or 'run'}: {count_rows(run, 'sessions')} sessions, "
-        f"{count_rows(run, 'turns')} turns, {count_rows(run, 'links')} links; "
-        f"{len(judges)} judges ({', '.join(engines) or '-'})",
+        f"{name or 'run'}: {counted(count_rows(run, 'sessions'), 'session')}, "
+        f"{counted(count_rows(run, 'turns'), 'turn')}, {counted(count_rows(run, 'links'), 'link')}; "
+        f"{counted(len(judges), 'judge')} ({', '.join(engines) or '-'})",
         "",
     ]
     status = info.get("status")

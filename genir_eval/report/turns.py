@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from genir_eval.figures import counted
 from genir_eval.judges.kinds import judge_kind
 from genir_eval.report.evidence import (
     GOLD_ANNOTATORS,
@@ -225,14 +226,14 @@ def session_index(ctx: ReportContext, chosen: Chosen) -> str:
             "</div></details>"
         )
     notes = [
-        f"<p>{n:,} sessions"
+        f"<p>{counted(n, 'session', grouped=True)}"
         + (
             f"; the first {limit:,} are listed here, all of them are in <code>sessions.csv</code>"
             if limit < n
             else ""
         )
         + (
-            f". The turns of {len(chosen.positions)} sessions are shown below (the lowest and "
+            f". The turns of {counted(len(chosen.positions), 'session')} are shown below (the lowest and "
             "highest scores and the largest disagreement between judges); every turn is in "
             "<code>turns.csv</code>.</p>"
             if not chosen.complete
@@ -590,7 +591,7 @@ def session_details(ctx: ReportContext, chosen: Chosen) -> str:
             f"<section class='session' id='session-{i}'>"
             f"<h3>Session {esc(session.session_id)}</h3>"
             f"<p class='muted'>{esc(session.task_type or 'no task type')}; "
-            f"{session.n_turns} turns{gold}"
+            f"{counted(session.n_turns, 'turn')}{gold}"
             + (f"; shown for: {esc('; '.join(why))}" if why else "")
             + "</p>"
             + _scores_line(ctx, session.scores)
