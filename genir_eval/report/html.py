@@ -66,6 +66,7 @@ from genir_eval.report.views import (
     mean_cell,
     table,
 )
+from genir_eval.report.worst import worst_html
 from genir_eval.rundir.folder import FAILURES_FILE, REPORT_FILE, Run, load_run
 
 __all__ = [
@@ -1074,6 +1075,12 @@ SECTIONS: list[Section] = [
         "scatter-section",
         "Predicted vs user satisfaction",
         _with_gold(lambda ctx: _scatter(ctx, ctx.headline)),
+        part="headline",
+    ),
+    Section(
+        "worst",
+        "Worst first",
+        lambda ctx: worst_html(ctx.run, set(_chosen(ctx).positions)),
         part="headline",
     ),
     Section("grounding", GROUNDING_TITLE, _grounding, part="headline"),

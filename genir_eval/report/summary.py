@@ -20,7 +20,6 @@ from genir_eval.judges.kinds import (
     Figure,
     Interval,
     JudgeCell,
-    judge_kind,
     judge_kinds,
     kind_blocks,
 )
@@ -36,6 +35,8 @@ from genir_eval.report.judge_quality import quality_lines, shared_ppi_reason
 from genir_eval.report.preferences import agreement_text, preference_criteria
 from genir_eval.report.scores import SMALL_N, ScoreSummary, score_summaries
 from genir_eval.report.tables import count_rows
+from genir_eval.report.views import first_link_judge
+from genir_eval.report.worst import worst_lines
 from genir_eval.rundir.folder import META_FILE, REPORT_FILE, Run
 
 __all__ = [
@@ -121,19 +122,6 @@ def _correlation_rows(
     return rows
 
 
-def _first_link_judge(run: Run) -> str | None:
-    scenario = run.info.get("scenario") or {}
-    document = scenario.get("document") if isinstance(scenario, Mapping) else None
-    aggregate = (document or {}).get("aggregate") or {}
-    chosen = aggregate.get("link_judges") if isinstance(aggregate, Mapping) else None
-    if chosen:
-        return str(chosen[0])
-    for judge in run.info.get("judges") or []:
-        if isinstance(judge, Mapping) and judge_kind(str(judge.get("kind"))).feeds_link_measures:
-            return str(judge.get("id"))
-    return None
-
-
 def _ci_text(summary: ScoreSummary) -> str:
     if summary.mean is None:
         return "-"
@@ -161,7 +149,7 @@ def score_table(run: Run, baselines: set[str] | None = None) -> list[str]:
     the most common reason): what a run without gold prints instead of correlations. The
     grounding scores have a table of their own (:data:`~genir_eval.report.card.GROUNDING_TITLE`)."""
     baselines = _baselines(run) if baselines is None else baselines
-    first_link = _first_link_judge(run)
+    first_link = first_link_judge(run)
     summaries = score_summaries(run, "session")
     if not summaries:
         return ["No session score."]
@@ -205,7 +193,7 @@ def feedback_table(run: Run, baselines: set[str] | None = None) -> list[str]:
     if not scores:
         return []
     baselines = _baselines(run) if baselines is None else baselines
-    first_link = _first_link_judge(run)
+    first_link = first_link_judge(run)
     rows = [["", "n", "up", "down", "AUC [95% CI]", "point-biserial r [95% CI]"]]
     for name, entry in scores.items():
         mark = BASELINE_MARK if _score_baseline(name, baselines, first_link) else ""
@@ -251,7 +239,7 @@ def preference_table(run: Run, baselines: set[str] | None = None) -> list[str]:
     if not criteria:
         return []
     baselines = _baselines(run) if baselines is None else baselines
-    first_link = _first_link_judge(run)
+    first_link = first_link_judge(run)
 
     def label(name: str) -> str:
         return f"{name}{BASELINE_MARK}" if _score_baseline(name, baselines, first_link) else name
@@ -281,7 +269,7 @@ def _correlations(run: Run, baselines: set[str]) -> list[str]:
         feedback = feedback_table(run, baselines)
         return alone + ([""] + feedback if feedback else [])
     correlations = meta.get("correlations") or {}
-    first_link = _first_link_judge(run)
+    first_link = first_link_judge(run)
 
     def label(name: str) -> str:
         return f"{name}{BASELINE_MARK}" if _score_baseline(name, baselines, first_link) else name
@@ -424,10 +412,13 @@ def format_summary(run: Run) -> str:
         if card is not None:
             mark = (
                 BASELINE_MARK
-                if _score_baseline(card.score, baselines, _first_link_judge(run))
+                if _score_baseline(card.score, baselines, first_link_judge(run))
                 else ""
             )
             lines += [*card_lines(card, mark), ""]
+        worst = worst_lines(run)
+        if worst:
+            lines += [*worst, ""]
         lines += _correlations(run, baselines)
         preferences = preference_table(run, baselines)
         if preferences:

@@ -175,7 +175,10 @@ def session_index(ctx: ReportContext, chosen: Chosen) -> str:
         return "<p class='muted'>No session.</p>"
     limit = min(n, ctx.limits.index_rows)
     page = max(1, ctx.limits.index_page)
-    columns = _index_columns(ctx)
+    # a failed run's scores are not a result: the index lists its sessions without them
+    status = ctx.run.info.get("status")
+    failed = isinstance(status, Mapping) and status.get("ok", True) is False
+    columns = [] if failed else _index_columns(ctx)
     gold = ctx.has_gold and bool(np.isfinite(ctx.sessions.gold).any())
     sessions = session_rows(run, first=limit)
     thumbs: dict[str, list[int]] = defaultdict(list)
