@@ -13,6 +13,7 @@ __all__ = [
     "ClusterError",
     "RunFailed",
     "EXIT_CODES",
+    "closest_name",
     "did_you_mean",
 ]
 
@@ -94,9 +95,24 @@ class RunFailed(GenirError):
     exit_code = 3
 
 
+def closest_name(name: str, known: Iterable[str]) -> str | None:
+    """The name of ``known`` a user most likely meant by the unknown ``name``, or ``None``.
+
+    Never ``name`` itself (it was refused, so it is not what they meant; ``Spans`` gives
+    ``spans``).
+    A name that ``name`` begins, or that begins with ``name`` (``sdcg`` -> ``sdcg_urge``), comes
+    first, the shortest such; else the closest by difflib's ratio (at least 0.6), which ranks
+    ``rsdcg_urge`` near ``sdcg`` but should not win over a name it begins."""
+    lowered = name.lower()
+    by_lower = {k.lower(): k for k in known if k != name}
+    prefixed = [k for k in by_lower if k.startswith(lowered) or lowered.startswith(k)]
+    if prefixed and len(lowered) >= 3:
+        return by_lower[min(prefixed, key=lambda k: (abs(len(k) - len(lowered)), k))]
+    close = difflib.get_close_matches(lowered, list(by_lower), n=1, cutoff=0.6)
+    return by_lower[close[0]] if close else None
+
+
 def did_you_mean(name: str, known: Iterable[str]) -> str:
-    """``" (did you mean 'x'?)"`` naming the closest of ``known`` to a mistyped ``name``
-    (case aside), or ``""`` when none is close (difflib's ratio of at least 0.6)."""
-    by_lower = {k.lower(): k for k in known}
-    close = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.6)
-    return f" (did you mean {by_lower[close[0]]!r}?)" if close else ""
+    """``" (did you mean 'x'?)"`` naming :func:`closest_name`, or ``""`` when none is close."""
+    close = closest_name(name, known)
+    return f" (did you mean {close!r}?)" if close is not None else ""

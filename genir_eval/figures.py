@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["number_text"]
+__all__ = ["counted", "number_text"]
 
 
 def number_text(value: Any, digits: int = 3, missing: str = "-") -> str:
@@ -19,3 +19,13 @@ def number_text(value: Any, digits: int = 3, missing: str = "-") -> str:
         return str(value)
     text = f"{value:.{digits}f}"
     return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def counted(n: Any, noun: str, *, grouped: bool = False) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1: ``1 session``, ``2 sessions``, ``0
+    pairs`` (``grouped``: thousands separated, ``1,234 turns``). A noun whose plural is not
+    its singular plus ``s`` is given as ``singular/plural`` (``query/queries``)."""
+    singular, _, plural = noun.partition("/")
+    plural = plural or f"{singular}s"
+    number = f"{n:,}" if grouped and isinstance(n, int) else f"{n}"
+    return f"{number} {singular if n == 1 else plural}"

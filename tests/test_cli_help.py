@@ -65,3 +65,17 @@ def test_meta_help_names_an_existing_command(capsys: pytest.CaptureFixture[str])
         build_parser().parse_args(["meta", "--help"])
     text = capsys.readouterr().out
     assert "--list-judges" not in text and "genir-eval judges" in text
+
+
+def test_help_lists_the_commands_in_the_guides_order(capsys: pytest.CaptureFixture[str]) -> None:
+    """`genir-eval --help` lists the commands as the guide's command table orders them, and
+    says that `parse` reads a CrowdRAG folder too."""
+    from genir_eval.cli import main
+
+    assert main(["--help"]) == 0
+    listed = re.findall(r"^    (\w+)\b", capsys.readouterr().out, flags=re.M)
+    table = (ROOT / "docs" / "guide" / "commands.md").read_text(encoding="utf-8")
+    documented = list(dict.fromkeys(re.findall(r"^\| `genir-eval (\w+)", table, flags=re.M)))
+    documented += [c for c in ("serve",) if c not in documented]  # in label's row
+    assert listed == documented
+    assert "CrowdRAG" in build_parser().format_help()

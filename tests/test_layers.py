@@ -26,6 +26,7 @@ BASE = {
     "stale",
     "owned",
     "figures",
+    "failure_causes",
 }
 # folder -> the folders (besides itself and the base modules) it may import, as the map says
 MAY_IMPORT: dict[str, set[str]] = {

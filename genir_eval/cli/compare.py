@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import shlex
 import sys
 import tempfile
 from pathlib import Path
@@ -174,12 +175,26 @@ def _check_pairwise(args: argparse.Namespace) -> None:
             raise ConfigError(
                 f"--{name.replace('_', '-')} gates on scores; a pairwise comparison gates on "
                 "B's win rate (--min-win-rate)"
-                + (
-                    ": to match answers by query text use `genir-eval arena --match query`"
-                    if name == "common"
-                    else ""
-                )
+                + (_match_by_query(args) if name == "common" else "")
             )
+
+
+def _match_by_query(args: argparse.Namespace) -> str:
+    """How to judge the two runs' answers matched by query text: ``--match`` is the arena's
+    (compare has none), run on the logs the runs read, named from their ``run.json``."""
+    logs = []
+    for label, folder in (("A", args.run_a), ("B", args.run_b)):
+        try:
+            info = json.loads((Path(folder) / "run.json").read_text(encoding="utf-8"))
+            path = str(info["input"]["path"])
+        except (OSError, ValueError, KeyError, TypeError):
+            path = f"LOGS_{label}"
+        logs.append(f"{label}={shlex.quote(path)}")
+    return (
+        "; it pairs the turns both runs answered by session id and turn. To match answers by "
+        f"query text, run the arena on the runs' logs: `genir-eval arena {' '.join(logs)} "
+        "--match query --out DIR`"
+    )
 
 
 def _pairwise(args: argparse.Namespace, run_a: Any, run_b: Any, output: str) -> int:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from genir_eval.cli import COMMANDS
+from genir_eval.figures import counted as counted_noun
 
 __all__ = ["add_parser", "run"]
 
@@ -115,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     for skipped in stream.skipped:
         print(f"genir-eval: skipped: {skipped}", file=sys.stderr)
     print(
-        f"parsed {count} sessions, {turns} turns, {links} links, "
+        f"parsed {counted_noun(count, 'session')}, {counted_noun(turns, 'turn')}, {counted_noun(links, 'link')}, "
         f"{len(stream.skipped)} skipped -> {args.output}",
         file=sys.stderr,
     )

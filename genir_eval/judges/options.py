@@ -12,13 +12,12 @@ the defaults under what was given), ``genir-eval judges`` (the catalog), a scena
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from genir_eval.errors import ConfigError
+from genir_eval.errors import ConfigError, did_you_mean
 from genir_eval.settings import Setting
 
 __all__ = [
@@ -153,8 +152,7 @@ def check_judge_options(judge: str, table: tuple[Option, ...], options: Mapping[
     allowed = sorted(declared)
     for name, value in options.items():
         if name not in declared:
-            hint = difflib.get_close_matches(str(name), allowed, n=1)
-            suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+            suggestion = did_you_mean(str(name), allowed)
             raise ConfigError(
                 f"{judge}: unknown option {name!r}{suggestion}; it takes: {', '.join(allowed)}"
             )

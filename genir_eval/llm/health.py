@@ -40,6 +40,10 @@ _CONNECTION_MARKERS = (
     "Temporary failure in name resolution",
     "attempt timed out after",  # no answer at all within the attempt timeout
     "APITimeoutError",
+    # the classes classify.py names first
+    "connection refused",
+    "DNS failure",
+    "connect timeout",
 )
 
 

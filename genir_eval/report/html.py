@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import partial
 from itertools import combinations
@@ -30,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from genir_eval.failure_causes import cause_of
+from genir_eval.figures import counted
 from genir_eval.judges.kinds import Figure, Interval, JudgeCell, judge_kinds, kind_blocks
 from genir_eval.meta.stats import cohen_kappa, correlations
 from genir_eval.report.card import (
@@ -63,6 +66,7 @@ from genir_eval.report.views import (
     mean_cell,
     table,
 )
+from genir_eval.report.worst import worst_html
 from genir_eval.rundir.folder import FAILURES_FILE, REPORT_FILE, Run, load_run
 
 __all__ = [
@@ -128,7 +132,7 @@ a.cite,span.cite{font-size:.8em;vertical-align:super;margin-left:1px;text-decora
 details.raw summary,details.page summary{cursor:pointer;color:#3566a8;font-size:.85em}
 details.raw pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f7f8fa;padding:6px;
  max-height:16em;overflow:auto;font-size:.85em;margin:4px 0}
-.muted{color:#5b6576} .bad{color:#a33} .up{color:#2f855a;font-weight:600}
+.muted{color:#5b6576} .bad{color:#a33} .hint{color:#5b6576;font-size:.9em} .up{color:#2f855a;font-weight:600}
 .down{color:#a33;font-weight:600} .small{font-size:.8em;white-space:normal}
 .flag{background:#fde2e1;color:#8a1c1c;border-radius:4px;padding:0 4px;font-size:.8em}
 sup.twin{color:#a05a00}
@@ -168,7 +172,10 @@ def _header(ctx: ReportContext) -> str:
     facts = [
         ("scenario", name or "–"),
         ("scenario file", scenario.get("path", "–") if isinstance(scenario, Mapping) else "–"),
-        ("sessions", f"{ctx.sessions.n} ({ctx.turns.n} turns, {ctx.links.n} links)"),
+        (
+            "sessions",
+            f"{ctx.sessions.n} ({counted(ctx.turns.n, 'turn')}, {counted(ctx.links.n, 'link')})",
+        ),
         ("skipped input rows", len(info.get("skipped") or [])),
         ("started", info.get("started_at", "–")),
         ("duration", f"{_fmt(info.get('duration_s'), 2)} s"),
@@ -492,60 +499,94 @@ def _endpoints(run: Run) -> dict[str, str]:
     return out
 
 
-def failure_groups(run: Run) -> tuple[list[tuple[str, str, int, list[str]]], int]:
-    """The missing judgments grouped by judge and reason, most frequent first: ``(judge,
-    reason, count, first sessions)`` for at most :data:`MAX_FAILURE_GROUPS` groups, and the
-    number of groups in all."""
-    counts: Counter[tuple[str, str]] = Counter()
-    examples: dict[tuple[str, str], list[str]] = {}
+@dataclass(frozen=True)
+class FailureGroup:
+    """The missing judgments of one class of cause (:func:`~genir_eval.failure_causes.cause_of`),
+    whichever judges it hit: their count, the judges and endpoints, the most frequent reason,
+    what to check and the first sessions."""
+
+    cause: str
+    count: int
+    judges: list[str]
+    endpoints: list[str]
+    reason: str
+    hint: str
+    sessions: list[str]
+
+
+def failure_groups(run: Run) -> tuple[list[FailureGroup], int]:
+    """The missing judgments grouped by cause, most frequent first, for at most
+    :data:`MAX_FAILURE_GROUPS` groups, and the number of groups in all."""
+    endpoints = _endpoints(run)
+    counts: Counter[str] = Counter()
+    reasons: dict[str, Counter[str]] = {}
+    judges: dict[str, dict[str, None]] = {}
+    wheres: dict[str, dict[str, None]] = {}
+    examples: dict[str, list[str]] = {}
+    hints: dict[str, str] = {}
     for failure in run.iter_failures():
-        key = (str(failure.get("judge", "")), " ".join(str(failure.get("reason", "")).split()))
-        counts[key] += int(failure.get("count", 1) or 1)
-        shown = examples.setdefault(key, [])
+        judge = str(failure.get("judge", ""))
+        reason = " ".join(str(failure.get("reason", "")).split())
+        cause = cause_of(reason)
+        n = int(failure.get("count", 1) or 1)
+        counts[cause.label] += n
+        reasons.setdefault(cause.label, Counter())[reason] += n
+        judges.setdefault(cause.label, {})[judge] = None
+        where = endpoints.get(judge)
+        if where:
+            wheres.setdefault(cause.label, {})[where] = None
+        hints.setdefault(cause.label, cause.hint_for(where))
+        shown = examples.setdefault(cause.label, [])
         session = str(failure.get("session_id", ""))
         if len(shown) < 3 and session and session not in shown:
             shown.append(session)
     groups = [
-        (judge, reason, n, examples[(judge, reason)])
-        for (judge, reason), n in counts.most_common(MAX_FAILURE_GROUPS)
+        FailureGroup(
+            cause=label,
+            count=n,
+            judges=sorted(judges[label]),
+            endpoints=list(wheres.get(label, {})),
+            reason=reasons[label].most_common(1)[0][0],
+            hint=hints[label],
+            sessions=examples[label],
+        )
+        for label, n in counts.most_common(MAX_FAILURE_GROUPS)
     ]
     return groups, len(counts)
 
 
-def _failure_table(
-    run: Run, groups: Sequence[tuple[str, str, int, list[str]]], table_id: str = "failures"
-) -> str:
-    endpoints = _endpoints(run)
+def _failure_table(groups: Sequence[FailureGroup], table_id: str = "failures") -> str:
     rows = "".join(
-        f"<tr><td class='num'>{n:,}</td><td>{esc(judge)}</td>"
-        f"<td class='small'>{esc(endpoints.get(judge, '–'))}</td><td>{esc(reason)}</td>"
-        f"<td class='sid small'>{esc(', '.join(sessions))}</td></tr>"
-        for judge, reason, n, sessions in groups
+        f"<tr><td class='num'>{g.count:,}</td><td><b>{esc(g.cause)}</b></td>"
+        f"<td>{esc(', '.join(g.judges))}</td>"
+        f"<td class='small'>{esc(', '.join(g.endpoints) or '–')}</td>"
+        f"<td>{esc(g.reason)}<br><span class='hint'>hint: {esc(g.hint)}</span></td>"
+        f"<td class='sid small'>{esc(', '.join(g.sessions))}</td></tr>"
+        for g in groups
     )
     return (
-        f"<div class='scroll'><table id='{table_id}'><tr><th class='num'>count</th><th>judge</th>"
-        "<th>endpoint</th><th>reason</th><th>e.g. sessions</th></tr>"
-        f"{rows}</table></div>"
+        f"<div class='scroll'><table id='{table_id}'><tr><th class='num'>count</th>"
+        "<th>cause</th><th>judges hit</th><th>endpoint</th><th>most frequent reason</th>"
+        f"<th>e.g. sessions</th></tr>{rows}</table></div>"
     )
 
 
 def _failures(run: Run) -> str:
+    """How many judgments are missing; the table of causes is the banner's at the top of the
+    page (shown once), this section says where every row is."""
     total = run.failures_total
     groups, n_groups = failure_groups(run)
     if not groups and not total:
         return "<p id='no-failures'>None: every judgment got a usable label.</p>"
-    total = max(total, sum(n for *_, n, _ in groups))
+    total = max(total, sum(g.count for g in groups))
     where = FAILURES_FILE if FAILURES_FILE in (run.info.get("files") or {}) else "run.json"
-    more = (
-        f"<p class='muted'>… and {n_groups - len(groups)} other reasons (see {where}).</p>"
-        if n_groups > len(groups)
-        else f"<p class='muted'>Every missing judgment, one a row, is in {where}.</p>"
-    )
+    anchor = "run-failed" if run_failed(run) else "run-partial"
     return (
         f"<p class='bad'>{_count(total, 'judgment')} missing, for "
-        f"{_count(n_groups, 'distinct reason')} (grouped by judge and reason, most frequent "
-        "first).</p>"
-        f"{_failure_table(run, groups)}{more}"
+        f"{_count(n_groups, 'cause')}: see the table of causes "
+        f"<a href='#{anchor}'>at the top of the page</a>.</p>"
+        f"<p class='muted'>Every missing judgment, one a row, is in {esc(where)}; in the "
+        "evidence below each turn folds its missing judgments.</p>"
     )
 
 
@@ -573,11 +614,11 @@ def _status_banner(ctx: ReportContext) -> str:
     labels = _label_total(run)
     share = f" of {labels:,} ({total / labels:.0%})" if labels else ""
     reasons = "".join(f"<li>{esc(r)}</li>" for r in status.get("reasons") or ())
-    top = _failure_table(run, groups[:5], "top-failures") if groups else ""
+    top = _failure_table(groups, "top-failures") if groups else ""
+    where = FAILURES_FILE if FAILURES_FILE in (run.info.get("files") or {}) else "run.json"
     more = (
-        f"<p class='small'>… and {n_groups - 5} other reasons: see "
-        "<a href='#failures-section'>Failures</a>.</p>"
-        if n_groups > 5
+        f"<p class='small'>… and {n_groups - len(groups)} other causes (see {esc(where)}).</p>"
+        if n_groups > len(groups)
         else ""
     )
     if failed:
@@ -962,7 +1003,7 @@ def _mean_cards(ctx: ReportContext, names: list[str], element_id: str) -> str:
             f"<div class='label'>{ctx.marked(name)}"
             + (" (headline)" if name == ctx.headline else "")
             + f"</div><div class='value'>{fmt(s.mean)}</div>"
-            f"<div class='ci'>{interval}<br>mean of {s.n} sessions{missing}</div></div>"
+            f"<div class='ci'>{interval}<br>mean of {counted(s.n, 'session')}{missing}</div></div>"
         )
     if not cards:
         return ""
@@ -1034,6 +1075,12 @@ SECTIONS: list[Section] = [
         "scatter-section",
         "Predicted vs user satisfaction",
         _with_gold(lambda ctx: _scatter(ctx, ctx.headline)),
+        part="headline",
+    ),
+    Section(
+        "worst",
+        "Worst first",
+        lambda ctx: worst_html(ctx.run, set(_chosen(ctx).positions)),
         part="headline",
     ),
     Section("grounding", GROUNDING_TITLE, _grounding, part="headline"),
@@ -1134,8 +1181,9 @@ def render_report(run: Run, *, limits: ReportLimits | None = None) -> str:
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{esc(title)}</title><style>{CSS}{CITATIONS_CSS}</style></head><body>"
         f"<h1>{esc(title)}</h1>{_status_banner(ctx)}"
-        f"<p class='sub'>{ctx.sessions.n:,} sessions, {ctx.turns.n:,} turns, "
-        f"{ctx.links.n:,} sources · generated {generated}</p>"
+        f"<p class='sub'>{counted(ctx.sessions.n, 'session', grouped=True)}, "
+        f"{counted(ctx.turns.n, 'turn', grouped=True)}, "
+        f"{counted(ctx.links.n, 'source', grouped=True)} · generated {generated}</p>"
         f"{_banner(ctx)}<p class='sub toc'>{_toc(kept)}</p>{gold_note}"
         f"{body}</body></html>\n"
     )

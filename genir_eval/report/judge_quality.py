@@ -17,7 +17,13 @@ from genir_eval.figures import number_text as _num
 from genir_eval.judges.kinds import interval_text as _interval
 from genir_eval.judges.kinds import judge_kinds
 
-__all__ = ["quality_lines", "quality_section", "judge_flags", "SECTION_TITLE"]
+__all__ = [
+    "quality_lines",
+    "quality_section",
+    "judge_flags",
+    "shared_ppi_reason",
+    "SECTION_TITLE",
+]
 
 
 def judge_flags(block: Mapping[str, Any]) -> tuple[list[str], str]:
@@ -26,7 +32,21 @@ def judge_flags(block: Mapping[str, Any]) -> tuple[list[str], str]:
     return list(degenerate.get("flags") or []), str(degenerate.get("note") or "")
 
 
-def _ppi_lines(ppi: Mapping[str, Any]) -> list[str]:
+def shared_ppi_reason(judges: Mapping[str, Any] | None) -> str | None:
+    """The reason for no PPI mean that every judge with a PPI block gives, when more than one
+    does (the URGE sample: every session carries gold): said once under the judges rather than
+    once per judge."""
+    reasons = [
+        str(block["ppi"].get("reason") or "")
+        for block in (judges or {}).values()
+        if isinstance(block, Mapping) and isinstance(block.get("ppi"), Mapping)
+    ]
+    if len(reasons) > 1 and reasons[0] and len(set(reasons)) == 1:
+        return reasons[0]
+    return None
+
+
+def _ppi_lines(ppi: Mapping[str, Any], said: str | None = None) -> list[str]:
     metric = ppi.get("metric")
     lines = [
         f"mean {metric}: judge {_num(ppi.get('judge_mean'))} over every judged session"
@@ -49,7 +69,7 @@ def _ppi_lines(ppi: Mapping[str, Any]) -> list[str]:
                 f"  {name} {_num(est['estimate'])}{_interval(est['ci'])} "
                 f"({est['n_labelled']} with gold + {est['n_unlabelled']} without{weight})"
             )
-    if ppi.get("reason"):
+    if ppi.get("reason") and ppi["reason"] != said:
         lines.append(f"  PPI: {ppi['reason']}")
     simulated = ppi.get("simulated")
     if simulated:
@@ -64,8 +84,9 @@ def _ppi_lines(ppi: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def quality_lines(block: Mapping[str, Any]) -> list[str]:
-    """Plain-text lines for one judge's block: flags, expected labels, calibration, PPI."""
+def quality_lines(block: Mapping[str, Any], *, said: str | None = None) -> list[str]:
+    """Plain-text lines for one judge's block: flags, expected labels, calibration, PPI
+    (without its reason for no PPI mean when that is ``said`` once for every judge)."""
     lines: list[str] = []
     flags, note = judge_flags(block)
     if flags:
@@ -74,7 +95,7 @@ def quality_lines(block: Mapping[str, Any]) -> list[str]:
         lines += kind.quality_lines(block)
     ppi = block.get("ppi")
     if ppi:
-        lines += _ppi_lines(ppi)
+        lines += _ppi_lines(ppi, said)
     return lines
 
 
@@ -87,8 +108,9 @@ def quality_section(judges: Mapping[str, Any] | None) -> str | None:
     (escaped), a collapsed judge's heading marked ``class="bad"``; ``None`` (the section is
     left out) when no judge has any."""
     items = []
+    said = shared_ppi_reason(judges)
     for judge_id, block in (judges or {}).items():
-        lines = quality_lines(block) if isinstance(block, Mapping) else []
+        lines = quality_lines(block, said=said) if isinstance(block, Mapping) else []
         if not lines:
             continue
         flags, _ = judge_flags(block)
@@ -97,4 +119,6 @@ def quality_section(judges: Mapping[str, Any] | None) -> str | None:
         items.append(f"<h3{css}>{html.escape(str(judge_id))}</h3><ul>{body}</ul>")
     if not items:
         return None
+    if said:
+        items.append(f"<p class='muted' id='ppi-note'>PPI, every judge: {html.escape(said)}</p>")
     return "".join(items)

@@ -14,12 +14,12 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from genir_eval.figures import counted
 from genir_eval.figures import number_text as _num
 from genir_eval.judges.kinds import (
     Figure,
     Interval,
     JudgeCell,
-    judge_kind,
     judge_kinds,
     kind_blocks,
 )
@@ -31,10 +31,12 @@ from genir_eval.report.card import (
     headline_card,
 )
 from genir_eval.report.html import headline_score
-from genir_eval.report.judge_quality import quality_lines
+from genir_eval.report.judge_quality import quality_lines, shared_ppi_reason
 from genir_eval.report.preferences import agreement_text, preference_criteria
 from genir_eval.report.scores import SMALL_N, ScoreSummary, score_summaries
 from genir_eval.report.tables import count_rows
+from genir_eval.report.views import first_link_judge
+from genir_eval.report.worst import worst_lines
 from genir_eval.rundir.folder import META_FILE, REPORT_FILE, Run
 
 __all__ = [
@@ -120,19 +122,6 @@ def _correlation_rows(
     return rows
 
 
-def _first_link_judge(run: Run) -> str | None:
-    scenario = run.info.get("scenario") or {}
-    document = scenario.get("document") if isinstance(scenario, Mapping) else None
-    aggregate = (document or {}).get("aggregate") or {}
-    chosen = aggregate.get("link_judges") if isinstance(aggregate, Mapping) else None
-    if chosen:
-        return str(chosen[0])
-    for judge in run.info.get("judges") or []:
-        if isinstance(judge, Mapping) and judge_kind(str(judge.get("kind"))).feeds_link_measures:
-            return str(judge.get("id"))
-    return None
-
-
 def _ci_text(summary: ScoreSummary) -> str:
     if summary.mean is None:
         return "-"
@@ -160,7 +149,7 @@ def score_table(run: Run, baselines: set[str] | None = None) -> list[str]:
     the most common reason): what a run without gold prints instead of correlations. The
     grounding scores have a table of their own (:data:`~genir_eval.report.card.GROUNDING_TITLE`)."""
     baselines = _baselines(run) if baselines is None else baselines
-    first_link = _first_link_judge(run)
+    first_link = first_link_judge(run)
     summaries = score_summaries(run, "session")
     if not summaries:
         return ["No session score."]
@@ -204,7 +193,7 @@ def feedback_table(run: Run, baselines: set[str] | None = None) -> list[str]:
     if not scores:
         return []
     baselines = _baselines(run) if baselines is None else baselines
-    first_link = _first_link_judge(run)
+    first_link = first_link_judge(run)
     rows = [["", "n", "up", "down", "AUC [95% CI]", "point-biserial r [95% CI]"]]
     for name, entry in scores.items():
         mark = BASELINE_MARK if _score_baseline(name, baselines, first_link) else ""
@@ -250,7 +239,7 @@ def preference_table(run: Run, baselines: set[str] | None = None) -> list[str]:
     if not criteria:
         return []
     baselines = _baselines(run) if baselines is None else baselines
-    first_link = _first_link_judge(run)
+    first_link = first_link_judge(run)
 
     def label(name: str) -> str:
         return f"{name}{BASELINE_MARK}" if _score_baseline(name, baselines, first_link) else name
@@ -280,7 +269,7 @@ def _correlations(run: Run, baselines: set[str]) -> list[str]:
         feedback = feedback_table(run, baselines)
         return alone + ([""] + feedback if feedback else [])
     correlations = meta.get("correlations") or {}
-    first_link = _first_link_judge(run)
+    first_link = first_link_judge(run)
 
     def label(name: str) -> str:
         return f"{name}{BASELINE_MARK}" if _score_baseline(name, baselines, first_link) else name
@@ -348,8 +337,9 @@ def _judges(run: Run, baselines: set[str]) -> list[str]:
             rows = [list(table.head)] + [[_cell(c, baselines) for c in r] for r in table.rows]
             _section(lines, table.title, rows)
     quality = []
+    said = shared_ppi_reason(meta.get("judges"))
     for judge, block in (meta.get("judges") or {}).items():
-        judge_lines = quality_lines(block) if isinstance(block, Mapping) else []
+        judge_lines = quality_lines(block, said=said) if isinstance(block, Mapping) else []
         if judge_lines:
             quality.append(f"  {_marked(str(judge), baselines)}")
             quality += [f"    {line}" for line in judge_lines]
@@ -358,6 +348,8 @@ def _judges(run: Run, baselines: set[str]) -> list[str]:
             lines.append("")
         lines.append("Judge quality: collapse, calibration (leave-sessions-out), PPI means")
         lines += quality
+        if said:
+            lines.append(f"  PPI, every judge: {said}")
     return lines
 
 
@@ -402,9 +394,9 @@ def format_summary(run: Run) -> str:
     engines = sorted({f"{j.get('provider')}/{j.get('model')}" for j in judges})
     baselines = _baselines(run)
     lines = [
-        f"{name or 'run'}: {count_rows(run, 'sessions')} sessions, "
-        f"{count_rows(run, 'turns')} turns, {count_rows(run, 'links')} links; "
-        f"{len(judges)} judges ({', '.join(engines) or '-'})",
+        f"{name or 'run'}: {counted(count_rows(run, 'sessions'), 'session')}, "
+        f"{counted(count_rows(run, 'turns'), 'turn')}, {counted(count_rows(run, 'links'), 'link')}; "
+        f"{counted(len(judges), 'judge')} ({', '.join(engines) or '-'})",
         "",
     ]
     status = info.get("status")
@@ -420,10 +412,13 @@ def format_summary(run: Run) -> str:
         if card is not None:
             mark = (
                 BASELINE_MARK
-                if _score_baseline(card.score, baselines, _first_link_judge(run))
+                if _score_baseline(card.score, baselines, first_link_judge(run))
                 else ""
             )
             lines += [*card_lines(card, mark), ""]
+        worst = worst_lines(run)
+        if worst:
+            lines += [*worst, ""]
         lines += _correlations(run, baselines)
         preferences = preference_table(run, baselines)
         if preferences:

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from genir_eval.figures import counted
 from genir_eval.judges.kinds import judge_kind
 from genir_eval.report.evidence import (
     GOLD_ANNOTATORS,
@@ -174,7 +175,10 @@ def session_index(ctx: ReportContext, chosen: Chosen) -> str:
         return "<p class='muted'>No session.</p>"
     limit = min(n, ctx.limits.index_rows)
     page = max(1, ctx.limits.index_page)
-    columns = _index_columns(ctx)
+    # a failed run's scores are not a result: the index lists its sessions without them
+    status = ctx.run.info.get("status")
+    failed = isinstance(status, Mapping) and status.get("ok", True) is False
+    columns = [] if failed else _index_columns(ctx)
     gold = ctx.has_gold and bool(np.isfinite(ctx.sessions.gold).any())
     sessions = session_rows(run, first=limit)
     thumbs: dict[str, list[int]] = defaultdict(list)
@@ -225,14 +229,14 @@ def session_index(ctx: ReportContext, chosen: Chosen) -> str:
             "</div></details>"
         )
     notes = [
-        f"<p>{n:,} sessions"
+        f"<p>{counted(n, 'session', grouped=True)}"
         + (
             f"; the first {limit:,} are listed here, all of them are in <code>sessions.csv</code>"
             if limit < n
             else ""
         )
         + (
-            f". The turns of {len(chosen.positions)} sessions are shown below (the lowest and "
+            f". The turns of {counted(len(chosen.positions), 'session')} are shown below (the lowest and "
             "highest scores and the largest disagreement between judges); every turn is in "
             "<code>turns.csv</code>.</p>"
             if not chosen.complete
@@ -379,6 +383,22 @@ def _judgment_cell(ctx: ReportContext, judgment: Judgment) -> str:
     return f"<div class='jd'>{who}: {verdict}{reason}{_raw(judgment)}</div>"
 
 
+def judgment_cells(ctx: ReportContext, judgments: Sequence[Judgment]) -> str:
+    """The judgments of one item: those with a label, then the missing ones folded into one
+    ``<details>`` that counts them (a failed run has one per judge on every item, each with
+    the same reason, which the table of causes at the top already gives)."""
+    present = "".join(_judgment_cell(ctx, j) for j in judgments if j.value is not None)
+    missing = [j for j in judgments if j.value is None]
+    if not missing:
+        return present
+    judges = ", ".join(dict.fromkeys(j.judge for j in missing))
+    return (
+        f"{present}<details class='missing'><summary><span class='bad'>{len(missing)} "
+        f"missing</span> <span class='muted'>({esc(judges)})</span></summary>"
+        f"{''.join(_judgment_cell(ctx, j) for j in missing)}</details>"
+    )
+
+
 def _sources(detail: TurnDetail) -> str:
     if not detail.links:
         return "<p class='muted'>No sources.</p>"
@@ -389,7 +409,7 @@ def _sources(detail: TurnDetail) -> str:
     rows = []
     for link in detail.links:
         judged = by_item.get(f"link:{link.link_id}", [])
-        cells = "".join(_judgment_cell(detail.ctx, j) for j in judged)
+        cells = judgment_cells(detail.ctx, judged)
         if not judged:
             # no evidence row (a run written before evidence.jsonl): the labels alone
             cells = "".join(
@@ -425,8 +445,12 @@ FOLD_STATEMENTS = 3
 
 
 def _judgment_table(ctx: ReportContext, judgments: Sequence[Judgment]) -> str:
+    by_item: dict[str, list[Judgment]] = defaultdict(list)
+    for judgment in judgments:
+        by_item[judgment.item].append(judgment)
     rows = "".join(
-        f"<tr><td>{esc(j.item)}</td><td>{_judgment_cell(ctx, j)}</td></tr>" for j in judgments
+        f"<tr><td>{esc(item)}</td><td>{judgment_cells(ctx, judged)}</td></tr>"
+        for item, judged in by_item.items()
     )
     return (
         "<div class='scroll'><table class='judgments'><tr><th>item</th>"
@@ -570,7 +594,7 @@ def session_details(ctx: ReportContext, chosen: Chosen) -> str:
             f"<section class='session' id='session-{i}'>"
             f"<h3>Session {esc(session.session_id)}</h3>"
             f"<p class='muted'>{esc(session.task_type or 'no task type')}; "
-            f"{session.n_turns} turns{gold}"
+            f"{counted(session.n_turns, 'turn')}{gold}"
             + (f"; shown for: {esc('; '.join(why))}" if why else "")
             + "</p>"
             + _scores_line(ctx, session.scores)

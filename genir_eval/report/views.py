@@ -37,6 +37,7 @@ from genir_eval.report.tables import (
 from genir_eval.rundir.folder import Run
 
 __all__ = [
+    "first_link_judge",
     "ReportLimits",
     "ReportContext",
     "Section",
@@ -286,3 +287,18 @@ def table(
 
 def mapping_or_empty(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
+
+
+def first_link_judge(run: Run) -> str | None:
+    """The judge whose link labels a run's link measures score (``sdcg_urge``): the
+    scenario's first ``aggregate.link_judges``, else its first judge that labels links."""
+    scenario = run.info.get("scenario") or {}
+    document = scenario.get("document") if isinstance(scenario, Mapping) else None
+    aggregate = (document or {}).get("aggregate") or {}
+    chosen = aggregate.get("link_judges") if isinstance(aggregate, Mapping) else None
+    if chosen:
+        return str(chosen[0])
+    for judge in run.info.get("judges") or []:
+        if isinstance(judge, Mapping) and judge_kind(str(judge.get("kind"))).feeds_link_measures:
+            return str(judge.get("id"))
+    return None

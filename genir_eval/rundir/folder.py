@@ -48,7 +48,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from genir_eval.errors import InputError, StorageError
+from genir_eval.errors import InputError, StorageError, did_you_mean
 from genir_eval.paths import real_path, why_missing
 from genir_eval.stale import remove_stale_parts
 
@@ -470,7 +470,8 @@ class Run:
         known = self.score_names(level)
         if name not in known:
             raise KeyError(
-                f"no score {name!r} at {level} level; known: {', '.join(known) or 'none'}"
+                f"no score {name!r} at {level} level{did_you_mean(name, known)}; "
+                f"known: {', '.join(known) or 'none'}"
             )
         if level == "session":
             return {

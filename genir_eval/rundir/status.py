@@ -15,10 +15,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from genir_eval.errors import RunFailed
+from genir_eval.failure_causes import cause_of
 
 __all__ = ["run_status", "failure_lines", "raise_if_failed", "TOP_REASONS"]
 
-#: How many distinct failure reasons the summary lists.
+#: How many causes of missing labels the summary lists.
 TOP_REASONS = 5
 _REASON_CHARS = 300
 
@@ -45,14 +46,7 @@ def run_status(
     ``endpoints`` maps a judge id to where its calls went (``openai/gpt-4o-mini at
     http://host/v1``)."""
     endpoints = endpoints or {}
-    reasons: list[str] = []
-    for judge, counts in label_counts.items():
-        total, missing = int(counts.get("labels", 0)), int(counts.get("missing", 0))
-        if total and missing / total > max_missing:
-            reasons.append(
-                f"judge {judge}: {missing} of {total} labels missing "
-                f"({missing / total:.1%} > {max_missing:.1%} allowed)"
-            )
+    reasons = _missing_reasons(label_counts, max_missing)
     for stats in engines:
         where = _engine_where(stats)
         if stats.get("stopped"):
@@ -63,25 +57,70 @@ def run_status(
                 f"{where}: {permanent} calls failed with a permanent error "
                 "(--allow-permanent to accept them)"
             )
-    counter: Counter[tuple[str, str]] = Counter()
-    for failure in failures:
-        judge = str(failure.get("judge", ""))
-        where = endpoints.get(judge, judge)
-        counter[(where, _short(str(failure.get("reason", "missing"))))] += int(
-            failure.get("count", 1)
-        )
-    top = [
-        {"count": count, "reason": reason, "endpoint": endpoint}
-        for (endpoint, reason), count in counter.most_common(TOP_REASONS)
-    ]
+    top, distinct = _by_cause(failures, endpoints)
     return {
         "ok": not reasons,
         "reasons": reasons,
         "top_failures": top,
-        "distinct_failure_reasons": len(counter),
+        "distinct_failure_reasons": distinct,
         "max_missing": max_missing,
         "allow_permanent": allow_permanent,
     }
+
+
+def _missing_reasons(label_counts: Mapping[str, Mapping[str, int]], limit: float) -> list[str]:
+    """The judges with more labels missing than allowed: one line for one judge, one line
+    naming them all for several (a dead endpoint fails every judge at once)."""
+    over = []
+    for judge, counts in label_counts.items():
+        total, missing = int(counts.get("labels", 0)), int(counts.get("missing", 0))
+        if total and missing / total > limit:
+            over.append((judge, missing, total))
+    if len(over) == 1:
+        judge, missing, total = over[0]
+        return [
+            f"judge {judge}: {missing} of {total} labels missing "
+            f"({missing / total:.1%} > {limit:.1%} allowed)"
+        ]
+    if not over:
+        return []
+    each = ", ".join(f"{judge} {missing} of {total}" for judge, missing, total in over)
+    return [f"{len(over)} judges have more than {limit:.1%} of their labels missing: {each}"]
+
+
+def _by_cause(
+    failures: Iterable[Mapping[str, Any]], endpoints: Mapping[str, str]
+) -> tuple[list[dict[str, Any]], int]:
+    """The missing labels grouped by endpoint and class of cause (one row per cause, with
+    the judges it hit and its most frequent reason), most frequent first, and the number of
+    groups."""
+    counts: Counter[tuple[str, str]] = Counter()
+    judges: dict[tuple[str, str], dict[str, None]] = {}
+    reasons: dict[tuple[str, str], Counter[str]] = {}
+    hints: dict[tuple[str, str], str] = {}
+    for failure in failures:
+        judge = str(failure.get("judge", ""))
+        where = endpoints.get(judge, judge)
+        reason = _short(str(failure.get("reason", "missing")))
+        cause = cause_of(reason)
+        key = (where, cause.label)
+        n = int(failure.get("count", 1))
+        counts[key] += n
+        judges.setdefault(key, {})[judge] = None
+        reasons.setdefault(key, Counter())[reason] += n
+        hints[key] = cause.hint_for(where)
+    top = [
+        {
+            "count": count,
+            "cause": cause,
+            "reason": reasons[(where, cause)].most_common(1)[0][0],
+            "judges": sorted(judges[(where, cause)]),
+            "endpoint": where,
+            "hint": hints[(where, cause)],
+        }
+        for (where, cause), count in counts.most_common(TOP_REASONS)
+    ]
+    return top, len(counts)
 
 
 def _engine_where(stats: Mapping[str, Any]) -> str:
@@ -101,13 +140,23 @@ def failure_lines(status: Mapping[str, Any]) -> list[str]:
         lines.extend(f"  {reason}" for reason in status.get("reasons", ()))
     top = status.get("top_failures") or []
     if top:
-        lines.append("most frequent reasons for missing labels:")
+        lines.append("missing labels by cause:")
         for row in top:
-            lines.append(f"  {row['count']} x [{row['endpoint']}] {row['reason']}")
+            judges = row.get("judges") or ()
+            hit = f" ({_plural(len(judges), 'judge')}: {', '.join(judges)})" if judges else ""
+            cause = f"{row['cause']}: " if row.get("cause") else ""
+            lines.append(f"  {row['count']} x {cause}[{row['endpoint']}]{hit}")
+            lines.append(f"      {row['reason']}")
+            if row.get("hint"):
+                lines.append(f"      hint: {row['hint']}")
         more = int(status.get("distinct_failure_reasons", 0)) - len(top)
         if more > 0:
-            lines.append(f"  ... and {more} other reasons (see failures in run.json)")
+            lines.append(f"  ... and {more} other causes (each missing label is in failures.jsonl)")
     return lines
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def raise_if_failed(status: Mapping[str, Any], where: str, *, shown: bool = False) -> None:

@@ -34,6 +34,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from genir_eval.errors import ConfigError, InputError, StorageError, did_you_mean
+from genir_eval.figures import counted
 from genir_eval.ingest.validate import has_surrogate
 from genir_eval.judges.base import make_judge
 from genir_eval.judges.pairwise.judge import NAME, Pair, PairVerdict, PairwiseJudge
@@ -652,7 +653,8 @@ async def arun_arena(
                 scenario, out, progress=progress, log=log, say=say, label="arena"
             )
             say(
-                f"judging {len(selection)} pairs of {len(names)} systems on {store.queries} queries"
+                f"judging {counted(len(selection), 'pair')} of {counted(len(names), 'system')} on "
+                f"{counted(store.queries, 'query/queries')}"
             )
             try:
                 with _temporary(out / "pairs.jsonl") as handle:
@@ -705,7 +707,10 @@ async def arun_arena(
 
     render_arena(out / "report.html", document)
     missing = document["pairs"]["missing"]
-    say(f"wrote {out} ({len(tally)} pairs, {missing} missing) in {document['duration_s']}s")
+    say(
+        f"wrote {out} ({counted(len(tally), 'pair')}, {missing} missing) "
+        f"in {document['duration_s']}s"
+    )
     return document
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from genir_eval.figures import counted
 from genir_eval.judges.base import Judge, Label, judge_sessions, make_judge
 from genir_eval.llm.build import open_cache, open_engine, open_prices, open_provider
 from genir_eval.llm.engine import Engine
@@ -305,11 +306,11 @@ async def judge_locally(
 ) -> Judged:
     """Every judge of ``scenario`` over ``sessions`` in this process, engines opened and
     closed around them (a Ray worker's shard); ``options`` are :class:`LocalJudging`'s."""
-    options.setdefault("label", f"judging {len(sessions)} sessions")
+    options.setdefault("label", f"judging {counted(len(sessions), 'session')}")
     judging = LocalJudging(scenario, out, **options)
     async with judging:
         judging.say(
-            f"judging {len(sessions)} sessions with {len(scenario.judges)} judges "
+            f"judging {counted(len(sessions), 'session')} with {counted(len(scenario.judges), 'judge')} "
             f"({', '.join(f'{g.provider}/{g.model}' for g in judging.groups)})"
         )
         labels = await judging.judge(sessions)

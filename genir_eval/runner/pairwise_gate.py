@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from genir_eval.figures import counted
 from genir_eval.judges.pairwise.ranking import Outcomes
 
 __all__ = ["gate_against", "gate_markdown", "gate_text"]
@@ -94,7 +95,11 @@ def _line(c: Mapping[str, Any]) -> tuple[str, str, str]:
         return c["name"], "no judged pair", "FAIL"
     lo, hi = c["ci"]
     verdict = "FAIL" if c["failed"] else "pass"
-    return c["name"], f"{c['win_rate']:.3f} [{lo:.3f}, {hi:.3f}] over {c['pairs']} pairs", verdict
+    return (
+        c["name"],
+        f"{c['win_rate']:.3f} [{lo:.3f}, {hi:.3f}] over {counted(c['pairs'], 'pair')}",
+        verdict,
+    )
 
 
 def gate_text(gate: Mapping[str, Any]) -> str:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from genir_eval.errors import ConfigError, InputError, StorageError
+from genir_eval.figures import counted
 from genir_eval.ingest import Format, iter_sessions
 from genir_eval.ingest.preferences import read_preferences
 from genir_eval.judges.base import Judge, Label, make_judge
@@ -332,9 +333,9 @@ async def arun_scenario(
     try:
         async with judging:
             say(
-                f"judging with {len(loaded.judges)} judges "
+                f"judging with {counted(len(loaded.judges), 'judge')} "
                 f"({', '.join(f'{g.provider}/{g.model}' for g in groups)}), "
-                f"{window} sessions at a time"
+                f"{counted(window, 'session')} at a time"
             )
             n_sessions = await _judge_windows(judging, first, windows, assembly, writer, infos, out)
         # every session went by: a preference naming none of them is refused, not left out
@@ -384,7 +385,8 @@ async def arun_scenario(
         writer.abort()
         raise _output_fault(error, out, journal_paths) from None
     say(
-        f"wrote {out} ({n_sessions} sessions, {assembly.failures_total} missing labels, "
+        f"wrote {out} ({counted(n_sessions, 'session')}, "
+        f"{counted(assembly.failures_total, 'missing label')}, "
         f"{info_doc['provider_calls']} provider calls, {info_doc['cache']['hits']} cache hits, "
         f"{info_doc['cache']['resumed']} resumed) in {time.monotonic() - started:.2f}s"
     )

@@ -80,7 +80,6 @@ kind raises :class:`~genir_eval.errors.ConfigError` naming the key and what was 
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -254,10 +253,8 @@ class _Table:
         allowed = list(allowed if allowed is not None else self.taken)
         for name in self.data:
             if name not in allowed:
-                hint = difflib.get_close_matches(name, allowed, n=1)
-                suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
                 raise ConfigError(
-                    f"{self.key(name)}: unknown key{suggestion}; expected one of: "
+                    f"{self.key(name)}: unknown key{did_you_mean(name, allowed)}; expected one of: "
                     f"{', '.join(sorted(allowed))}"
                 )
 
@@ -520,8 +517,8 @@ def _aggregate(t: _Table, judges: Sequence[JudgeSpec]) -> AggregateSpec:
     for judge_id in link_judges or ():
         if judge_id not in known:
             raise ConfigError(
-                f"{t.key('link_judges')}: {judge_id!r} is not a judge of this scenario; "
-                f"expected one of: {', '.join(known)}"
+                f"{t.key('link_judges')}: {judge_id!r} is not a judge of this scenario"
+                f"{did_you_mean(judge_id, known)}; expected one of: {', '.join(known)}"
             )
     combine = []
     raw_combine = t.get("combine") or []
@@ -695,6 +692,22 @@ def score_names(
     return names
 
 
+def _why_not_a_score(name: str, aggregate: AggregateSpec) -> str:
+    """Where the scenario leaves a known measure out: a measure name is a score only when
+    ``aggregate.measures`` lists it (a typo there makes the correct name unknown here)."""
+    from genir_eval.metrics import parse_measure
+
+    measure = name.split("@", 1)[0].removeprefix("gold:")
+    try:
+        parse_measure(measure)
+    except ConfigError:
+        return ""
+    if measure in aggregate.measures:
+        return ""
+    listed = ", ".join(aggregate.measures) or "none"
+    return f": aggregate.measures does not list {measure!r} (it lists {listed})"
+
+
 def _check_scores(
     judges: Sequence[JudgeSpec], aggregate: AggregateSpec, meta: MetaSpec, kinds: Mapping[str, str]
 ) -> None:
@@ -704,10 +717,10 @@ def _check_scores(
     def check(name: str, key: str, allowed: Sequence[str]) -> None:
         if name in allowed or any(name.startswith(f"{j.id}:") for j in judges):
             return
-        hint = difflib.get_close_matches(name, allowed, n=1)
-        suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+        # a measure the scenario leaves out is named as such, with no look-alike offered
+        why = _why_not_a_score(name, aggregate) or did_you_mean(name, allowed)
         raise ConfigError(
-            f"{key}: {name!r} is not a score of this scenario{suggestion}; expected one of: "
+            f"{key}: {name!r} is not a score of this scenario{why}; expected one of: "
             f"{', '.join(allowed)}"
         )
 

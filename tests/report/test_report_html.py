@@ -26,9 +26,9 @@ def test_logged_markup_is_escaped(run_dir: Path, hostile_text: str) -> None:
     assert soup.find("script") is None
     assert soup.find(id="injected") is None
     assert soup.find("img") is None
-    # ... and it is shown as text, in the turn details and in the failures table
+    # ... and it is shown as text, in the turn details and in the table of causes
     assert hostile_text in soup.get_text()
-    assert hostile_text in soup.find(id="failures").get_text()
+    assert hostile_text in soup.find(id="top-failures").get_text()
 
 
 def test_no_network_at_view_time(run_dir: Path) -> None:

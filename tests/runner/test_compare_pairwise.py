@@ -132,7 +132,7 @@ def test_keeps_the_pairs_and_resumes(runs: dict[str, Path], tmp_path: Path) -> N
     [
         (["--metric", "sdcg_urge"], "--metric gates on scores"),
         (["--max-drop", "0.1"], "--max-drop gates on scores"),
-        (["--common"], "arena --match query"),
+        (["--common"], "--match query --out DIR"),
         (["--min-win-rate", "1.5"], "--min-win-rate"),
     ],
 )
@@ -227,3 +227,27 @@ def test_resamples_and_seed_reach_the_pairwise_gate(
     assert other_seed["gate"]["candidates"][0]["ci"] != ci
     _, other_count = _gate_json(capsys, a, b, "--resamples", "40", "--seed", "7")
     assert other_count["gate"]["candidates"][0]["ci"] != ci
+
+
+def test_the_match_by_query_hint_is_a_command_the_arena_accepts(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`compare --pairwise --common` points at the arena's --match query with the logs the
+    runs read; that command parses as given (compare itself has no --match)."""
+    import re
+    import shlex
+
+    from genir_eval.cli import build_parser
+
+    assert _compare(runs["base"], runs["worse"], "--common") == 2
+    err = capsys.readouterr().err
+    suggested = re.search(r"`genir-eval (arena [^`]+)`", err)
+    assert suggested is not None, err
+    argv = shlex.split(suggested.group(1))
+    args = build_parser(argv).parse_args(argv)
+    assert args.match == "query"
+    logs = [
+        json.loads((runs[k] / "run.json").read_text())["input"]["path"] for k in ("base", "worse")
+    ]
+    assert [s.split("=", 1)[1] for s in argv[1:3]] == logs
+    assert all(Path(p).is_file() for p in logs)

@@ -154,6 +154,18 @@ def test_urge_offline_scenario(tmp_path: Path, urge_sample_path: Path) -> None:
     )
     assert len(run.sessions) == 12
     assert run.meta is not None and run.meta["correlations"]["session"]["gold:sdcg_urge"]["n"] == 12
+    # every session of the sample carries gold, so no judge has a PPI mean: the summary and
+    # the report say why once, under the judges, not once per judge
+    from genir_eval.report.summary import format_summary
+    from genir_eval.rundir.folder import load_run
+
+    reasons = {b["ppi"]["reason"] for b in run.meta["judges"].values() if b.get("ppi")}
+    assert len(reasons) == 1 and len(run.meta["judges"]) > 1
+    reason = reasons.pop()
+    summary = format_summary(load_run(tmp_path / "urge"))
+    assert summary.count(reason) == 1 and f"  PPI, every judge: {reason}" in summary
+    report = (tmp_path / "urge" / "report.html").read_text(encoding="utf-8")
+    assert report.count("PPI needs sessions without gold") == 1
 
 
 # --- an LLM scenario against the local fake server --------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import socket
 import time
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 from genir_eval.cli import main
 from genir_eval.ingest import load_sessions
-from genir_eval.rundir.status import run_status
+from genir_eval.rundir.status import failure_lines, run_status
 from genir_eval.runner import parse_scenario, run_scenario
 from genir_eval.testing.fake_llm_server import FakeLLMServer, Fault
 
@@ -172,8 +173,43 @@ def test_run_status_counts_and_orders_reasons() -> None:
     assert status["ok"] is False
     assert status["reasons"] == ["judge a: 2 of 10 labels missing (20.0% > 5.0% allowed)"]
     assert status["top_failures"] == [
-        {"count": 2, "reason": "transient: boom", "endpoint": "openai/m at http://h/v1"}
+        {
+            "count": 2,
+            "cause": "other",
+            "reason": "transient: boom",
+            "judges": ["a"],
+            "endpoint": "openai/m at http://h/v1",
+            "hint": "see the reason and failures.jsonl",
+        }
     ]
+
+
+def test_one_cause_is_one_row_with_the_judges_it_hit() -> None:
+    """Two judges over the limit on one refused endpoint: one line of judges, one cause."""
+    refused = "stopped: not sent: gave up; last: connection refused: Cannot connect (x, y)"
+    status = run_status(
+        {"a": {"labels": 4, "missing": 4}, "b": {"labels": 2, "missing": 2}},
+        [
+            {"judge": "a", "reason": refused, "count": 4},
+            {"judge": "b", "reason": refused, "count": 1},
+            {"judge": "b", "reason": "transient: connection refused: other text", "count": 1},
+        ],
+        [],
+        endpoints={"a": "openai/m at http://h/v1", "b": "openai/m at http://h/v1"},
+        max_missing=0.05,
+        allow_permanent=False,
+    )
+    assert status["reasons"] == [
+        "2 judges have more than 5.0% of their labels missing: a 4 of 4, b 2 of 2"
+    ]
+    assert [(r["count"], r["cause"], r["judges"], r["reason"]) for r in status["top_failures"]] == [
+        (6, "connection refused", ["a", "b"], refused)
+    ]
+    lines = failure_lines(status)
+    assert "  6 x connection refused: [openai/m at http://h/v1] (2 judges: a, b)" in lines
+    assert "      hint: is the server running at http://h/v1? Nothing accepted the connection" in (
+        lines
+    )
 
 
 def test_a_heartbeat_line_without_a_terminal(tmp_path: Path) -> None:
@@ -270,11 +306,47 @@ def test_every_failure_is_streamed_to_failures_jsonl_and_run_json_lists_the_firs
     assert sum(f["count"] for f in info["status"]["top_failures"]) == n
     assert f"Missing labels: {n} (link_usefulness.dna {n})" in format_summary(written)
     report = (tmp_path / "run" / "report.html").read_text()
-    # grouped by judge and reason, each group counted: the groups' counts add up to n
+    # grouped by cause, each group counted: the groups' counts add up to n
     groups, n_groups = html.failure_groups(written)
-    assert len(groups) == 1 and groups[0][0] == "link_usefulness.dna"
+    assert len(groups) == 1 and groups[0].judges == ["link_usefulness.dna"]
     if n_groups == 1:
-        assert groups[0][2] == n
+        assert groups[0].count == n
     else:
-        assert f"and {n_groups - 1} other reasons (see failures.jsonl)" in report
+        assert f"and {n_groups - 1} other causes (see failures.jsonl)" in report
     assert f"{n} judgments missing, for " in report
+
+
+def test_a_refused_endpoint_reads_as_refused_once_with_a_hint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two judges on a port nobody listens on: the terminal and the report name the refused
+    connection (not "Request timed out"), in one row with both judges and the hint, the
+    report's table of causes is shown once, and each item's missing judgments are folded."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    base_url = f"http://127.0.0.1:{port}/v1"
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdef")
+    scenario = _write(
+        tmp_path / "s.toml", base_url, engine="give_up_after = 1.0\n[[judges]]\nname = 'spans'"
+    )
+    out = tmp_path / "run"
+    assert main(["run", str(scenario), "--out", str(out)]) == 3
+    err = capsys.readouterr().err
+    assert "Request timed out" not in err
+    rows = [line for line in err.splitlines() if " x connection refused: " in line]
+    assert len(rows) == 1 and "(2 judges: link_usefulness.dna, spans)" in rows[0]
+    assert f"hint: is the server running at {base_url}? Nothing accepted the connection" in err
+    assert "2 judges have more than 5.0% of their labels missing" in err
+
+    report = (out / "report.html").read_text(encoding="utf-8")
+    assert report.count("<table id='top-failures'>") == 1 and "<table id='failures'>" not in report
+    banner = report.split("<table id='top-failures'>", 1)[1].split("</table>", 1)[0]
+    assert banner.count("<tr>") == 2  # the header and one cause
+    assert "connection refused" in banner and "link_usefulness.dna, spans" in banner
+    assert f"hint: is the server running at {base_url}?" in banner
+    # outside the folded evidence the reason appears only at the top (reasons and table)
+    folded = report.count("<details class='missing'>")
+    assert folded >= _judgments()
+    unfolded = re.sub(r"<details class='missing'>.*?</details>", "", report, flags=re.S)
+    assert unfolded.count("Cannot connect to host") <= 3

@@ -135,3 +135,29 @@ def test_without_gold_run_prints_the_score_table(tmp_path: Path) -> None:
     row = rows["sdcg_urge*"]
     assert re.search(rf"\b10\s+{sum(values) / 10:.3f} \[\d\.\d\d, \d\.\d\d\]", row), row
     assert row.rstrip().endswith("2 (no citations)")
+
+
+def test_one_session_is_counted_in_the_singular(tmp_path: Path) -> None:
+    """A run over one session of one judge says "1 session", "1 judge", never "1 sessions"."""
+    from genir_eval.ingest import load_sessions
+    from genir_eval.ingest.jsonl import write_jsonl
+
+    session = load_sessions(ROOT / "fixtures" / "demo_sessions.csv").sessions[0]
+    assert len(session.turns) == 2
+    logs = tmp_path / "one.jsonl"
+    assert write_jsonl([session], logs) == 1
+    scenario = tmp_path / "one.toml"
+    scenario.write_text(
+        f'name = "one"\n[input]\npath = {json.dumps(str(logs))}\nformat = "jsonl"\n'
+        '[engine]\ncache = false\n[[judges]]\nname = "link_usefulness.dna"\n',
+        encoding="utf-8",
+    )
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        assert main(["run", str(scenario), "--out", str(tmp_path / "run")]) == 0
+    text = out.getvalue() + err.getvalue()
+    assert "one: 1 session, 2 turns, " in text and "; 1 judge (" in text
+    assert "(1 session, 0 missing labels," in text and "judging with 1 judge " in text
+    assert not re.search(r"\b1 (sessions|judges|turns|pairs)\b", text), text
+    report = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
+    assert not re.search(r"\b1 (sessions|judges|turns|pairs)\b", report)

@@ -17,6 +17,8 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import re
+import socket
+import ssl
 import time
 from collections.abc import Mapping
 from datetime import datetime
@@ -24,7 +26,13 @@ from typing import Any
 
 from genir_eval.llm.providers.base import ProviderError, RateLimitInfo
 
-__all__ = ["classify_exception", "parse_limit_message", "parse_rate_limit", "parse_retry_after"]
+__all__ = [
+    "classify_exception",
+    "parse_limit_message",
+    "parse_rate_limit",
+    "parse_retry_after",
+    "transport_cause",
+]
 
 # OpenAI writes durations as Go does: "12ms", "1.5s", "6m0s", "1h2m3s".
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
@@ -204,19 +212,64 @@ def _cause_name(error: BaseException) -> str:
     return type(direct).__name__
 
 
+_SDK_STATUS_PREFIX = re.compile(r"^Error code: \d+ - ")
+#: How much of an HTTP error's body a failure reason quotes.
+BODY_EXCERPT_CHARS = 200
+# the OS error numbers of a refused connection (Linux, macOS, Windows)
+_REFUSED_ERRNOS = (111, 61, 10061)
+_TLS_NAMES = ("SSLError", "ClientSSLError", "ClientConnectorCertificateError", "CertificateError")
+
+
+def _chain(error: BaseException) -> list[BaseException]:
+    links, link, seen = [], error.__cause__ or error.__context__, set()
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        links.append(link)
+        link = link.__cause__ or link.__context__
+    return links
+
+
+def transport_cause(error: BaseException) -> tuple[str, str] | None:
+    """What went wrong on the way to the server, as the operating system or the HTTP library
+    reported it under the SDK's generic error (OpenAI's SDK calls a refused connection
+    ``APITimeoutError: Request timed out.``): ``("connection refused" | "DNS failure" |
+    "TLS error", detail)``, or ``None`` when the chain names none of them."""
+    links = _chain(error)
+    detail = next((str(link) for link in links if str(link)), str(error))
+    for link in [error, *links]:
+        names = {cls.__name__ for cls in type(link).__mro__}
+        if isinstance(link, ConnectionRefusedError) or (
+            isinstance(link, OSError) and link.errno in _REFUSED_ERRNOS
+        ):
+            return "connection refused", detail
+        if isinstance(link, socket.gaierror) or "ClientConnectorDNSError" in names:
+            return "DNS failure", detail
+        if isinstance(link, ssl.SSLError) or names & set(_TLS_NAMES):
+            return "TLS error", detail
+    return None
+
+
+def _excerpt(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= BODY_EXCERPT_CHARS else text[: BODY_EXCERPT_CHARS - 1] + "…"
+
+
 def classify_exception(error: BaseException) -> ProviderError:
     """Turn ``error`` into a classified :class:`ProviderError` (returned, not raised)."""
     if isinstance(error, ProviderError):
         return error
     name = type(error).__name__
     if isinstance(error, (asyncio.TimeoutError, TimeoutError)):
-        return ProviderError(f"timed out ({name})", error_class="transient", overload=True)
+        return ProviderError(f"timeout ({name})", error_class="transient", overload=True)
     status = getattr(error, "status_code", None)
     response = getattr(error, "response", None)
     headers = getattr(response, "headers", None)
     retry_after = parse_retry_after(headers)
     message = str(error) or name
     if isinstance(status, int) and name != "APIResponseValidationError":
+        # the status first, then what the provider said (its body, cut short)
+        # (OpenAI's SDK starts its message with "Error code: 401 - ": said once is enough)
+        message = f"HTTP {status}: {_excerpt(_SDK_STATUS_PREFIX.sub('', message))}"
         detail = " ".join(
             [_body_text(getattr(error, "body", None)), str(getattr(error, "code", "") or "")]
         ).lower()
@@ -249,8 +302,18 @@ def classify_exception(error: BaseException) -> ProviderError:
         # The SDKs wrap a connect timeout (an endpoint that never answers the handshake) in
         # their generic timeout error: name the cause, so it counts as unreachable.
         cause = _cause_name(error)
+        found = transport_cause(error)
+        if found is not None:
+            # the class the operating system reported first; the SDK's names stay in the
+            # text, since they say which layer failed (and endpoint health reads them)
+            what, detail = found
+            return ProviderError(
+                f"{what}: {_excerpt(detail)} ({name}, {cause})", error_class="transient"
+            )
         if cause in ("ConnectTimeout", "ConnectError") and cause != name:
-            return ProviderError(f"{name} ({cause}): {message}", error_class="transient")
+            return ProviderError(
+                f"connect timeout: {message} ({name}, {cause})", error_class="transient"
+            )
         if cause in _DROPPED:
             # a reply cut short is no sign of overload, even where the SDK calls it a timeout
             return ProviderError(
@@ -258,5 +321,8 @@ def classify_exception(error: BaseException) -> ProviderError:
                 error_class="transient",
             )
         timed_out = "Timeout" in name
-        return ProviderError(f"{name}: {message}", error_class="transient", overload=timed_out)
+        prefix = "timeout: " if timed_out else ""
+        return ProviderError(
+            f"{prefix}{name}: {message}", error_class="transient", overload=timed_out
+        )
     return ProviderError(f"{name}: {message}", error_class="permanent")
