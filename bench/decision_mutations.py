@@ -317,7 +317,7 @@ MUTATIONS: list[tuple[str, str, str, str, list[str]]] = [
     ),
     (
         "run folder: a file another writer left is loaded (no digest check)",
-        "genir_eval/rundir/folder.py",
+        "genir_eval/rundir/verify.py",
         "        if file_digest(path) != digest:",
         "        if False:",
         ["tests/report/test_run_folder.py::test_a_folder_mixing_two_writers_files_is_refused"],
