@@ -310,7 +310,7 @@ MUTATIONS: list[tuple[str, str, str, str, list[str]]] = [
     # -- issue 40: the tests that could not fail ----------------------------------------
     (
         "scenario: an unknown key accepted (every document parses)",
-        "genir_eval/runner/scenario.py",
+        "genir_eval/runner/scenario_table.py",
         "            if name not in allowed:",
         "            if False:",
         ["tests/runner/test_scenario_fuzz.py::test_every_malformed_scenario_is_one_located_error"],
