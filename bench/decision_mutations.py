@@ -310,14 +310,14 @@ MUTATIONS: list[tuple[str, str, str, str, list[str]]] = [
     # -- issue 40: the tests that could not fail ----------------------------------------
     (
         "scenario: an unknown key accepted (every document parses)",
-        "genir_eval/runner/scenario.py",
+        "genir_eval/runner/scenario_table.py",
         "            if name not in allowed:",
         "            if False:",
         ["tests/runner/test_scenario_fuzz.py::test_every_malformed_scenario_is_one_located_error"],
     ),
     (
         "run folder: a file another writer left is loaded (no digest check)",
-        "genir_eval/rundir/folder.py",
+        "genir_eval/rundir/verify.py",
         "        if file_digest(path) != digest:",
         "        if False:",
         ["tests/report/test_run_folder.py::test_a_folder_mixing_two_writers_files_is_refused"],

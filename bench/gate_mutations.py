@@ -57,14 +57,14 @@ MUTATIONS: list[tuple[str, str, str, str, list[str]]] = [
     ),
     (
         "load_run skips the digest check for the CSV tables",
-        "genir_eval/rundir/folder.py",
+        "genir_eval/rundir/verify.py",
         "        if file_digest(path) != digest:",
         '        if not name.endswith(".csv") and file_digest(path) != digest:',
         ["tests/runner/test_gate_verdict.py::test_a_changed_file_of_any_kind_is_refused"],
     ),
     (
         "load_run skips the digest check for report.html",
-        "genir_eval/rundir/folder.py",
+        "genir_eval/rundir/verify.py",
         "        if file_digest(path) != digest:",
         '        if name != "report.html" and file_digest(path) != digest:',
         ["tests/runner/test_gate_verdict.py::test_a_changed_file_of_any_kind_is_refused"],

@@ -40,6 +40,7 @@ from genir_eval.figures import number_text
 
 if TYPE_CHECKING:
     from genir_eval.judges.base import Label
+    from genir_eval.llm.providers.offline import OfflineHandler
     from genir_eval.records import Session
 
 __all__ = [
@@ -161,6 +162,12 @@ class JudgeKind:
     verdict_out_of: int | None = None
     #: Its own score in the glossary: (range, what the value is); ``None``: "its own label".
     own_score: tuple[str, str] | None = None
+    #: Its judges' factories (a class whose ``name`` is its registry name), registered
+    #: with the kind by :func:`register_kind`.
+    judges: tuple[Any, ...] = ()
+    #: Its offline twins: task (or task prefix) -> handler of the engine's offline provider
+    #: (:func:`genir_eval.llm.providers.offline.register_offline`), registered with the kind.
+    twins: Mapping[str, OfflineHandler] = {}
 
     def turn_value(self, value: Any, n_segments: int) -> float | None:
         """A label value that is not a number as the judge's turn score (``None``: none)."""
@@ -227,12 +234,21 @@ _KINDS: dict[str, JudgeKind] = {}
 
 
 def register_kind(kind: JudgeKind) -> JudgeKind:
-    """Make ``kind`` known under ``kind.name`` (the kind's module does this once)."""
+    """Make ``kind`` known under ``kind.name``, with its judges (:attr:`JudgeKind.judges`,
+    each under its ``name``) and its offline twins (:attr:`JudgeKind.twins`): a new kind's
+    folder is registered by this one call."""
+    from genir_eval.judges.base import register_judge
+    from genir_eval.llm.providers.offline import register_offline
+
     if not kind.name:
         raise ValueError("a judge kind needs a name")
     if kind.name in _KINDS and type(_KINDS[kind.name]) is not type(kind):
         raise ValueError(f"judge kind {kind.name!r} is already registered")
     _KINDS[kind.name] = kind
+    for factory in kind.judges:
+        register_judge(factory.name)(factory)
+    for task, handler in kind.twins.items():
+        register_offline(task, handler)
     return kind
 
 

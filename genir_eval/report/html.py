@@ -21,20 +21,23 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from functools import partial
-from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from genir_eval.failure_causes import cause_of
 from genir_eval.figures import counted
-from genir_eval.judges.kinds import Figure, Interval, JudgeCell, judge_kinds, kind_blocks
-from genir_eval.meta.stats import cohen_kappa, correlations
+from genir_eval.report.agreement import (  # noqa: F401 - moved, importable from here as before
+    CORRELATIONS,
+    LEVEL_TITLES,
+    METHOD_TITLES,
+    _all_scores,
+    _between_judges,
+    _feedback,
+    _judges_vs_gold,
+)
 from genir_eval.report.card import (
     GROUNDING_NOTE,
     GROUNDING_TITLE,
@@ -42,14 +45,21 @@ from genir_eval.report.card import (
     grounding_scores,
     headline_card,
 )
+from genir_eval.report.charts import (  # noqa: F401 - moved, importable from here as before
+    MAX_SCATTER_POINTS,
+    _sampled,
+    _scatter,
+)
 from genir_eval.report.citations import CITATIONS_CSS, citations_section
-from genir_eval.report.glossary import describe_score
 from genir_eval.report.judge_quality import SECTION_TITLE as QUALITY_TITLE
 from genir_eval.report.judge_quality import quality_section
-from genir_eval.report.plots import histogram_svg, scatter_svg, task_bars_svg
 from genir_eval.report.preferences import preferences_section
-from genir_eval.report.scores import BOOTSTRAP_MAX_N, SMALL_N, summarize
-from genir_eval.report.tables import LevelTable, optional
+from genir_eval.report.score_sections import (  # noqa: F401 - moved, importable from here as before
+    _glossary,
+    _scores,
+    _task_types,
+)
+from genir_eval.report.scores import SMALL_N
 from genir_eval.report.turns import TURN_VIEWS, TurnDetail, choose_sessions, session_details
 from genir_eval.report.turns import session_index as _session_index
 from genir_eval.report.views import (
@@ -63,8 +73,6 @@ from genir_eval.report.views import (
     fmt_ci,
     fold,
     headline_score,
-    mean_cell,
-    table,
 )
 from genir_eval.report.worst import worst_html
 from genir_eval.rundir.folder import FAILURES_FILE, REPORT_FILE, Run, load_run
@@ -85,11 +93,6 @@ __all__ = [
 #: The failure table and the banner group missing judgments by judge and reason; past this
 #: many groups the rest are counted in one line.
 MAX_FAILURE_GROUPS = 12
-#: A table longer than this many rows is folded (its first rows are not worth a screen).
-FOLD_ROWS = 8
-CORRELATIONS = ("spearman", "pearson", "kendall")
-METHOD_TITLES = {"pearson": "Pearson r", "spearman": "Spearman &rho;", "kendall": "Kendall &tau;-b"}
-LEVEL_TITLES = {"turn": "query level", "session": "session level"}
 
 CSS = """
 *{box-sizing:border-box}
@@ -253,226 +256,6 @@ def _headline(run: Run, score: str | None) -> str:
         *rows,
     ]
     return "".join(parts)
-
-
-def _coefficient_cell(entry: Mapping[str, Any], method: str) -> str:
-    """A coefficient with its interval under it; with fewer than 10 pairs the interval is
-    replaced by a flag (a bootstrap of a handful of pairs says nothing)."""
-    value = fmt(entry.get(method))
-    n = entry.get("n") or 0
-    if isinstance(n, int) and n < SMALL_N:
-        note = f"<span class='flag' title='fewer than {SMALL_N} pairs'>n&lt;{SMALL_N}</span>"
-    else:
-        note = (
-            f"<span class='muted small'>{fmt_ci((entry.get('ci95') or {}).get(method), 2)}</span>"
-        )
-    return f"<td class='num'>{value}<br>{note}</td>"
-
-
-def _all_scores(run: Run) -> str:
-    correlations = (run.meta or {}).get("correlations") or {}
-    parts = []
-    for level in ("turn", "session"):
-        scores = correlations.get(level) or {}
-        if not scores:
-            continue
-        rows = []
-        for name, entry in scores.items():
-            cells = "".join(_coefficient_cell(entry, m) for m in CORRELATIONS)
-            rows.append(
-                f"<tr><td>{esc(name).replace('@', '<wbr>@')}</td>"
-                f"<td class='num'>{esc(entry.get('n'))}</td>{cells}</tr>"
-            )
-        head = "".join(f"<th class='num'>{METHOD_TITLES[m]} [95% CI]</th>" for m in CORRELATIONS)
-        tab = (
-            f"<div class='scroll'><table class='correlations' id='correlations-{level}'>"
-            f"<tr><th>score</th><th class='num'>n</th>{head}</tr>{''.join(rows)}</table></div>"
-        )
-        parts.append(
-            f"<h3>All scores, {LEVEL_TITLES[level]}</h3>"
-            + (fold(f"{len(rows)} scores", tab) if len(rows) > FOLD_ROWS else tab)
-        )
-    if not parts:
-        return "<p class='muted'>No meta-evaluation.</p>"
-    return "".join(parts)
-
-
-def _pairs(rows: LevelTable, score: str) -> tuple[list[float], list[float]]:
-    """The (gold, score) pairs of the rows with both, in table order."""
-    values = rows.column(score)
-    both = ~np.isnan(rows.gold) & ~np.isnan(values)
-    return rows.gold[both].tolist(), values[both].tolist()
-
-
-#: At most this many points per scatter panel: past it a seeded random sample is drawn (and
-#: the panel says so), so the page stays a readable size at any number of sessions.
-MAX_SCATTER_POINTS = 2000
-
-
-def _sampled(
-    gold: list[float], predicted: list[float], limit: int = MAX_SCATTER_POINTS
-) -> tuple[list[float], list[float], str]:
-    """Up to ``limit`` of the pairs, drawn at random with a fixed seed, in table order."""
-    n = len(gold)
-    if n <= limit:
-        return gold, predicted, f"n = {n:,}"
-    keep = np.sort(np.random.default_rng(0).choice(n, size=limit, replace=False))
-    return (
-        [gold[i] for i in keep],
-        [predicted[i] for i in keep],
-        f"n = {n:,}; {limit:,} drawn at random shown",
-    )
-
-
-def _scatter(ctx: ReportContext, score: str | None) -> str:
-    if score is None:
-        return "<p class='muted'>No scores.</p>"
-    panels = []
-    for title, rows in (("query level", ctx.turns), ("session level", ctx.sessions)):
-        gold, predicted = _pairs(rows, score)
-        if gold:
-            gold, predicted, count = _sampled(gold, predicted)
-            panels.append((f"{title} ({count})", gold, predicted))
-    if not panels:
-        return "<p class='muted'>No user satisfaction to plot against.</p>"
-    return f"<div class='plot' id='scatter'>{scatter_svg(panels, y_label=score)}</div>"
-
-
-def _mean(values: Iterable[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return sum(present) / len(present) if present else None
-
-
-def _task_groups(rows: LevelTable, none: str) -> dict[str, np.ndarray]:
-    """The rows of each task type (``none`` naming the rows without one) as masks, in the
-    order the task types first appear."""
-    groups: dict[str, np.ndarray] = {}
-    for label in dict.fromkeys(task or none for task in rows.task_types):
-        groups[label] = rows.where_task(partial(_labelled, none=none, label=label))
-    return groups
-
-
-def _labelled(task: str | None, *, none: str, label: str) -> bool:
-    return (task or none) == label
-
-
-def _task_bars(ctx: ReportContext, score: str | None) -> str:
-    rows = ctx.sessions
-    if score is None or not rows.n:
-        return "<p class='muted'>No scores.</p>"
-    groups = _task_groups(rows, "(unknown)")
-    task_types = sorted(groups)
-    has_gold = bool(np.isfinite(rows.gold).any())
-    values = rows.column(score)
-    svg = task_bars_svg(
-        task_types,
-        [int(groups[t].sum()) for t in task_types],
-        [_mean(map(optional, values[groups[t]].tolist())) for t in task_types],
-        [_mean(map(optional, rows.gold[groups[t]].tolist())) for t in task_types]
-        if has_gold
-        else None,
-        score_label=score,
-    )
-    return f"<div class='plot' id='task-bars'>{svg}</div>"
-
-
-def _confusion_table(judge: str, classes: Sequence[float], matrix: Sequence[Sequence[int]]) -> str:
-    """One judge's confusion matrix: ``matrix[i][j]`` links with gold ``classes[i]`` and
-    judge label ``classes[j]``."""
-    total = sum(map(sum, matrix))
-    peak = max((n for row in matrix for n in row), default=0)
-    head = "".join(f"<th class='num'>{_fmt_label(c)}</th>" for c in classes)
-    body = []
-    for g, row in zip(classes, matrix, strict=True):
-        cells = []
-        for n in row:
-            alpha = 0.08 + 0.72 * n / peak if n else 0
-            style = f" style='background:rgba(53,102,168,{alpha:.2f})'" if n else ""
-            cells.append(f"<td class='num'{style}>{n}</td>")
-        body.append(f"<tr><th class='num'>{_fmt_label(g)}</th>{''.join(cells)}</tr>")
-    agree = sum(matrix[i][i] for i in range(len(classes)))
-    agreement = f"{agree / total:.3f}" if total else "–"
-    return (
-        f"<h3>{_e(judge)}</h3>"
-        f"<p class='muted'>{total} links with both labels; exact agreement {agreement}. "
-        "Rows: gold (expert) label; columns: judge label (rounded).</p>"
-        f"<div class='scroll'><table class='confusion' data-judge='{_e(judge)}'>"
-        f"<tr><th>gold \\ judge</th>{head}</tr>{''.join(body)}</table></div>"
-    )
-
-
-def _confusion(ctx: ReportContext) -> str:
-    """Each link judge's confusion matrix: ``meta.json``'s (``genir-eval meta``'s), else
-    counted from the links table when the run has no meta-evaluation."""
-    judges = (ctx.run.meta or {}).get("judges") or {}
-    from_meta = {
-        judge: block
-        for kind in judge_kinds()
-        if kind.feeds_link_measures
-        for judge, block in kind_blocks(judges, kind).items()
-    }
-    parts = []
-    for judge in ctx.links.judges:
-        matrix = (from_meta.get(judge) or {}).get("confusion_matrix")
-        if isinstance(matrix, Mapping):
-            parts.append(_confusion_table(judge, matrix["labels"], matrix["matrix"]))
-            continue
-        counts = ctx.links.confusion.get(judge)
-        if not counts:
-            continue
-        classes = sorted({p for pair in counts for p in pair})
-        table = [[counts.get((g, p), 0) for p in classes] for g in classes]
-        parts.append(_confusion_table(judge, classes, table))
-    if not parts:
-        return "<p class='muted'>No link has both a gold and a judge label.</p>"
-    return "".join(parts)
-
-
-def _table(table_id: str, head: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    """A table whose first column is text and the others numbers."""
-    num = " class='num'"
-    th = "".join(f"<th{'' if i == 0 else num}>{_e(h)}</th>" for i, h in enumerate(head))
-    body = "".join(
-        "<tr>"
-        + "".join(
-            f"<td>{_e(cell)}</td>" if i == 0 else f"<td class='num'>{_fmt(cell)}</td>"
-            for i, cell in enumerate(row)
-        )
-        + "</tr>"
-        for row in rows
-    )
-    return f"<div class='scroll'><table id='{table_id}'><tr>{th}</tr>{body}</table></div>"
-
-
-def _cell(cell: Any) -> Any:
-    """A cell of a judge kind's table (:class:`~genir_eval.judges.kinds.JudgeTable`) as
-    :func:`_table` takes it."""
-    if isinstance(cell, JudgeCell):
-        return cell.instead if cell.instead is not None else cell.judge + cell.after
-    if isinstance(cell, Interval):
-        return f"{fmt(cell.value)} {fmt_ci(cell.ci, 2)}".strip()
-    if isinstance(cell, Figure):
-        return cell.value
-    return cell
-
-
-def _agreement(run: Run) -> str:
-    """Every judge kind's agreement with gold, one table each, in the kinds' order."""
-    judges = (run.meta or {}).get("judges") or {}
-    parts = []
-    for kind in judge_kinds():
-        table = kind.report_table(kind_blocks(judges, kind))
-        if table is None:
-            continue
-        title = f"<h3>{_e(table.title)}</h3>" if table.title else ""
-        note = f"<p class='muted'>{_e(table.note)}</p>" if table.note else ""
-        rows = [[_cell(cell) for cell in row] for row in table.rows]
-        parts.append(title + note + _table(table.key or kind.name, table.head, rows))
-    return "".join(parts)
-
-
-def _fmt_label(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
 
 
 def run_status(run: Run) -> Mapping[str, Any]:
@@ -656,314 +439,11 @@ def _banner(ctx: ReportContext) -> str:
     )
 
 
-def _key_scores(ctx: ReportContext) -> set[str]:
-    """The scores shown unfolded: the headline, its variants from other judges' labels and
-    from gold, and each judge's own score."""
-    headline = ctx.headline
-    judges = {str(j.get("id")) for j in ctx.run.info.get("judges") or [] if isinstance(j, Mapping)}
-    names = set(ctx.score_names("session")) | set(ctx.score_names("turn"))
-    key = {n for n in names if n in judges}
-    if headline:
-        key |= {n for n in names if n in (headline, f"gold:{headline}")}
-        key |= {n for n in names if n.startswith(f"{headline}@")}
-    return key
-
-
-def _score_rows(
-    ctx: ReportContext, level: str, summaries: Sequence[Any] | None = None, suffix: str = ""
-) -> str:
-    summaries = ctx.summaries(level) if summaries is None else summaries
-    if not summaries:
-        return f"<p class='muted'>No {LEVEL_TITLES[level]} score.</p>"
-    rows = []
-    for s in summaries:
-        reasons = "; ".join(f"{n} {esc(r)}" for r, n in sorted(s.missing_reasons.items()))
-        missing = (
-            f"{s.missing}<br><span class='muted small'>{reasons}</span>"
-            if s.missing and reasons
-            else str(s.missing)
-        )
-        hist = (
-            histogram_svg(
-                s.histogram, s.minimum or 0.0, s.maximum or 0.0, label=f"distribution of {s.name}"
-            )
-            if s.histogram
-            else ""
-        )
-        rng = (
-            f"<div class='muted small'>{fmt(s.minimum, 2)} – {fmt(s.maximum, 2)}</div>"
-            if s.minimum is not None
-            else ""
-        )
-        rows.append(
-            f"<tr data-score='{esc(s.name)}'"
-            + (" class='headline-row'" if s.name == ctx.headline else "")
-            + f"><td>{ctx.marked(s.name)}</td>"
-            f"<td class='num'>{s.n}</td><td class='num'>{missing}</td>"
-            f"<td class='num'>{mean_cell(s)}</td><td class='num'>{fmt(s.median)}</td>"
-            f"<td>{hist}{rng}</td></tr>"
-        )
-    noun = "sessions" if level == "session" else "turns"
-    return (
-        (f"<h3>{LEVEL_TITLES[level].capitalize()} ({noun})</h3>" if not suffix else "")
-        + f"<div class='scroll'><table class='scores' id='scores-{level}{suffix}'>"
-        f"<tr><th>score</th><th class='num'>n</th><th class='num'>missing (why)</th>"
-        f"<th class='num'>mean [95% CI]</th><th class='num'>median</th>"
-        f"<th>distribution (min – max)</th></tr>{''.join(rows)}</table></div>"
-    )
-
-
-def _scores(ctx: ReportContext) -> str:
-    key = _key_scores(ctx)
-    session = ctx.summaries("session")
-    first = [s for s in session if s.name in key] or session[:FOLD_ROWS]
-    shown = {s.name for s in first}
-    rest = [s for s in session if s.name not in shown]
-    folded = (
-        fold(
-            f"{len(rest)} more session scores (other measures, judges' other labels)",
-            _score_rows(ctx, "session", rest, "-more"),
-        )
-        if rest
-        else ""
-    )
-    turn = ctx.summaries("turn")
-    return (
-        "<p class='muted'>Means with a 95% interval of the mean (percentile bootstrap over "
-        f"{ctx.limits.n_boot} resamples, seed {ctx.limits.seed}; normal approximation past "
-        f"{BOOTSTRAP_MAX_N:,} values). Fewer than {SMALL_N} values get no interval "
-        f"(<span class='flag'>n&lt;{SMALL_N}</span>). A session without a value is counted "
-        "as missing, with the reason, never as 0.</p>"
-        + _score_rows(ctx, "session", first)
-        + folded
-        + (
-            fold(
-                f"Query-level scores ({len(turn)} scores over the turns)",
-                _score_rows(ctx, "turn"),
-                element_id="turn-scores",
-            )
-            if turn
-            else _score_rows(ctx, "turn")
-        )
-    )
-
-
-def _task_types(ctx: ReportContext) -> str:
-    run = ctx.run
-    if not ctx.sessions.n:
-        return "<p class='muted'>No sessions.</p>"
-    groups = _task_groups(ctx.sessions, "(none)")
-    sizes = {task: int(mask.sum()) for task, mask in groups.items()}
-    names = ctx.score_names("session")
-    judges = {str(j.get("id")) for j in run.info.get("judges") or [] if isinstance(j, Mapping)}
-    columns = [ctx.headline] if ctx.headline in names else []
-    columns += [n for n in names if n in judges and n not in columns]
-    columns = [c for c in columns if c is not None][:6]
-    task_types = sorted(groups, key=lambda t: (-sizes[t], t))
-    rows = []
-    for task in task_types:
-        members = groups[task]
-        cells = "".join(
-            f"<td class='num'>{mean_cell(summarize(c, ctx.sessions.column(c)[members], n_boot=ctx.limits.n_boot, seed=ctx.limits.seed), 2)}</td>"
-            for c in columns
-        )
-        rows.append(f"<tr><td>{esc(task)}</td><td class='num'>{sizes[task]}</td>{cells}</tr>")
-    head = "".join(f"<th class='num'>{ctx.marked(c)}</th>" for c in columns)
-    tab = (
-        "<div class='scroll'><table id='task-type-scores'><tr><th>task type</th>"
-        f"<th class='num'>sessions</th>{head}</tr>{''.join(rows)}</table></div>"
-    )
-    return tab + _task_bars(ctx, ctx.headline)
-
-
-def _glossary(ctx: ReportContext) -> str:
-    """One row per score family: a measure and its ``@judge`` / ``gold:`` variants share a
-    row, since they differ only in whose labels they are computed from."""
-    run = ctx.run
-    families: dict[str, list[str]] = {}
-    for level in ("session", "turn"):
-        for name in ctx.score_names(level):
-            base = name
-            if not name.startswith("z("):
-                base = name.removeprefix("gold:").partition("@")[0]
-            variants = families.setdefault(base, [])
-            if name not in variants:
-                variants.append(name)
-    entries = []
-    for base, variants in families.items():
-        d = describe_score(base, run)
-        direction = {True: "higher is better", False: "lower is better", None: ""}[
-            d.higher_is_better
-        ]
-        facts = "; ".join(
-            part for part in (f"range {d.range}" if d.range else "", direction) if part
-        )
-        sources = []
-        for name in variants:
-            source = describe_score(name, run).source
-            sources.append(
-                f"<code>{ctx.marked(name)}</code> from {esc(source)}"
-                if source
-                else f"<code>{ctx.marked(name)}</code>"
-            )
-        entries.append(
-            f"<dt id='g-{esc(base)}'>{ctx.marked(base)}"
-            + (f" <span class='muted'>({esc(facts)})</span>" if facts else "")
-            + f"</dt><dd>{esc(d.averages)}<br><span class='muted small'>"
-            + " · ".join(sources)
-            + "</span></dd>"
-        )
-    glossary = f"<dl class='glossary' id='glossary-list'>{''.join(entries)}</dl>"
-    first = ctx.link_judges[0] if ctx.link_judges else None
-    rules = [
-        "<li><b>Plain measure names</b> (<code>sdcg_urge</code>) are computed from the link "
-        + (
-            f"labels of <b>{esc(first)}</b>, the scenario's first link judge"
-            if first
-            else "labels of the scenario's first link judge"
-        )
-        + ".</li>",
-        "<li><b><code>measure@judge</code></b>: the same measure from another judge's link "
-        "labels.</li>",
-        "<li><b><code>gold:measure</code></b>: the same measure from the expert (gold) link "
-        "labels in the input, where present.</li>",
-        "<li><b><code>judge</code></b> alone: that judge's own score (e.g. a satisfaction "
-        "rating); <code>judge:item</code> one of its other labels.</li>",
-        "<li><b><code>z(a+b)</code></b>: the mean of the z-scores of a and b over this run.</li>",
-        "<li><sup class='twin'>*</sup> marks scores from offline twins (baselines).</li>",
-    ]
-    return f"<ul>{''.join(rules)}</ul>{glossary}"
-
-
-def _between_judges(ctx: ReportContext) -> str:
-    """How the judges agree with each other: link labels (kappa, Spearman) and session
-    scores of different judges (Spearman), with no gold needed."""
-    run = ctx.run
-    parts = []
-    rows = []
-    twin_pairs = 0
-    for a, b in combinations(ctx.links.judges, 2):
-        if (a, b) not in ctx.links.pairs:
-            continue
-        twin_pairs += a in ctx.baselines and b in ctx.baselines
-        x, y = (list(labels) for labels in ctx.links.pairs[(a, b)])
-        exact = sum(1 for i, j in zip(x, y, strict=True) if i == j) / len(x)
-        corr = correlations(x, y, n_boot=0)
-        rows.append(
-            [
-                f"{ctx.marked(a)} vs {ctx.marked(b)}",
-                len(x),
-                exact,
-                cohen_kappa(x, y, weights="linear", labels=[0, 1, 2, 3]),
-                cohen_kappa([int(v >= 2) for v in x], [int(v >= 2) for v in y], labels=[0, 1]),
-                corr.get("spearman"),
-            ]
-        )
-    if rows:
-        parts.append(
-            "<h3>Link labels</h3><p class='muted'>Over links both judges labelled (0-3): exact "
-            "agreement, Cohen's kappa weighted linearly and on useful (2-3) vs not, Spearman's "
-            "&rho;.</p>"
-            + table(
-                "judge-agreement-links",
-                ["judges", "links", "exact", "kappa (weighted)", "kappa (binary)", "spearman"],
-                rows,
-                raw_columns=[0],
-            )
-        )
-        if twin_pairs:
-            parts.append(
-                "<p class='muted' id='twin-agreement-note'>Where both judges are offline twins "
-                "(<sup class='twin'>*</sup>), their labels come from the same log features "
-                "(without user feedback in the log the DNA and TRUE twins compute the same "
-                "label): high agreement there says the heuristics agree, not that two judges "
-                "independently do.</p>"
-            )
-    names = ctx.score_names("session")
-    own = [
-        str(j.get("id"))
-        for j in run.info.get("judges") or []
-        if isinstance(j, Mapping) and str(j.get("id")) in names
-    ]
-    measure = ctx.headline if ctx.headline in names else None
-    family = [measure] if measure else []
-    if measure:
-        family += [n for n in names if n.startswith(f"{measure}@") or n == f"gold:{measure}"]
-    candidates = list(dict.fromkeys([*family, *own]))
-    rows = []
-    for a, b in combinations(candidates, 2):
-        corr = correlations(ctx.sessions.column(a), ctx.sessions.column(b), n_boot=0)
-        rows.append(
-            [
-                f"{ctx.marked(a)} vs {ctx.marked(b)}",
-                corr.get("n"),
-                corr.get("spearman"),
-                corr.get("kendall"),
-            ]
-        )
-    if rows:
-        agreement = table(
-            "judge-agreement-sessions",
-            ["scores", "sessions", "spearman", "kendall"],
-            rows,
-            raw_columns=[0],
-        )
-        parts.append(
-            "<h3>Session scores</h3><p class='muted'>Rank agreement between scores from "
-            "different judges over the sessions where both have a value.</p>"
-            + (
-                fold(f"{len(rows)} pairs of scores", agreement)
-                if len(rows) > FOLD_ROWS
-                else agreement
-            )
-        )
-    if not parts:
-        return "<p class='muted'>Only one judge labels each kind of item: nothing to compare.</p>"
-    return "".join(parts)
-
-
 def _with_gold(render: Any) -> Any:
     def only_with_gold(ctx: ReportContext) -> str | None:
         return render(ctx) if (ctx.run.meta or {}).get("correlations") else None
 
     return only_with_gold
-
-
-def _feedback(ctx: ReportContext) -> str | None:
-    """Turn scores against the users' thumbs: AUC and point-biserial r (``meta.json``)."""
-    scores = ((ctx.run.meta or {}).get("feedback") or {}).get("turn") or {}
-    if not scores:
-        return None
-    rows = []
-    for name, entry in scores.items():
-        cells = "".join(
-            _coefficient_cell({**entry, "ci95": entry.get("ci95") or {}}, key)
-            for key in ("auc", "point_biserial")
-        )
-        rows.append(
-            f"<tr><td>{ctx.marked(name)}</td><td class='num'>{esc(entry.get('n'))}</td>"
-            f"<td class='num'>{esc(entry.get('n_up'))}</td>"
-            f"<td class='num'>{esc(entry.get('n_down'))}</td>{cells}</tr>"
-        )
-    return (
-        "<p class='muted'>The users' thumbs up (1) or down (0) on each answer against every "
-        "turn score: AUC, the chance that a thumbs-up turn scores higher than a thumbs-down "
-        "one (0.5 = chance), and the point-biserial r (Pearson's r with the 0/1 thumb), with "
-        "95% bootstrap intervals.</p>"
-        "<div class='scroll'><table id='feedback-agreement'><tr><th>score</th>"
-        "<th class='num'>turns</th><th class='num'>up</th><th class='num'>down</th>"
-        "<th class='num'>AUC [95% CI]</th><th class='num'>point-biserial r [95% CI]</th></tr>"
-        f"{''.join(rows)}</table></div>"
-    )
-
-
-def _judges_vs_gold(ctx: ReportContext) -> str | None:
-    if not ctx.has_gold_links and not ctx.run.meta:
-        return None
-    n = len(ctx.links.judges)
-    return _agreement(ctx.run) + fold(
-        f"Confusion matrices of the link judges ({n})", _confusion(ctx), element_id="confusions"
-    )
 
 
 def _chosen(ctx: ReportContext) -> Any:

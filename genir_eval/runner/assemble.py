@@ -44,10 +44,8 @@ import numpy as np
 from genir_eval.ingest.preferences import Preference, check_named
 from genir_eval.judges.base import Label
 from genir_eval.judges.kinds import judge_kind, judge_kinds
-from genir_eval.meta.evaluate import FEEDBACK_TARGET, GoldComparison
 from genir_eval.meta.preferences import agreement_table, label_scores
 from genir_eval.meta.score_columns import ScoreColumns
-from genir_eval.meta.stats import binary_agreement
 from genir_eval.metrics import (
     AssignedNugget,
     CitationMeasure,
@@ -69,6 +67,13 @@ from genir_eval.rundir.folder import (
     LinkRow,
     SessionRow,
     TurnRow,
+)
+from genir_eval.runner.against_gold import (
+    JudgeInfo,
+    JudgesAgainstGold,
+    _any_gold_block,
+    feedback_agreement,
+    judges_against_gold,
 )
 from genir_eval.runner.scenario import AggregateSpec, MetaSpec, measure_groups, nugget_measures
 
@@ -92,14 +97,6 @@ def _own_items() -> frozenset[str]:
     """Items whose numeric value is the judge's own score for the turn (or the session):
     ``turn``, ``session`` and each kind's own (:attr:`JudgeKind.own_items`)."""
     return frozenset({"turn", "session"}).union(*(k.own_items for k in judge_kinds()))
-
-
-@dataclass(frozen=True)
-class JudgeInfo:
-    """What assembly needs to know of a judge: its output id and its kind."""
-
-    id: str
-    kind: str
 
 
 @dataclass
@@ -606,43 +603,6 @@ def combine_columns(turns: ScoreColumns, sessions: ScoreColumns, spec: Aggregate
             columns.put(combo.name, np.asarray([_nan(v) for v in combined], dtype=float))
 
 
-class JudgesAgainstGold:
-    """Each judge's labels against the gold ones (see :func:`judges_against_gold`),
-    gathered window by window: only numbers are kept (sums, and float columns where a
-    correlation needs the pairs)."""
-
-    def __init__(
-        self, judges: Sequence[JudgeInfo], link_judges: Sequence[str], spec: MetaSpec
-    ) -> None:
-        self.judges = list(judges)
-        self.source = link_judges[0] if link_judges else None
-        self.comparisons = {
-            judge.id: GoldComparison(
-                judge.kind,
-                with_link_labels=self.source is not None,
-                link_source=self.source,
-                n_boot=spec.n_boot,
-                seed=spec.seed,
-            )
-            for judge in judges
-        }
-
-    def add(self, sessions: Sequence[Session], labels: Mapping[str, Sequence[Label]]) -> None:
-        link_labels = labels.get(self.source, ()) if self.source is not None else None
-        for judge in self.judges:
-            own = labels.get(judge.id, ())
-            self.comparisons[judge.id].add(sessions, own, link_labels)
-
-    def result(self) -> dict[str, dict[str, Any]]:
-        out: dict[str, dict[str, Any]] = {}
-        for judge in self.judges:
-            block: dict[str, Any] = {"kind": judge.kind}
-            block.update(self.comparisons[judge.id].result())
-            if len(block) > 1:
-                out[judge.id] = block
-        return out
-
-
 class Assembly:
     """A run's tables and meta-evaluation, built window by window of sessions.
 
@@ -808,16 +768,6 @@ class Assembly:
         return result
 
 
-def _any_gold_block(judges: Mapping[str, Any]) -> bool:
-    """Whether any judge met gold labels (a block with at least one compared item)."""
-    return any(
-        isinstance(block, Mapping) and (block.get("n") or 0) > 0
-        for blocks in judges.values()
-        if isinstance(blocks, Mapping)
-        for block in blocks.values()
-    )
-
-
 def meta_evaluation(
     tables: Tables,
     sessions: Sequence[Session],
@@ -837,45 +787,3 @@ def meta_evaluation(
     if assembly.gold is not None:
         assembly.gold.add(sessions, labels)
     return assembly.meta(headline)
-
-
-def feedback_agreement(turns: Sequence[TurnRow], spec: MetaSpec) -> dict[str, Any]:
-    """Every turn score against the users' thumbs (up = 1, down = 0): AUC and point-biserial
-    r with bootstrap intervals (:func:`genir_eval.meta.stats.binary_agreement`), since
-    Pearson's r on a binary target assumes what AUC does not."""
-    names: dict[str, None] = {}
-    for row in turns:
-        for name in row.scores:
-            names.setdefault(name, None)
-    thumbs = [row.thumbs for row in turns]
-    return {
-        "target": FEEDBACK_TARGET,
-        "turn": {
-            name: binary_agreement(
-                [row.scores.get(name) for row in turns], thumbs, n_boot=spec.n_boot, seed=spec.seed
-            )
-            for name in names
-        },
-    }
-
-
-def judges_against_gold(
-    sessions: Sequence[Session],
-    labels: Mapping[str, Sequence[Label]],
-    judges: Sequence[JudgeInfo],
-    link_judges: Sequence[str],
-    spec: MetaSpec,
-) -> dict[str, dict[str, Any]]:
-    """Each judge's labels against the gold ones, by judge id, exactly as ``genir-eval meta``
-    scores them (:class:`genir_eval.meta.evaluate.GoldComparison`, the code behind
-    ``score_labels``, plus :func:`~genir_eval.meta.item_eval.evaluate_item` /
-    ``evaluate_rubric`` for ITEM and RUBRIC judges), so both commands give the same figures
-    under the same names.
-
-    A satisfaction judge is combined with ``sdcg_urge`` from the labels of the scenario's
-    first link judge (``link_labels`` in its blocks names it), where ``genir-eval meta``
-    uses an offline twin.
-    """
-    gathered = JudgesAgainstGold(judges, link_judges, spec)
-    gathered.add(sessions, labels)
-    return gathered.result()

@@ -33,6 +33,10 @@ hold >= 256 requests in flight. Use it as a context manager::
 
 :class:`FakeLLMServerProcess` runs the same server in a child process (for benchmarks, so
 the server's CPU is not charged to the client); read its counters with ``stats()``.
+
+What a test scripts and what the server counts live in :mod:`.fake_llm_script`, what it puts
+on the wire besides the reply (rate-limit headers, logprobs, error bodies) in
+:mod:`.fake_llm_wire`; their names are importable from here.
 """
 
 from __future__ import annotations
@@ -44,10 +48,29 @@ import random
 import threading
 import time
 import urllib.request
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from genir_eval.testing.fake_llm_script import (  # noqa: F401 - importable from here as before
+    ALL_FAULTS,
+    FakeRequest,
+    Fault,
+    FaultKind,
+    FaultPlan,
+    ScriptedReply,
+    ServerStats,
+    _content_text,
+)
+from genir_eval.testing.fake_llm_wire import (  # noqa: F401 - importable from here as before
+    _REASONS,
+    _Bucket,
+    _duration,
+    _error_body,
+    _fake_logprobs,
+    _scripted_logprobs,
+    default_reply,
+)
 
 __all__ = [
     "FaultKind",
@@ -59,229 +82,6 @@ __all__ = [
     "FakeLLMServerProcess",
     "ServerStats",
 ]
-
-FaultKind = Literal[
-    "rate_limit",  # 429 with Retry-After
-    "quota",  # 429 insufficient_quota (permanent)
-    "server_error",  # 500
-    "unavailable",  # 503
-    "overloaded",  # 529 (Anthropic's overloaded_error)
-    "bad_request",  # 400
-    "context_length",  # 400 context_length_exceeded
-    "unauthorized",  # 401
-    "drop",  # close the connection without answering
-    "malformed",  # 200 with a body that is not the protocol's JSON
-    "hang",  # never answer (until the client gives up)
-]
-
-ALL_FAULTS: tuple[str, ...] = (
-    "rate_limit",
-    "quota",
-    "server_error",
-    "unavailable",
-    "overloaded",
-    "bad_request",
-    "context_length",
-    "unauthorized",
-    "drop",
-    "malformed",
-    "hang",
-)
-
-
-@dataclass(frozen=True)
-class Fault:
-    """One injected fault; ``retry_after`` (seconds) goes into the 429's headers; ``message``
-    replaces the error body's message (a provider's own wording, such as a 429 naming its
-    limit)."""
-
-    kind: str
-    retry_after: float | None = 0.05
-    retry_after_ms: bool = False
-    message: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.kind not in ALL_FAULTS:
-            raise ValueError(f"unknown fault kind {self.kind!r}; expected one of {ALL_FAULTS}")
-
-
-@dataclass(frozen=True)
-class ScriptedReply:
-    """A reply text with the token logprobs an OpenAI server would return for it: one
-    ``(token, logprob, ((alternative, logprob), ...))`` per token; the tokens must join to
-    ``text``. Without ``logprobs`` the server makes deterministic ones up."""
-
-    text: str
-    logprobs: tuple[tuple[str, float, tuple[tuple[str, float], ...]], ...] | None = None
-
-
-@dataclass(frozen=True)
-class FaultPlan:
-    """Random faults: each request draws one of ``kinds`` with probability ``rate``."""
-
-    rate: float = 0.0
-    kinds: tuple[str, ...] = ("rate_limit", "server_error", "drop")
-    retry_after: float | None = 0.05
-    seed: int = 0
-
-
-@dataclass(frozen=True)
-class FakeRequest:
-    """What the scripted ``reply`` callable sees of one request."""
-
-    protocol: Literal["openai", "anthropic"]
-    model: str
-    messages: tuple[dict[str, Any], ...]
-    system: str | None
-    body: Mapping[str, Any]
-    headers: Mapping[str, str]
-
-    @property
-    def last_user_text(self) -> str:
-        for message in reversed(self.messages):
-            if message.get("role") == "user":
-                return _content_text(message.get("content"))
-        return ""
-
-
-@dataclass
-class ServerStats:
-    """Counters the tests assert on."""
-
-    total: int = 0
-    in_flight: int = 0
-    max_in_flight: int = 0
-    answered_ok: int = 0
-    by_status: Counter[int] = field(default_factory=Counter)
-    by_fault: Counter[str] = field(default_factory=Counter)
-    by_prompt: Counter[str] = field(default_factory=Counter)
-    shape_errors: list[str] = field(default_factory=list)
-    arrivals: list[float] = field(default_factory=list)
-    #: arrival times of the requests the rate limit let through (all of them without one)
-    admitted: list[float] = field(default_factory=list)
-    rate_limited: int = 0
-    auth_values: set[str] = field(default_factory=set)
-
-    def max_in_window(self, window_s: float, *, admitted: bool = False) -> int:
-        """Largest number of requests that arrived within any window of ``window_s``
-        (``admitted``: only those the server's rate limit let through)."""
-        times = sorted(self.admitted if admitted else self.arrivals)
-        best = 0
-        start = 0
-        for end, t in enumerate(times):
-            while t - times[start] >= window_s:
-                start += 1
-            best = max(best, end - start + 1)
-        return best
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "total": self.total,
-            "in_flight": self.in_flight,
-            "max_in_flight": self.max_in_flight,
-            "answered_ok": self.answered_ok,
-            "by_status": {str(k): v for k, v in self.by_status.items()},
-            "by_fault": dict(self.by_fault),
-            "by_prompt": dict(self.by_prompt),
-            "shape_errors": list(self.shape_errors),
-            "arrivals": list(self.arrivals),
-            "admitted": list(self.admitted),
-            "rate_limited": self.rate_limited,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ServerStats:
-        return cls(
-            total=data["total"],
-            in_flight=data["in_flight"],
-            max_in_flight=data["max_in_flight"],
-            answered_ok=data["answered_ok"],
-            by_status=Counter({int(k): v for k, v in data["by_status"].items()}),
-            by_fault=Counter(data["by_fault"]),
-            by_prompt=Counter(data["by_prompt"]),
-            shape_errors=list(data["shape_errors"]),
-            arrivals=list(data["arrivals"]),
-            admitted=list(data.get("admitted", ())),
-            rate_limited=int(data.get("rate_limited", 0)),
-        )
-
-
-class _Bucket:
-    """A token bucket of requests: ``rpm / 60`` tokens a second, at most ``burst_s`` seconds
-    of them; starts full."""
-
-    def __init__(self, rpm: float, burst_s: float) -> None:
-        if rpm <= 0 or burst_s <= 0:
-            raise ValueError("rate_limit_rpm and rate_limit_burst_s must be > 0")
-        self.rpm = rpm
-        self.rate = rpm / 60.0
-        self.capacity = max(1.0, self.rate * burst_s)
-        self.tokens = self.capacity
-        self.updated = time.monotonic()
-
-    def _refill(self, now: float) -> None:
-        self.tokens = min(self.capacity, self.tokens + (now - self.updated) * self.rate)
-        self.updated = now
-
-    def take(self, now: float) -> float | None:
-        """Take a token: ``None`` when there was one, else the seconds until there is."""
-        self._refill(now)
-        if self.tokens >= 1.0:
-            self.tokens -= 1.0
-            return None
-        return (1.0 - self.tokens) / self.rate
-
-    def headers(self, protocol: str, now: float) -> dict[str, str]:
-        self._refill(now)
-        remaining = int(self.tokens)
-        to_full = (self.capacity - self.tokens) / self.rate
-        if protocol == "anthropic":
-            reset = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() + to_full))
-            return {
-                "anthropic-ratelimit-requests-limit": f"{self.rpm:g}",
-                "anthropic-ratelimit-requests-remaining": str(remaining),
-                "anthropic-ratelimit-requests-reset": reset + "Z",
-            }
-        return {
-            "x-ratelimit-limit-requests": f"{self.rpm:g}",
-            "x-ratelimit-remaining-requests": str(remaining),
-            "x-ratelimit-reset-requests": _duration(to_full),
-        }
-
-
-def _duration(seconds: float) -> str:
-    """A duration as OpenAI's rate-limit headers write it: ``12ms``, ``1.5s``, ``6m0s``."""
-    if seconds < 1.0:
-        return f"{round(seconds * 1000)}ms"
-    minutes, rest = divmod(seconds, 60.0)
-    if minutes:
-        return f"{int(minutes)}m{rest:g}s"
-    return f"{rest:.3g}s"
-
-
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
-    return ""
-
-
-def default_reply(request: FakeRequest) -> str:
-    return "ok"
-
-
-_REASONS = {
-    200: "OK",
-    400: "Bad Request",
-    401: "Unauthorized",
-    404: "Not Found",
-    405: "Method Not Allowed",
-    429: "Too Many Requests",
-    500: "Internal Server Error",
-    503: "Service Unavailable",
-    529: "Overloaded",
-}
 
 
 class _Address:
@@ -732,59 +532,6 @@ class FakeLLMServer(_Address):
                 },
             }
         ).encode()
-
-
-def _scripted_logprobs(
-    tokens: Iterable[tuple[str, float, tuple[tuple[str, float], ...]]], top_n: int
-) -> list[dict[str, Any]]:
-    """OpenAI's logprobs ``content`` for scripted tokens, keeping ``top_n`` alternatives."""
-    out = []
-    for token, logprob, alternatives in tokens:
-        top = [(token, logprob), *((a, lp) for a, lp in alternatives if a != token)]
-        top.sort(key=lambda pair: -pair[1])
-        out.append(
-            {
-                "token": token,
-                "logprob": logprob,
-                "bytes": list(token.encode()),
-                "top_logprobs": [
-                    {"token": a, "logprob": lp, "bytes": list(a.encode())} for a, lp in top[:top_n]
-                ],
-            }
-        )
-    return out
-
-
-def _fake_logprobs(text: str, top_n: int) -> list[dict[str, Any]]:
-    """Deterministic logprobs: the text split into 4-character tokens, token i has -0.1*i."""
-    tokens = [text[i : i + 4] for i in range(0, len(text), 4)] or [""]
-    out = []
-    for i, token in enumerate(tokens):
-        logprob = -0.1 * i
-        top = [{"token": token, "logprob": logprob, "bytes": list(token.encode())}]
-        for j in range(1, top_n):
-            alt = f"<alt{j}>"
-            top.append({"token": alt, "logprob": logprob - j, "bytes": list(alt.encode())})
-        out.append(
-            {
-                "token": token,
-                "logprob": logprob,
-                "bytes": list(token.encode()),
-                "top_logprobs": top[:top_n],
-            }
-        )
-    return out
-
-
-def _error_body(protocol: str, kind: str, message: str) -> bytes:
-    if protocol == "anthropic":
-        return json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
-    return json.dumps(
-        {"error": {"message": message, "type": kind, "code": kind, "param": None}}
-    ).encode()
-
-
-# -- in a child process ------------------------------------------------------------------------
 
 
 def _serve_child(conn: Any, kwargs: dict[str, Any]) -> None:

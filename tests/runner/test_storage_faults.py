@@ -321,10 +321,14 @@ def test_a_disk_that_fills_in_the_run_writer_keeps_the_judgments(
     place: str,
     code: int,
 ) -> None:
-    from genir_eval.rundir import folder as outputs
+    from genir_eval.rundir import files, writer
 
     owner, name = _WRITER_FAULTS[place]
-    target = outputs if owner is None else getattr(outputs, owner)
+    # a function is patched in every module of the run folder that calls it (the writer
+    # and the file helpers it calls); a class's method on the writer's class
+    targets = [m for m in (files, writer) if hasattr(m, name)]
+    if owner is not None:
+        targets = [getattr(writer, owner)]
 
     def full(*args: object, **kwargs: object) -> None:
         raise OSError(code, _ERRNOS[code], str(tmp_path / "run" / "some.part"))
@@ -332,7 +336,8 @@ def test_a_disk_that_fills_in_the_run_writer_keeps_the_judgments(
     journal = tmp_path / "journal.sqlite"
     argv = ["--cache-mode", "off", "--journal", str(journal)]
     with monkeypatch.context() as patched:
-        patched.setattr(target, name, full)
+        for target in targets:
+            patched.setattr(target, name, full)
         assert _run(tmp_path, *argv) == 2
     line = _one_error_line(capsys.readouterr().err)
     assert line.startswith("genir-eval: error: ") and _ERRNOS[code] in line

@@ -20,6 +20,7 @@ from genir_eval.judges.kinds import (
     JudgeKind,
     JudgeTable,
 )
+from genir_eval.stats.resample import session_bootstrap
 
 __all__ = ["Nuggets", "KIND", "NAME", "SCORES", "turn_scores"]
 
@@ -74,8 +75,6 @@ class _SystemScores:
                     self.values[system[label.key.session_id]][name].append((query, value))
 
     def result(self) -> dict[str, Any] | None:
-        from genir_eval.stats.resample import session_bootstrap
-
         def mean(values: list[Any], _gold: list[Any]) -> float | None:
             return sum(values) / len(values) if values else None
 
