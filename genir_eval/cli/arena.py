@@ -75,20 +75,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         help="a pairwise judge option (genir-eval judges lists them; value as JSON or text; "
         "default: none)",
     )
-    parser.add_argument(
-        "--nuggets",
-        action="store_true",
-        help="also score every system's answers with the nugget judge (each query's nuggets "
-        "pooled over all systems' cited sources; TREC 2024 RAG's scores with 95%% intervals), "
-        "shown beside the ranking (default: off)",
-    )
-    parser.add_argument(
-        "--nugget-option",
-        metavar="KEY=VALUE",
-        action="append",
-        default=[],
-        help="a nugget judge option with --nuggets, e.g. max_nuggets=20 (default: none)",
-    )
+    _add_nugget_arguments(parser)
     parser.add_argument(
         "--gold",
         metavar="FILE",
@@ -126,6 +113,24 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     add_engine_arguments(parser)
     parser.set_defaults(func=run)
+
+
+def _add_nugget_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--nuggets`` and ``--nugget-option``: each system's nugget scores beside the ranking."""
+    parser.add_argument(
+        "--nuggets",
+        action="store_true",
+        help="also score every system's answers with the nugget judge (each query's nuggets "
+        "pooled over all systems' cited sources; TREC 2024 RAG's scores with 95%% intervals), "
+        "shown beside the ranking (default: off)",
+    )
+    parser.add_argument(
+        "--nugget-option",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="a nugget judge option with --nuggets, e.g. max_nuggets=20 (default: none)",
+    )
 
 
 def judge_options(pairs: list[str]) -> dict[str, Any]:

@@ -384,13 +384,19 @@ async def arun_scenario(
     except OSError as error:
         writer.abort()
         raise _output_fault(error, out, journal_paths) from None
-    say(
-        f"wrote {out} ({counted(n_sessions, 'session')}, "
-        f"{counted(assembly.failures_total, 'missing label')}, "
+    say(_written_line(out, n_sessions, assembly.failures_total, info_doc, started))
+    return run
+
+
+def _written_line(
+    out: Path, n_sessions: int, missing: int, info_doc: Mapping[str, Any], started: float
+) -> str:
+    """The run's last progress line: where it wrote, what it judged and what it cost."""
+    return (
+        f"wrote {out} ({counted(n_sessions, 'session')}, {counted(missing, 'missing label')}, "
         f"{info_doc['provider_calls']} provider calls, {info_doc['cache']['hits']} cache hits, "
         f"{info_doc['cache']['resumed']} resumed) in {time.monotonic() - started:.2f}s"
     )
-    return run
 
 
 #: Files only a run writes: an unmarked folder holding one is a run's, made before folders

@@ -193,8 +193,8 @@ def test_an_empty_answer_supports_nothing_without_a_call(
     ("options", "message"),
     [
         ({"pool": "everything"}, "one of"),
-        ({"assign_batch": 0}, "whole number"),
-        ({"max_nuggets": 2.5}, "whole number"),
+        ({"assign_batch": 0}, "expected an integer"),
+        ({"max_nuggets": 2.5}, "expected an integer"),
         ({"asign_batch": 3}, "did you mean 'assign_batch'"),
     ],
 )
