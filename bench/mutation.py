@@ -38,6 +38,8 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "genir_eval/runner/testing.py",
         ],
         [
+            "tests/runner/test_hostile_gate.py",
+            "tests/runner/test_nuggets_run.py",
             "tests/runner/test_compare.py",
             "tests/runner/test_compare_statistics.py",
             "tests/runner/test_compare_damaged.py",
@@ -65,6 +67,9 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "genir_eval/judges/pairwise/ranking.py",
         ],
         [
+            "tests/hostile/test_linear_time.py",
+            "tests/hostile/test_reader_fuzz.py",
+            "tests/runner/test_nuggets_run.py",
             "tests/judges/pairwise/test_ranking.py",
             "tests/runner/test_arena.py",
             "tests/runner/test_arena_gate.py",
@@ -103,6 +108,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     "redaction": (
         ["genir_eval/llm/providers/base.py", "genir_eval/llm/providers/classify.py"],
         [
+            "tests/llm/test_classify_causes.py",
             "tests/llm/test_secrets.py",
             "tests/llm/test_providers.py",
             "tests/llm/test_http_path.py",

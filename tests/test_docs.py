@@ -173,6 +173,16 @@ def _bench_commands(text: str) -> list[list[str]]:
     return [argv for argv in found if argv and argv[0].startswith("bench/")]
 
 
+def _help(script: Path, *sub: str) -> str:
+    return subprocess.run(
+        [sys.executable, str(script), *sub, "--help"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    ).stdout
+
+
 def test_every_bench_command_shown_names_a_real_script_and_real_flags() -> None:
     """The benchmark commands of the README, the guide and the benchmarks page: the script
     exists and every flag is one its --help lists."""
@@ -190,13 +200,14 @@ def test_every_bench_command_shown_names_a_real_script_and_real_flags() -> None:
                 assert not flags, f"{name}: {argv[0]} takes no options, the page gives {flags}"
                 continue
             if argv[0] not in helps:
-                helps[argv[0]] = subprocess.run(
-                    [sys.executable, str(script), "--help"],
-                    capture_output=True,
-                    text=True,
-                    cwd=ROOT,
-                    check=True,
-                ).stdout
+                helps[argv[0]] = _help(script)
+            top = helps[argv[0]]
+            sub = argv[1] if len(argv) > 1 and re.search(rf"[{{,]{argv[1]}[,}}]", top) else None
+            if sub is not None:  # a subcommand's flags are in its own --help
+                key = f"{argv[0]} {sub}"
+                if key not in helps:
+                    helps[key] = _help(script, sub)
+                argv = [key, *argv[2:]]
             for flag in flags:
                 assert re.search(rf"{re.escape(flag)}\b", helps[argv[0]]), (
                     f"{name}: `python {shlex.join(argv)}`: {flag} is not an option of {argv[0]}"
