@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from genir_eval.cli import main
 from genir_eval.errors import InputError
+from genir_eval.figures import counted
 from genir_eval.ingest import iter_sessions, load_sessions, read_jsonl
 
 FORMATS = ("urge", "jsonl", "markdown")
@@ -148,7 +149,7 @@ def _check(fmt: str, data: bytes) -> None:
             assert code == 0, err
             read = load_sessions(path).sessions
             assert read_jsonl(out).sessions == read
-            assert err[-1].startswith(f"parsed {len(read)} sessions")
+            assert err[-1].startswith(f"parsed {counted(len(read), 'session')}")
         code, err = _parse(path, out, "--skip-invalid")
         if code == 2:
             assert len(err) == 1 and err[0].startswith(f"genir-eval: error: {path}"), err
