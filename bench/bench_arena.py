@@ -160,7 +160,7 @@ def crowdrag(args: argparse.Namespace, work: Path) -> int:
         "--gold",
         str(preferences),
         "--cache",
-        "none",
+        args.cache,
         "--quiet",
         "--format",
         "json",
@@ -204,7 +204,7 @@ def crowdrag(args: argparse.Namespace, work: Path) -> int:
             "--timeout",
             "600",
             "--deadline",
-            "3600",
+            "7200",
             "--max-missing",
             "1",
             "--option",
@@ -375,6 +375,12 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0, help="the --sample draw's seed")
     parser.add_argument(
         "--source-chars", type=int, default=300, help="source text shown per cited passage"
+    )
+    parser.add_argument(
+        "--cache",
+        default="none",
+        help="the engine's cache file, so that a long --base-url run resumes where it stopped "
+        "(default none)",
     )
     parser.add_argument(
         "--halves", action="store_true", help="also the figures on each half of the topics"
