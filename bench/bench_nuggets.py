@@ -121,7 +121,11 @@ def _run(answers: Path, preferences: Path, run_dir: Path, args: argparse.Namespa
         "version": 1,
         "name": "bench-nuggets",
         "input": {"path": str(answers), "format": "jsonl", "preferences": str(preferences)},
-        "engine": {"concurrency": args.concurrency, "cache_mode": "off", "journal": False},
+        "engine": {
+            "concurrency": args.concurrency,
+            **({"cache": args.cache} if args.cache else {"cache_mode": "off"}),
+            "journal": False,
+        },
         "judges": [
             {
                 "name": "nuggets",
@@ -343,6 +347,11 @@ def main() -> int:
     one.add_argument("--concurrency", type=int, default=8)
     one.add_argument("--max-nuggets", type=int, default=30)
     one.add_argument("--max-source-chars", type=int, default=2000)
+    one.add_argument(
+        "--cache",
+        help="the engine's cache file, so that a long --base-url run resumes where it stopped "
+        "(default: no cache)",
+    )
     two = sub.add_parser("calls")
     two.add_argument("--answers", type=int, default=1000)
     two.add_argument("--nuggets", type=int, default=20)

@@ -18,6 +18,7 @@ __all__ = [
     "RUBRIC",
     "PAIRWISE",
     "KIND_NAMES",
+    "NUGGETS_FILE",
 ]
 
 LINK_USEFULNESS = "link_usefulness"
@@ -30,3 +31,7 @@ PAIRWISE = "pairwise"
 
 #: The built-in kinds' names.
 KIND_NAMES = (LINK_USEFULNESS, SPANS, SATISFACTION, ITEM, RUBRIC, CITATION_SUPPORT, PAIRWISE)
+
+#: The file a run's nugget judge writes into the run folder (its nuggets, one a line), which
+#: ``run.json`` lists with its SHA-256 like the tables (:data:`genir_eval.rundir.rows.RUN_FILES`).
+NUGGETS_FILE = "nuggets.jsonl"

@@ -26,7 +26,6 @@ BASE = {
     "stale",
     "owned",
     "figures",
-    "failure_causes",
 }
 # folder -> the folders (besides itself and the base modules) it may import, as the map says
 MAY_IMPORT: dict[str, set[str]] = {
@@ -34,7 +33,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "ingest": set(),
     "llm": set(),
     "stats": set(),
-    "judges": {"ingest", "llm", "metrics", "stats"},
+    "judges": {"ingest", "llm"},
     "metrics": set(),
     "meta": {"ingest", "judges", "metrics", "stats"},
     "rundir": set(),

@@ -10,9 +10,11 @@ registered with :func:`register_kind` by the module that defines the kind
   is not a number becomes one (:meth:`JudgeKind.turn_value`), whether it labels links
   (``link:<id>`` items) and whether its link labels feed the link measures by default,
   whether it judges citation pairs (``cite:<statement>:<link>``);
-- how its labels are compared with gold (:mod:`genir_eval.meta.evaluate`):
-  :meth:`JudgeKind.gold_blocks`, the named blocks of ``meta.json``'s ``judges[<id>]``, and
-  whether a comparison combines it with another judge's link labels;
+- what its comparison with gold is made of (:class:`GoldContext`, :class:`GoldBlock`, the
+  named blocks of ``meta.json``'s ``judges[<id>]``) and whether a comparison combines it
+  with another judge's link labels; the comparisons themselves read the statistics and the
+  measures, so they are the meta-evaluation's (:mod:`genir_eval.meta.gold`, one registered
+  under each built-in kind's name);
 - how the report and the terminal show it: its own score in the glossary
   (:attr:`JudgeKind.own_score`), its table of figures against gold in the summary and in
   the HTML report (:meth:`JudgeKind.summary_table`, :meth:`JudgeKind.report_table`), its
@@ -175,7 +177,8 @@ class JudgeKind:
 
     def gold_blocks(self, context: GoldContext) -> list[GoldBlock]:
         """Its labels against gold, one named block each, in the order ``meta.json`` lists
-        them."""
+        them, for a kind defined outside the package that registers no comparison of its own
+        in :mod:`genir_eval.meta.gold` (the built-in kinds' are registered there)."""
         return []
 
     def summary_table(self, blocks: Mapping[str, Mapping[str, Any]]) -> JudgeTable | None:

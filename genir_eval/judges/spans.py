@@ -16,11 +16,10 @@ from typing import Any
 from genir_eval.figures import number_text
 from genir_eval.judges.base import Label, ask, register_judge
 from genir_eval.judges.common import BuiltinJudge, JudgeContext, graded_config
-from genir_eval.judges.kinds import GoldBlock, GoldContext, JudgeCell, JudgeKind, JudgeTable
+from genir_eval.judges.kinds import JudgeCell, JudgeKind, JudgeTable
 from genir_eval.judges.options import RESPONSE_FORMAT
 from genir_eval.judges.parsing import expect_index_list, extract_object
 from genir_eval.judges.prompting import fence, render_messages
-from genir_eval.judges.spans_gold import span_block
 from genir_eval.records import Session, Turn
 
 __all__ = ["SpansJudge", "SpansKind", "spans", "parse_spans", "segments_block", "spans_schema"]
@@ -132,9 +131,6 @@ class SpansKind(JudgeKind):
         if not isinstance(value, list):
             return None
         return len(set(value)) / n_segments if n_segments else None
-
-    def gold_blocks(self, context: GoldContext) -> list[GoldBlock]:
-        return [span_block(self.name)]
 
     def summary_table(self, blocks: Mapping[str, Mapping[str, Any]]) -> JudgeTable | None:
         rows: list[list[Any]] = []

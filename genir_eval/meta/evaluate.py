@@ -28,9 +28,10 @@ from typing import Any
 
 from genir_eval.errors import ConfigError
 from genir_eval.judges.base import Label
-from genir_eval.judges.citations.gold import citation_support_block, citation_support_scores
 from genir_eval.judges.kinds import GoldContext, judge_kind
-from genir_eval.judges.links.gold import (
+from genir_eval.meta.gold import gold_blocks
+from genir_eval.meta.gold.citations import citation_support_block, citation_support_scores
+from genir_eval.meta.gold.links import (
     LinkPairs,
     expected_value,
     link_label_map,
@@ -39,7 +40,7 @@ from genir_eval.judges.links.gold import (
     link_usefulness_scores,
     sdcg_from_labels,
 )
-from genir_eval.judges.session_gold import (
+from genir_eval.meta.gold.session import (
     FEEDBACK_TARGET,
     HARDEST_FRACTION,
     JUDGE_SATISFACTION_SCALE,
@@ -54,7 +55,7 @@ from genir_eval.judges.session_gold import (
     session_means_block,
     thumbs_block,
 )
-from genir_eval.judges.spans_gold import span_block, spans_scores
+from genir_eval.meta.gold.spans import span_block, spans_scores
 from genir_eval.records import Session
 
 __all__ = [
@@ -124,7 +125,7 @@ def _one_block(
 ) -> dict[str, Any] | None:
     """The block ``name`` of a ``kind`` judge's comparison with gold (``None`` when the kind
     has no such block or it has nothing to say)."""
-    for block in judge_kind(kind).gold_blocks(context):
+    for block in gold_blocks(judge_kind(kind), context):
         if block.name == name:
             block.add(sessions, labels, None)
             found = block.result()
@@ -146,7 +147,7 @@ def degenerate_scores(
 class GoldComparison:
     """One judge's labels against the gold ones, gathered window by window of sessions.
 
-    The blocks are the judge kind's (:meth:`genir_eval.judges.kinds.JudgeKind.gold_blocks`,
+    The blocks are the judge kind's comparison's (:func:`genir_eval.meta.gold.gold_blocks`,
     built from the pieces below). ``add(sessions, labels, link_labels)`` keeps only numbers
     (label/gold pairs, per-query and per-session columns, span set sizes), so a run of any
     size keeps memory linear in its queries at 8 bytes a number (a citation support judge's
@@ -179,7 +180,7 @@ class GoldComparison:
             instructions=tuple(instructions),
             ppi_labelled=ppi_labelled,
         )
-        self.blocks = judge_kind(kind).gold_blocks(context)
+        self.blocks = gold_blocks(judge_kind(kind), context)
 
     def add(
         self,

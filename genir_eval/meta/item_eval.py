@@ -19,11 +19,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from genir_eval.judges.base import Label
-from genir_eval.judges.item.gold import ItemFigures
 from genir_eval.judges.item.judge import JUDGES as ITEM_JUDGES
-from genir_eval.judges.link_sets_gold import gold_links, ndcg_at
-from genir_eval.judges.rubric.gold import RubricFigures
 from genir_eval.judges.rubric.grading import JUDGES as RUBRIC_JUDGES
+from genir_eval.meta.gold.item import ItemFigures
+from genir_eval.meta.gold.link_sets import gold_links, ndcg_at
+from genir_eval.meta.gold.rubric import RubricFigures
 from genir_eval.records import Session
 
 __all__ = [

@@ -27,7 +27,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from genir_eval.failure_causes import cause_of
 from genir_eval.figures import counted
 from genir_eval.report.agreement import (  # noqa: F401 - moved, importable from here as before
     CORRELATIONS,
@@ -75,6 +74,7 @@ from genir_eval.report.views import (
     headline_score,
 )
 from genir_eval.report.worst import worst_html
+from genir_eval.rundir.causes import cause_of
 from genir_eval.rundir.folder import FAILURES_FILE, REPORT_FILE, Run, load_run
 
 __all__ = [
@@ -284,7 +284,7 @@ def _endpoints(run: Run) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class FailureGroup:
-    """The missing judgments of one class of cause (:func:`~genir_eval.failure_causes.cause_of`),
+    """The missing judgments of one class of cause (:func:`~genir_eval.rundir.causes.cause_of`),
     whichever judges it hit: their count, the judges and endpoints, the most frequent reason,
     what to check and the first sessions."""
 

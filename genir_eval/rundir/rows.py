@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from genir_eval.kind_names import NUGGETS_FILE
+
 if TYPE_CHECKING:
     pass
 
@@ -27,6 +29,7 @@ __all__ = [
     "FAILURES_FILE",
     "MAX_LISTED_FAILURES",
     "RUN_FILES",
+    "JUDGE_FILES",
     "LinkRow",
     "TurnRow",
     "SessionRow",
@@ -57,11 +60,15 @@ FAILURES_FILE = "failures.jsonl"
 MAX_LISTED_FAILURES = 100
 #: Every file a run writes besides ``run.json``: when one is in the folder, ``run.json`` lists it
 #: with its SHA-256 (a table edited and dropped from the list is refused, not read).
+#: Files a run's judges write into the folder themselves (the nugget judge's nuggets): listed
+#: when this run's judges wrote them, removed when it has no such judge.
+JUDGE_FILES = frozenset([NUGGETS_FILE])
 RUN_FILES = frozenset(
     [
         *(LINKS_FILE, TURNS_FILE, SESSIONS_FILE, CITATIONS_FILE),
         *("links.csv", "turns.csv", "sessions.csv", "citations.csv"),
         *(META_FILE, REPORT_FILE, EVIDENCE_FILE, FAILURES_FILE),
+        *JUDGE_FILES,
     ]
 )
 

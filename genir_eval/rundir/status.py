@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from genir_eval.errors import RunFailed
-from genir_eval.failure_causes import cause_of
+from genir_eval.rundir.causes import cause_of
 
 __all__ = ["run_status", "failure_lines", "raise_if_failed", "TOP_REASONS"]
 

@@ -8,7 +8,7 @@ import csv as csv_module
 import json
 import os
 import secrets
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,12 +18,14 @@ from genir_eval.rundir.files import (
     _replace,
     _temporary,
     csv_cell,
+    file_digest,
     write_json,
     write_text_atomic,
 )
 from genir_eval.rundir.rows import (
     EVIDENCE_FILE,
     FAILURES_FILE,
+    JUDGE_FILES,
     META_FILE,
     OUTPUT_VERSION,
     REPORT_FILE,
@@ -211,12 +213,15 @@ class RunWriter:
         amend: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
         extra_scores: Mapping[str, Sequence[str]] | None = None,
         report: Callable[[Run], str] | None = None,
+        judge_files: Collection[str] = (),
     ) -> Run:
         """Write the tables, ``meta.json`` (or remove a stale one), ``report.html`` (when
         ``report`` renders it) and ``run.json``; returns the run.
 
         ``extra_scores`` names, per table, the scores ``amend`` adds to every row (their CSV
-        columns follow the first row's own scores)."""
+        columns follow the first row's own scores). ``judge_files`` names the files this
+        run's judges wrote into the folder themselves (:data:`JUDGE_FILES`): they are listed
+        with their digests, and any other of those files, an earlier run's, is removed."""
         out = self.directory
         written: list[str] = []
         digests: dict[str, str] = {}
@@ -240,6 +245,13 @@ class RunWriter:
                 _replace(part.path, out / name, digests)
                 written.append(name)
             else:  # not kept by this run: a stale one from an earlier run must not linger
+                with contextlib.suppress(FileNotFoundError):
+                    (out / name).unlink()
+        for name in sorted(JUDGE_FILES):
+            if name in judge_files and (out / name).is_file():
+                digests[name] = file_digest(out / name)
+                written.append(name)
+            else:  # an earlier run's: this run's judges did not write it
                 with contextlib.suppress(FileNotFoundError):
                     (out / name).unlink()
         meta_path = out / META_FILE

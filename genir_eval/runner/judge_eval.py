@@ -16,6 +16,7 @@ from genir_eval.judges.offline.twins import BASELINE_NOTE
 from genir_eval.llm.build import offline_engine
 from genir_eval.llm.engine import Engine
 from genir_eval.meta.evaluate import META_VERSION, judge_instructions, score_labels
+from genir_eval.meta.gold import gold_blocks
 from genir_eval.meta.item_eval import ITEM_JUDGES, evaluate_item
 from genir_eval.records import Session
 
@@ -147,7 +148,7 @@ async def compare_item(
     for name in judges:
         judge = make_judge(name, **dict(options or {}))
         labels = await judge_sessions(judge, sessions, engine)
-        own = [b for b in judge_kind(judge.kind).gold_blocks(context) if b.name == judge.kind]
+        own = [b for b in gold_blocks(judge_kind(judge.kind), context) if b.name == judge.kind]
         if not own:
             reports[name] = evaluate_item(sessions, labels, gold_min=gold_min, k=k)
             continue

@@ -318,7 +318,7 @@ async def arun_scenario(
     out = _output_folder(loaded, out_dir)
 
     judges = {spec.id: make_judge(spec.name, **spec.options) for spec in loaded.judges}
-    _bind(judges, loaded, out, sessions)
+    judge_files = _bind(judges, loaded, out, sessions)
     infos = [_judge_info(judges[spec.id], spec) for spec in loaded.judges]
     groups = groups_of(loaded)
     engine_spec = loaded.engine
@@ -380,6 +380,7 @@ async def arun_scenario(
             amend=_amend(combined),
             extra_scores=_names(combined),
             report=render_report if loaded.output.report else None,
+            judge_files=judge_files,
         )
     except OSError as error:
         writer.abort()
@@ -436,11 +437,12 @@ def _input_digests(loaded: Scenario, *, reads_input: bool) -> dict[str, str | No
 
 def _bind(
     judges: Mapping[str, Judge], loaded: Scenario, out: Path, sessions: Iterable[Session] | None
-) -> None:
+) -> tuple[str, ...]:
     """Give the judges that read the run's input before judging it (``bind_run``: the
     nugget judge pools each query's sources and checks its nugget file) a way to read the
     run's sessions again and the output folder, before any call. Sessions given as a
-    one-pass iterator cannot be read twice: those judges then get none."""
+    one-pass iterator cannot be read twice: those judges then get none. Returns the files
+    the judges write into the folder (``run.json`` lists them with their digests)."""
     read: Callable[[], Iterable[Session]] | None
     if sessions is None:
         read = lambda: _session_stream(loaded, None)[0]  # noqa: E731
@@ -449,10 +451,12 @@ def _bind(
         read = lambda: iter(given)  # noqa: E731
     else:
         read = None
+    written: list[str] = []
     for judge in judges.values():
         bind = getattr(judge, "bind_run", None)
         if bind is not None:
-            bind(read, out)
+            written.extend(bind(read, out) or ())
+    return tuple(written)
 
 
 def _loaded(scenario: Scenario | str | os.PathLike[str], overrides: Overrides | None) -> Scenario:

@@ -10,11 +10,11 @@ import threading
 
 import pytest
 
-from genir_eval.failure_causes import cause_of
 from genir_eval.llm.health import is_connection_error
 from genir_eval.llm.providers.base import GenerateConfig, Message, ProviderError
 from genir_eval.llm.providers.classify import BODY_EXCERPT_CHARS, classify_exception
 from genir_eval.llm.providers.openai_provider import OpenAIProvider
+from genir_eval.rundir.causes import cause_of
 from genir_eval.testing.fake_llm_server import FakeLLMServer, Fault
 
 

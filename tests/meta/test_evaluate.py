@@ -13,16 +13,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "judges"))
 from judge_helpers import tiny_session  # noqa: E402
 
 from genir_eval.cli import main  # noqa: E402
-from genir_eval.judges import (
-    Label,  # noqa: E402
-    session_gold,
-)
+from genir_eval.judges import Label  # noqa: E402
 from genir_eval.llm.providers.base import JudgmentKey  # noqa: E402
 from genir_eval.meta.evaluate import (  # noqa: E402
     link_usefulness_scores,
     ordering_scores,
     spans_scores,
 )
+from genir_eval.meta.gold import session as session_gold  # noqa: E402
 
 
 def _label(turn: int | None, item: str, value: Any, judge: str = "j") -> Label:

@@ -261,3 +261,38 @@ def test_a_second_run_into_the_folder_asks_nothing_again(tmp_path: Path) -> None
     assert again.info["provider_calls"] == 0  # creation and assignment read from the journal
     assert again.scores("nugget_recall") == first.scores("nugget_recall")
     assert _rows(out / "nuggets.jsonl")  # written again, from the journal's nuggets
+
+
+def test_run_json_lists_the_nugget_file_and_a_later_run_removes_it(tmp_path: Path) -> None:
+    """The nugget file is a file of the run like its tables: listed in ``run.json`` with its
+    SHA-256, so an edit in place is refused when the run is read back; a later run into the
+    same folder without a nugget judge removes it rather than leaving it unlisted."""
+    import hashlib
+
+    from genir_eval.errors import InputError
+
+    out = tmp_path / "run"
+    run_scenario(SCENARIO, out_dir=out, overrides=OFFLINE)
+    listed = json.loads((out / "run.json").read_text(encoding="utf-8"))["files"]
+    nuggets = out / "nuggets.jsonl"
+    assert listed["nuggets.jsonl"] == hashlib.sha256(nuggets.read_bytes()).hexdigest()
+    load_run(out)  # as written: read back
+    nuggets.write_text(nuggets.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match="nuggets.jsonl"):
+        load_run(out)
+    # a later run into the folder whose judges write no nugget file removes the earlier one
+    again = parse_scenario(
+        {
+            "version": 1,
+            "name": "no-nuggets",
+            "input": {"path": str(ROOT / "fixtures" / "citation_sessions.jsonl")},
+            "engine": {"cache_mode": "off", "journal": False},
+            "judges": [{"name": "citation_support"}],
+            "output": {"dir": str(out), "report": False},
+        },
+        base_dir=tmp_path,
+    )
+    run_scenario(again, out_dir=out, overrides=OFFLINE)
+    assert not nuggets.exists()
+    assert "nuggets.jsonl" not in json.loads((out / "run.json").read_text())["files"]
+    load_run(out)

@@ -9,10 +9,7 @@ from functools import partial
 from typing import Any
 
 from genir_eval.figures import number_text
-from genir_eval.judges.citations.gold import citation_support_block
 from genir_eval.judges.kinds import (
-    GoldBlock,
-    GoldContext,
     JudgeCell,
     JudgeKind,
     JudgeTable,
@@ -27,9 +24,6 @@ class CitationSupport(JudgeKind):
     name = CITATION_SUPPORT
     judges_citations = True
     verdict_words = {value: level for level, value in SUPPORT_VALUE.items()}
-
-    def gold_blocks(self, context: GoldContext) -> list[GoldBlock]:
-        return [citation_support_block(self.name)]
 
     def summary_table(self, blocks: Mapping[str, Mapping[str, Any]]) -> JudgeTable | None:
         if not blocks:

@@ -7,9 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from genir_eval.judges.item.gold import ItemFigures
-from genir_eval.judges.kinds import Figure, GoldBlock, GoldContext, JudgeKind, JudgeTable
-from genir_eval.judges.link_sets import figure, figures_block, figures_table, ndcg, set_columns
+from genir_eval.judges.kinds import Figure, JudgeKind, JudgeTable
+from genir_eval.judges.link_sets import figure, figures_table, ndcg, set_columns
 from genir_eval.kind_names import ITEM
 
 __all__ = ["Item", "KIND"]
@@ -19,9 +18,6 @@ class Item(JudgeKind):
     name = ITEM
     own_items = frozenset({ITEM})
     labels_links = True
-
-    def gold_blocks(self, context: GoldContext) -> list[GoldBlock]:
-        return figures_block(self.name, ItemFigures(gold_min=context.gold_min, k=context.k))
 
     def summary_table(self, blocks: Mapping[str, Mapping[str, Any]]) -> JudgeTable | None:
         columns = [

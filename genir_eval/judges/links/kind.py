@@ -12,10 +12,7 @@ from functools import partial
 from typing import Any
 
 from genir_eval.figures import number_text
-from genir_eval.judges import session_gold
 from genir_eval.judges.kinds import (
-    GoldBlock,
-    GoldContext,
     Interval,
     JudgeCell,
     JudgeKind,
@@ -23,9 +20,8 @@ from genir_eval.judges.kinds import (
     calibration_line,
     interval_text,
 )
-from genir_eval.judges.links.gold import link_pairs_block
 from genir_eval.judges.offline.reasons import LINK_WORDS
-from genir_eval.kind_names import LINK_USEFULNESS, SATISFACTION
+from genir_eval.kind_names import LINK_USEFULNESS
 
 __all__ = ["LinkUsefulness", "KIND"]
 
@@ -37,16 +33,6 @@ class LinkUsefulness(JudgeKind):
     verdict_words = LINK_WORDS
     verdict_out_of = 3
     own_score = ("0-3", "the judge's link labels, averaged")
-
-    def gold_blocks(self, context: GoldContext) -> list[GoldBlock]:
-        return [
-            session_gold.degeneracy_block(context, links=True),
-            link_pairs_block(self.name, context),
-            session_gold.satisfaction_block(SATISFACTION, context, own_links=True),
-            session_gold.ordering_block(context),
-            session_gold.thumbs_block(context, links=True),
-            session_gold.session_means_block(context, links=True),
-        ]
 
     def summary_table(self, blocks: Mapping[str, Mapping[str, Any]]) -> JudgeTable | None:
         if not blocks:

@@ -56,6 +56,7 @@ from genir_eval.judges.prompting import (
     session_language,
     template_version,
 )
+from genir_eval.kind_names import NUGGETS_FILE
 from genir_eval.llm.providers.base import JudgmentKey
 from genir_eval.records import Session, Turn
 
@@ -78,7 +79,6 @@ TASK_IMPORTANCE = "nuggets.importance"
 TASK_ASSIGN = "nuggets.assign"
 TASKS = (TASK_CREATE, TASK_IMPORTANCE, TASK_ASSIGN)
 #: The file a run writes its nuggets to, in its folder.
-NUGGETS_FILE = "nuggets.jsonl"
 _PROMPTS = Path(__file__).parent / "prompts"
 
 
@@ -227,18 +227,23 @@ class NuggetJudge:
 
     # -- the run's input, read once before any call ------------------------------------------
 
-    def bind_run(self, sessions: Callable[[], Iterable[Session]] | None, out: Path | None) -> None:
+    def bind_run(
+        self, sessions: Callable[[], Iterable[Session]] | None, out: Path | None
+    ) -> tuple[str, ...]:
         """Read what the judge needs of the run before any call (``sessions()`` reads the
         run's sessions again): the given nugget file (every query id checked against the
         run's input, a bad line a located error), the pools of sources per query
         (``pool="run"``), and where the run's nugget file goes (``out/nuggets.jsonl``,
-        written afresh, a query's nuggets added as they are settled)."""
+        written afresh, a query's nuggets added as they are settled). Returns the files it
+        writes into ``out``, which ``run.json`` lists with their digests."""
         self._prepare(sessions)
-        if out is not None:
-            self._out = Path(out)
-            self._out.mkdir(parents=True, exist_ok=True)
-            (self._out / NUGGETS_FILE).write_text("", encoding="utf-8")
-            self._written = set()
+        if out is None:
+            return ()
+        self._out = Path(out)
+        self._out.mkdir(parents=True, exist_ok=True)
+        (self._out / NUGGETS_FILE).write_text("", encoding="utf-8")
+        self._written = set()
+        return (NUGGETS_FILE,)
 
     def _prepare(self, run_sessions: Any = None) -> None:
         """Read the pools (and check the given nugget file's query ids) in one pass over the

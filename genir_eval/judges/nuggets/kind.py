@@ -2,25 +2,21 @@
 (item ``nuggets``), scored by the nugget measures (:mod:`genir_eval.metrics.nuggets`); its
 own score is TREC 2024 RAG's "all" score. Its scores meet gold as every session score does
 (people's preferences: pair agreement; ratings: correlations, in ``meta.json``); its own
-block of ``meta.json`` gives each system's mean scores with 95% intervals (a system is the
-answers' ``meta.system``, as CrowdRAG's carry it, else the run), shown in the summary and
-the report."""
+block of ``meta.json`` (:mod:`genir_eval.meta.gold.nuggets`) gives each system's mean scores
+with 95% intervals (a system is the answers' ``meta.system``, as CrowdRAG's carry it, else the
+run), shown in the summary and the report."""
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from genir_eval.judges.kinds import (
-    GoldBlock,
-    GoldContext,
     Interval,
     JudgeCell,
     JudgeKind,
     JudgeTable,
 )
-from genir_eval.stats.resample import session_bootstrap
 
 __all__ = ["Nuggets", "KIND", "NAME", "SCORES", "turn_scores"]
 
@@ -53,45 +49,6 @@ def turn_scores(value: Any) -> dict[str, float | None]:
     return out
 
 
-class _SystemScores:
-    """Each system's turn scores, by query, gathered window by window."""
-
-    def __init__(self, n_boot: int, seed: int) -> None:
-        self.n_boot, self.seed = n_boot, seed
-        self.values: dict[str, dict[str, list[tuple[str, float]]]] = defaultdict(
-            lambda: defaultdict(list)
-        )
-
-    def add(self, sessions: Sequence[Any], labels: Sequence[Any], _links: Any) -> None:
-        system = {s.session_id: str(s.meta.get("system") or "run") for s in sessions}
-        for label in labels:
-            if label.key.item != "nuggets" or label.key.session_id not in system:
-                continue
-            query = f"{label.key.session_id}#{label.key.turn}"
-            if isinstance(label.value, Mapping):
-                query = str(label.value.get("qid") or query)
-            for name, value in turn_scores(label.value).items():
-                if value is not None:
-                    self.values[system[label.key.session_id]][name].append((query, value))
-
-    def result(self) -> dict[str, Any] | None:
-        def mean(values: list[Any], _gold: list[Any]) -> float | None:
-            return sum(values) / len(values) if values else None
-
-        systems: dict[str, Any] = {}
-        for system, by_name in sorted(self.values.items()):
-            block: dict[str, Any] = {"ci95": {}}
-            for name, pairs in by_name.items():
-                values = [v for _, v in pairs]
-                block[name] = mean(values, [])
-                block["ci95"][name] = session_bootstrap(
-                    mean, values, values, [q for q, _ in pairs], n_boot=self.n_boot, seed=self.seed
-                )
-                block.setdefault("answers", len(values))
-            systems[system] = block
-        return {"systems": systems} if systems else None
-
-
 class Nuggets(JudgeKind):
     name = NAME
     own_items = frozenset({"nuggets"})
@@ -104,10 +61,6 @@ class Nuggets(JudgeKind):
 
     def turn_value(self, value: Any, n_segments: int) -> float | None:
         return turn_scores(value)["nugget_recall"]
-
-    def gold_blocks(self, context: GoldContext) -> list[GoldBlock]:
-        gathered = _SystemScores(context.n_boot, context.seed)
-        return [GoldBlock(self.name, gathered.add, gathered.result)]
 
     def _table(self, blocks: Mapping[str, Mapping[str, Any]], key: str) -> JudgeTable | None:
         rows = []

@@ -7,9 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from genir_eval.judges.kinds import GoldBlock, GoldContext, JudgeKind, JudgeTable
-from genir_eval.judges.link_sets import figure, figures_block, figures_table, ndcg, set_columns
-from genir_eval.judges.rubric.gold import RubricFigures
+from genir_eval.judges.kinds import JudgeKind, JudgeTable
+from genir_eval.judges.link_sets import figure, figures_table, ndcg, set_columns
 from genir_eval.kind_names import RUBRIC
 
 __all__ = ["Rubric", "KIND"]
@@ -20,9 +19,6 @@ class Rubric(JudgeKind):
     own_items = frozenset({RUBRIC})
     labels_links = True
     own_score = ("0-1", "the share of the rubric's questions the response answers")
-
-    def gold_blocks(self, context: GoldContext) -> list[GoldBlock]:
-        return figures_block(self.name, RubricFigures(gold_min=context.gold_min, k=context.k))
 
     def summary_table(self, blocks: Mapping[str, Mapping[str, Any]]) -> JudgeTable | None:
         columns = [

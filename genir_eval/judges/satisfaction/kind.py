@@ -8,8 +8,7 @@ from functools import partial
 from typing import Any
 
 from genir_eval.figures import number_text
-from genir_eval.judges import session_gold
-from genir_eval.judges.kinds import GoldBlock, GoldContext, JudgeKind, calibration_line
+from genir_eval.judges.kinds import JudgeKind, calibration_line
 from genir_eval.kind_names import SATISFACTION
 
 __all__ = ["Satisfaction", "KIND"]
@@ -24,15 +23,6 @@ class Satisfaction(JudgeKind):
         "the judge's satisfaction rating of a turn; a session's value is the judge's rating "
         "of the whole session, else its turn ratings aggregated",
     )
-
-    def gold_blocks(self, context: GoldContext) -> list[GoldBlock]:
-        return [
-            session_gold.degeneracy_block(context, links=False),
-            session_gold.satisfaction_block(self.name, context, own_links=False),
-            session_gold.ordering_block(context),
-            session_gold.thumbs_block(context, links=False),
-            session_gold.session_means_block(context, links=False),
-        ]
 
     def meta_lines(self, result: Mapping[str, Any]) -> list[str]:
         n = partial(number_text, missing="n/a")

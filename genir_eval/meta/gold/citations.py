@@ -10,7 +10,7 @@ from typing import Any
 
 from genir_eval.judges.base import Label
 from genir_eval.judges.kinds import GoldBlock
-from genir_eval.judges.links.gold import _by_key
+from genir_eval.meta.gold.links import _by_key
 from genir_eval.metrics import (
     DEFAULT_CITATION_MEASURES,
     cited_statements,

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from genir_eval.judges.base import Label
-from genir_eval.judges.link_sets_gold import (
+from genir_eval.meta.gold.link_sets import (
     _by_turn,
     _Mean,
     _nan,

@@ -1,7 +1,7 @@
 """Comparisons with gold that the link and the satisfaction kinds share: session and turn
 scores against the users' satisfaction ratings, the hardest queries' ordering, thumbs,
 session means with prediction-powered intervals, and degenerate labellings. Each is a
-:class:`~genir_eval.judges.kinds.GoldBlock` a kind's ``gold_blocks`` picks (as
+:class:`~genir_eval.judges.kinds.GoldBlock` a kind's comparison picks (as
 ``link_sets.py`` holds what the kinds that pick useful links share).
 """
 
@@ -18,7 +18,7 @@ import numpy as np
 from genir_eval.columns import TextColumn
 from genir_eval.judges.base import Label
 from genir_eval.judges.kinds import GoldBlock, GoldContext
-from genir_eval.judges.links.gold import (
+from genir_eval.meta.gold.links import (
     _by_key,
     _nan,
     expected_value,

@@ -10,7 +10,7 @@ from typing import Any
 
 from genir_eval.judges.base import Label
 from genir_eval.judges.item.judge import TURN_ITEM
-from genir_eval.judges.link_sets_gold import (
+from genir_eval.meta.gold.link_sets import (
     _COST,
     _by_turn,
     _Mean,
