@@ -27,6 +27,7 @@ BASE = {
     "owned",
     "figures",
     "failure_causes",
+    "decide",
 }
 # folder -> the folders (besides itself and the base modules) it may import, as the map says
 MAY_IMPORT: dict[str, set[str]] = {
