@@ -35,8 +35,8 @@ __all__ = ["RunVerdict", "run_verdict", "verdict_lines", "verdict_html", "VERDIC
 
 VERDICT_TITLE = f"Verdict (95% intervals; fewer than {MIN_N} values: no interval)"
 NEXT_TITLE = "What to look at next"
-#: The quality scores each list names beside the headline, at most.
-MAX_SCORES = 6
+#: The quality scores each list names beside the headline, at most (their tables follow).
+MAX_SCORES = 3
 _LEVELS = (("session", "session satisfaction"), ("turn", "query satisfaction"))
 _SUPPORT = ("full", "partial", "none")
 _SUPPORT_WORDS = {"full": "fully supported", "partial": "partly supported", "none": "not supported"}
@@ -140,13 +140,12 @@ def run_verdict(run: Run) -> RunVerdict:
             decisions.append(_correlation(str(headline), entry, what, subject))
             if isinstance(entry.get("n"), int):
                 sizes.append(int(entry["n"]))
-    if headline is not None and not decisions:
-        alone = _headline_alone(run, headline)
-        if alone is not None:
-            decisions.append(alone)
+    alone = _headline_alone(run, headline) if headline is not None and not decisions else None
     card = headline_card(run)
     evidence: list[Decision] = []
-    if card is not None:
+    # the evidence measured elsewhere when this run has no figure of its own (the card,
+    # printed under the verdict, lists it all)
+    if card is not None and not decisions:
         best = max(card.figures, key=lambda f: (f.tracks, f.value - f.chance), default=None)
         evidence.append(
             Decision(
@@ -159,6 +158,8 @@ def run_verdict(run: Run) -> RunVerdict:
                 else "",
             )
         )
+    if alone is not None:
+        decisions.append(alone)
     session = correlations.get("session") or {}
     for name in _quality(run, list(session), headline):
         what = "session satisfaction"
