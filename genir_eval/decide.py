@@ -156,7 +156,9 @@ def relation(statistic: str, value: Any, ci: Any, n: Any, *, against: str = "use
         return Verdict("better than chance" if of_chance else f"tracks {against}", "good")
     if hi < chance:
         return Verdict("worse than chance" if of_chance else f"runs against {against}", "bad")
-    return Verdict("chance-level" if of_chance else f"no detectable relation with {against}", "none")
+    return Verdict(
+        "chance-level" if of_chance else f"no detectable relation with {against}", "none"
+    )
 
 
 def figure_words(statistic: str, value: Any, ci: Any, n: Any) -> str:

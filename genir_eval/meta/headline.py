@@ -50,6 +50,7 @@ CHOSEN_BY = {
     "no evidence": "no judge with evidence of tracking people ran",
 }
 
+
 @dataclass(frozen=True)
 class Figure:
     """One measurement of how a score tracks people."""

@@ -62,6 +62,7 @@ from genir_eval.report.score_sections import (  # noqa: F401 - moved, importable
 from genir_eval.report.scores import SMALL_N
 from genir_eval.report.turns import TURN_VIEWS, TurnDetail, choose_sessions, session_details
 from genir_eval.report.turns import session_index as _session_index
+from genir_eval.report.verdict import run_verdict, verdict_html
 from genir_eval.report.views import (
     PARTS,
     PARTS_WITH_SCORES,
@@ -74,7 +75,6 @@ from genir_eval.report.views import (
     fold,
     headline_score,
 )
-from genir_eval.report.verdict import run_verdict, verdict_html
 from genir_eval.report.worst import worst_html
 from genir_eval.rundir.folder import FAILURES_FILE, REPORT_FILE, Run, load_run
 

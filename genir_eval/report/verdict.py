@@ -15,17 +15,20 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from genir_eval.decide import (
     MIN_N,
     Decision,
     Verdict,
     figure_words,
+    interval_text,
     next_steps,
     relation,
     score_words,
+    statistic_label,
 )
-from genir_eval.report.card import grounding_scores, headline_card
+from genir_eval.report.card import HeadlineCard, grounding_scores, headline_card
 from genir_eval.report.glossary import describe_score
 from genir_eval.report.scores import score_summaries
 from genir_eval.report.views import esc, headline_score
@@ -48,10 +51,10 @@ class RunVerdict:
     next: tuple[str, ...]
 
 
-def _correlation(name: str, entry: Mapping[str, object], what: str, subject: str) -> Decision:
+def _correlation(entry: Mapping[str, Any], subject: str) -> Decision:
     n = entry.get("n")
     value = entry.get("spearman")
-    ci = (entry.get("ci95") or {}).get("spearman")  # type: ignore[attr-defined]
+    ci = (entry.get("ci95") or {}).get("spearman")
     return Decision(
         subject,
         relation("spearman", value, ci, n),
@@ -59,20 +62,20 @@ def _correlation(name: str, entry: Mapping[str, object], what: str, subject: str
     )
 
 
-def _thumbs(name: str, entry: Mapping[str, object], subject: str) -> Decision:
+def _thumbs(entry: Mapping[str, Any], subject: str) -> Decision:
     """A turn score against the thumbs: the AUC's verdict, or the point-biserial r's when
     only that one is decided (an interval clear of chance)."""
     n = entry.get("n")
     intervals = entry.get("ci95") or {}
     against = "users"
     verdicts = {
-        key: relation(key, entry.get(key), intervals.get(key), n, against=against)  # type: ignore[attr-defined]
+        key: relation(key, entry.get(key), intervals.get(key), n, against=against)
         for key in ("auc", "point_biserial")
     }
     decided = [k for k, v in verdicts.items() if v.severity in ("good", "bad")]
     key = decided[0] if decided else "auc"
     figures = "; ".join(
-        figure_words(k, entry.get(k), intervals.get(k), None)  # type: ignore[attr-defined]
+        f"{statistic_label(k)} {interval_text(entry.get(k), intervals.get(k), n)}"
         for k in ("auc", "point_biserial")
         if entry.get(k) is not None
     )
@@ -123,73 +126,87 @@ def _citations(run: Run) -> list[Decision]:
     return out
 
 
-def run_verdict(run: Run) -> RunVerdict:
-    """The run's decisions and next steps (empty for a run without a score)."""
-    status = run.info.get("status")
-    if isinstance(status, Mapping) and status.get("ok", True) is False:
-        return RunVerdict((), ())  # a failed run's scores are not a result
-    meta = run.meta or {}
-    headline = headline_score(run)
-    correlations = meta.get("correlations") or {}
-    decisions: list[Decision] = []
-    sizes: list[int] = []
+def _n(entry: Mapping[str, Any]) -> int | None:
+    n = entry.get("n")
+    return n if isinstance(n, int) else None
+
+
+def _evidence(card: HeadlineCard) -> Decision:
+    """The headline's best figure measured elsewhere (the card lists them all)."""
+    best = max(card.figures, key=lambda f: (f.tracks, f.value - f.chance), default=None)
+    subject = f"headline {card.score}, measured before on other data"
+    if best is None:
+        return Decision(subject, Verdict("never measured against people", "info"), "")
+    return Decision(
+        subject,
+        relation(best.statistic, best.value, best.ci95, best.n, against="people"),
+        f"{figure_words(best.statistic, best.value, best.ci95, best.n)}; {best.data}",
+    )
+
+
+def _headline(
+    run: Run, headline: str, card: HeadlineCard | None
+) -> list[tuple[Decision, int | None]]:
+    """The headline against the users' satisfaction at each level; without ratings, its mean
+    with its scale and the evidence measured elsewhere."""
+    correlations = (run.meta or {}).get("correlations") or {}
+    out = []
     for level, what in _LEVELS:
         entry = (correlations.get(level) or {}).get(headline)
         if isinstance(entry, Mapping):
             subject = f"headline {headline} vs the users' {what}"
-            decisions.append(_correlation(str(headline), entry, what, subject))
-            if isinstance(entry.get("n"), int):
-                sizes.append(int(entry["n"]))
-    alone = _headline_alone(run, headline) if headline is not None and not decisions else None
-    card = headline_card(run)
-    evidence: list[Decision] = []
-    # the evidence measured elsewhere when this run has no figure of its own (the card,
-    # printed under the verdict, lists it all)
-    if card is not None and not decisions:
-        best = max(card.figures, key=lambda f: (f.tracks, f.value - f.chance), default=None)
-        evidence.append(
-            Decision(
-                f"headline {card.score}, measured before on other data",
-                relation(best.statistic, best.value, best.ci95, best.n, against="people")
-                if best is not None
-                else Verdict("never measured against people", "info"),
-                f"{figure_words(best.statistic, best.value, best.ci95, best.n)}; {best.data}"
-                if best is not None
-                else "",
-            )
-        )
-    if alone is not None:
-        decisions.append(alone)
-    session = correlations.get("session") or {}
+            out.append((_correlation(entry, subject), _n(entry)))
+    if out:
+        return out
+    if card is not None:
+        out.append((_evidence(card), None))
+    alone = _headline_alone(run, headline)
+    return out + ([(alone, None)] if alone is not None else [])
+
+
+def _others(run: Run, headline: str | None) -> list[tuple[Decision, int | None]]:
+    """The quality session scores against the users' satisfaction, then the headline and
+    the quality turn scores against their thumbs."""
+    meta = run.meta or {}
+    session = (meta.get("correlations") or {}).get("session") or {}
+    out = []
     for name in _quality(run, list(session), headline):
-        what = "session satisfaction"
-        decisions.append(_correlation(name, session[name], what, f"{name} vs the users' {what}"))
-        if isinstance(session[name].get("n"), int):
-            sizes.append(int(session[name]["n"]))
+        subject = f"{name} vs the users' session satisfaction"
+        out.append((_correlation(session[name], subject), _n(session[name])))
     thumbs = (meta.get("feedback") or {}).get("turn") or {}
-    names = [headline] if headline in thumbs else []
-    names += _quality(run, list(thumbs), headline)
-    for name in names:
-        decisions.append(_thumbs(str(name), thumbs[str(name)], f"{name} vs the users' thumbs"))
-        if isinstance(thumbs[str(name)].get("n"), int):
-            sizes.append(int(thumbs[str(name)]["n"]))
-    decisions += _citations(run)
+    first = [headline] if headline is not None and headline in thumbs else []
+    for name in [*first, *_quality(run, list(thumbs), headline)]:
+        entry = thumbs[name]
+        out.append((_thumbs(entry, f"{name} vs the users' thumbs"), _n(entry)))
+    return out
+
+
+def run_verdict(run: Run) -> RunVerdict:
+    """The run's decisions and next steps (empty for a failed run or one without a score)."""
+    status = run.info.get("status")
+    if isinstance(status, Mapping) and status.get("ok", True) is False:
+        return RunVerdict((), ())  # a failed run's scores are not a result
+    headline = headline_score(run)
+    card = headline_card(run)
+    found = (_headline(run, headline, card) if headline is not None else []) + _others(
+        run, headline
+    )
+    decisions = [d for d, _ in found] + _citations(run)
+    sizes = [n for _, n in found if n is not None]
     tracks_here = any(
         d.verdict.severity == "good"
         and d.subject.startswith((f"headline {headline} vs", f"{headline} vs"))
         for d in decisions
     )
     steps = next_steps(
-        decisions,
+        [d for d in decisions if "measured before" not in d.subject],
         headline=headline,
         headline_tracks=tracks_here or (card is not None and card.tracks),
         headline_grounding=card is not None and card.grounding,
         missing=run.failures_total,
         smallest_n=min(sizes) if sizes else None,
     )
-    # the evidence measured elsewhere follows the headline's own figures
-    at = sum(1 for d in decisions if d.subject.startswith(f"headline {headline}"))
-    return RunVerdict(tuple(decisions[:at] + evidence + decisions[at:]), tuple(steps))
+    return RunVerdict(tuple(decisions), tuple(steps))
 
 
 def verdict_lines(verdict: RunVerdict) -> list[str]:

@@ -510,7 +510,7 @@ def describe(comparison: Comparison, *, worst: int = 5) -> str:
     if c.n == 0:
         return f"{c.metric} ({c.level} level): no pair has a score in both runs{left_out}"
     assert c.mean_a is not None and c.mean_b is not None and c.mean_delta is not None
-    ci = _delta_interval(c, f" [95% CI {{:+.4f}}, {{:+.4f}}]")
+    ci = _delta_interval(c, " [95% CI {:+.4f}, {:+.4f}]")
     dz = _dz_text(c)
     p = "n/a" if c.p_value is None else f"{c.p_value:.4g}{' (exact)' if c.p_exact else ''}"
     direction = "" if c.higher_is_better else ", lower is better"

@@ -60,7 +60,9 @@ def test_both_state_the_same_verdict_lines(outputs) -> None:
     steps = [_words(li.get_text()) for li in block.find_all("ol")[0].find_all("li")]
     lines = text.splitlines()
     at = lines.index("What to look at next")
-    assert steps == [re.sub(r"^\d+\. ", "", line.strip()) for line in lines[at + 1 : at + 1 + len(steps)]]
+    assert steps == [
+        re.sub(r"^\d+\. ", "", line.strip()) for line in lines[at + 1 : at + 1 + len(steps)]
+    ]
 
 
 def test_the_demo_scenarios_get_the_verdicts_the_issue_asked_for(outputs) -> None:
