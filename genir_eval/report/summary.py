@@ -1,7 +1,9 @@
 """The plain-text summary ``genir-eval run`` prints: what a run found, in one screen.
 
 Read from the run directory alone (``meta.json``, ``run.json``), in the order a reader asks:
-how well the headline score and every session score track the users' own satisfaction
+the run's verdict in words and what to look at next (:mod:`genir_eval.report.verdict`, the
+same lines ``report.html`` shows, by :mod:`genir_eval.decide`'s rules: no interval below
+``MIN_N`` values, here and in every table); the headline's card; how well the headline score and every session score track the users' own satisfaction
 (Pearson, Spearman and Kendall with their 95% bootstrap intervals, and ``n``); how the judges
 agree with the gold labels, under the names ``genir-eval meta`` uses; what is missing; what
 the engine did; where the files are. Judges answered by the offline provider are marked as
