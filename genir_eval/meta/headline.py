@@ -26,6 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from genir_eval.meta.decide import chance_of, interval_text, relation
 from genir_eval.errors import ConfigError
 from genir_eval.metrics.parse import parse_measure
 
@@ -49,8 +50,6 @@ CHOSEN_BY = {
     "no evidence": "no judge with evidence of tracking people ran",
 }
 
-_CHANCE = {"pair agreement": 0.5}
-
 
 @dataclass(frozen=True)
 class Figure:
@@ -69,32 +68,28 @@ class Figure:
     @property
     def chance(self) -> float:
         """What the statistic is when the score knows nothing (0.5 agreement, 0 r)."""
-        return _CHANCE.get(self.statistic, 0.0)
+        return chance_of(self.statistic)
 
     @property
     def tracks(self) -> bool:
-        """Whether the 95% interval lies above chance: evidence the score tracks people."""
-        return self.ci95 is not None and self.ci95[0] > self.chance
+        """Whether the 95% interval lies above chance (of enough values to have one):
+        evidence the score tracks people."""
+        return relation(self.statistic, self.value, self.ci95, self.n).severity == "good"
 
     def verdict(self) -> str:
-        if self.ci95 is None:
-            return "no interval"
-        if self.tracks:
-            return "tracks people"
-        if self.ci95[1] < self.chance:
-            return "worse than chance"
-        return "no detectable relation"
+        """The figure in words, by :func:`genir_eval.meta.decide.relation`'s rules."""
+        return relation(self.statistic, self.value, self.ci95, self.n, against="people").words
 
     def text(self) -> str:
         """The figure as one line: statistic, value, interval, size, verdict, source."""
-        interval = f" [{self.ci95[0]:.3f}, {self.ci95[1]:.3f}]" if self.ci95 else ""
         size = (
             f" of {self.n} decided pairs"
             if self.statistic == "pair agreement"
             else f" (n = {self.n})"
         )
         return (
-            f"{self.statistic} {self.value:.3f}{interval}{size}: {self.verdict()}; "
+            f"{self.statistic} {interval_text(self.value, self.ci95, self.n)}{size}: "
+            f"{self.verdict()}; "
             f"{self.data}; judged by {self.judged_by}"
         )
 

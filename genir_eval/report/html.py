@@ -61,6 +61,7 @@ from genir_eval.report.score_sections import (  # noqa: F401 - moved, importable
 from genir_eval.report.scores import SMALL_N
 from genir_eval.report.turns import TURN_VIEWS, TurnDetail, choose_sessions, session_details
 from genir_eval.report.turns import session_index as _session_index
+from genir_eval.report.verdict import run_verdict, verdict_html
 from genir_eval.report.views import (
     PARTS,
     PARTS_WITH_SCORES,
@@ -137,6 +138,9 @@ details.raw pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f7f8fa;p
  max-height:16em;overflow:auto;font-size:.85em;margin:4px 0}
 .muted{color:#5b6576} .bad{color:#a33} .hint{color:#5b6576;font-size:.9em} .up{color:#2f855a;font-weight:600}
 .down{color:#a33;font-weight:600} .small{font-size:.8em;white-space:normal}
+#run-verdict{font-size:.85em;line-height:1.3} #run-verdict h3{margin:4px 0 2px;font-size:1em}
+#run-verdict ul,#run-verdict ol{margin:2px 0 6px 18px;padding:0} #run-verdict li.bad b{color:#8a1c1c}
+#run-verdict li.good b{color:#1f6f3f} #run-verdict li.small b,#run-verdict li.none b{color:#7a5b00}
 .flag{background:#fde2e1;color:#8a1c1c;border-radius:4px;padding:0 4px;font-size:.8em}
 sup.twin{color:#a05a00}
 .url{word-break:break-all} code{white-space:nowrap}
@@ -536,13 +540,15 @@ def _citation_verdicts(ctx: ReportContext) -> str:
 
 
 def _verdict(ctx: ReportContext) -> str:
-    """What a reader decides on: the correlation with users when there is gold, the
-    headline score's mean, and the citation verdicts."""
-    parts = []
-    parts.append(_citation_verdicts(ctx))
+    """What a reader decides on: the run's verdict in words and what to look at next (the
+    terminal prints the same, :mod:`genir_eval.report.verdict`) under the citation verdicts,
+    the correlation with users when there is gold and the headline score's mean."""
+    parts = [_citation_verdicts(ctx)]
     if (ctx.run.meta or {}).get("correlations"):
         parts.append(_headline(ctx.run, ctx.headline))
     parts.append(_score_cards(ctx))
+    # under the cards it words, above every table
+    parts.append(verdict_html(run_verdict(ctx.run)))
     card = headline_card(ctx.run)
     if card is not None:
         parts.append(card_html(card, ctx.marked(card.score)))

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from genir_eval.meta.decide import MIN_N
 from genir_eval.errors import ConfigError
 from genir_eval.judges.kinds import judge_kind
 from genir_eval.metrics.parse import parse_measure
@@ -41,7 +42,7 @@ __all__ = [
     "offline_judges",
 ]
 
-SMALL_N = 10
+SMALL_N = MIN_N  # the one rule: genir_eval.meta.decide
 BOOTSTRAP_MAX_N = 20_000
 HISTOGRAM_BINS = 10
 # Bootstrap resamples are drawn in chunks of about this many values (bounded memory).

@@ -1,7 +1,9 @@
 """The plain-text summary ``genir-eval run`` prints: what a run found, in one screen.
 
 Read from the run directory alone (``meta.json``, ``run.json``), in the order a reader asks:
-how well the headline score and every session score track the users' own satisfaction
+the run's verdict in words and what to look at next (:mod:`genir_eval.report.verdict`, the
+same lines ``report.html`` shows, by :mod:`genir_eval.meta.decide`'s rules: no interval below
+``MIN_N`` values, here and in every table); the headline's card; how well the headline score and every session score track the users' own satisfaction
 (Pearson, Spearman and Kendall with their 95% bootstrap intervals, and ``n``); how the judges
 agree with the gold labels, under the names ``genir-eval meta`` uses; what is missing; what
 the engine did; where the files are. Judges answered by the offline provider are marked as
@@ -14,6 +16,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from genir_eval.meta.decide import interval_text
 from genir_eval.figures import counted
 from genir_eval.figures import number_text as _num
 from genir_eval.judges.kinds import (
@@ -33,8 +36,9 @@ from genir_eval.report.card import (
 from genir_eval.report.html import headline_score
 from genir_eval.report.judge_quality import quality_lines, shared_ppi_reason
 from genir_eval.report.preferences import agreement_text, preference_criteria
-from genir_eval.report.scores import SMALL_N, ScoreSummary, score_summaries
+from genir_eval.report.scores import ScoreSummary, score_summaries
 from genir_eval.report.tables import count_rows
+from genir_eval.report.verdict import run_verdict, verdict_lines
 from genir_eval.report.views import first_link_judge
 from genir_eval.report.worst import worst_lines
 from genir_eval.rundir.folder import META_FILE, REPORT_FILE, Run
@@ -57,15 +61,9 @@ BASELINE_FOOTNOTE = (
 
 
 def _with_ci(entry: Mapping[str, Any], method: str) -> str:
-    """``0.123 [-0.40, 0.61]``: the coefficient with its 95% interval (2 decimals)."""
-    value = entry.get(method)
-    if value is None:
-        return "-"
-    interval = (entry.get("ci95") or {}).get(method)
-    if not interval or any(v is None for v in interval):
-        return _num(value)
-    lo, hi = interval
-    return f"{_num(value)} [{_num(lo, 2)}, {_num(hi, 2)}]"
+    """``0.123 [-0.40, 0.61]``: the coefficient with its 95% interval (2 decimals), or
+    ``0.231 (n<10)`` with too few values for one (:func:`~genir_eval.meta.decide.interval_text`)."""
+    return interval_text(entry.get(method), (entry.get("ci95") or {}).get(method), entry.get("n"))
 
 
 def _align(rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
@@ -123,14 +121,9 @@ def _correlation_rows(
 
 
 def _ci_text(summary: ScoreSummary) -> str:
-    if summary.mean is None:
-        return "-"
-    if summary.small:
-        return f"{_num(summary.mean)} (n<{SMALL_N})"
-    if summary.ci is None:
+    if summary.mean is not None and not summary.small and summary.ci is None:
         return f"{_num(summary.mean)} (all equal)"
-    lo, hi = summary.ci
-    return f"{_num(summary.mean)} [{_num(lo, 2)}, {_num(hi, 2)}]"
+    return interval_text(summary.mean, summary.ci, summary.n)
 
 
 def _score_rows(summaries: Sequence[ScoreSummary], mark: Any) -> list[list[str]]:
@@ -174,18 +167,6 @@ def score_table(run: Run, baselines: set[str] | None = None) -> list[str]:
     return lines
 
 
-def _with_interval(entry: Mapping[str, Any], key: str) -> str:
-    value = entry.get(key)
-    if value is None:
-        return "-"
-    interval = (entry.get("ci95") or {}).get(key)
-    if (entry.get("n") or 0) < SMALL_N:
-        return f"{_num(value)} (n<{SMALL_N})"
-    if not interval:
-        return _num(value)
-    return f"{_num(value)} [{_num(interval[0], 2)}, {_num(interval[1], 2)}]"
-
-
 def feedback_table(run: Run, baselines: set[str] | None = None) -> list[str]:
     """Every turn score against the users' thumbs: AUC and point-biserial r."""
     feedback = (run.meta or {}).get("feedback") or {}
@@ -203,8 +184,8 @@ def feedback_table(run: Run, baselines: set[str] | None = None) -> list[str]:
                 _num(entry.get("n")),
                 _num(entry.get("n_up")),
                 _num(entry.get("n_down")),
-                _with_interval(entry, "auc"),
-                _with_interval(entry, "point_biserial"),
+                _with_ci(entry, "auc"),
+                _with_ci(entry, "point_biserial"),
             ]
         )
     return [
@@ -408,6 +389,9 @@ def format_summary(run: Run) -> str:
             "the reasons follow"
         )
     else:
+        verdict = verdict_lines(run_verdict(run))
+        if verdict:
+            lines += [*verdict, ""]
         card = headline_card(run)
         if card is not None:
             mark = (

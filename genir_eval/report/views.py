@@ -235,7 +235,9 @@ def fmt(value: Any, digits: int = 3) -> str:
     return esc(value)
 
 
-def fmt_ci(interval: Any, digits: int = 3) -> str:
+def fmt_ci(interval: Any, digits: int = 2) -> str:
+    """``[lo, hi]`` at 2 decimals, as the terminal prints an interval
+    (:func:`genir_eval.meta.decide.interval_text`); ``""`` for no interval."""
     if isinstance(interval, (list, tuple)) and len(interval) == 2:
         lo, hi = interval
         if isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
@@ -256,7 +258,7 @@ def mean_cell(summary: ScoreSummary, digits: int = 3) -> str:
         )
     if summary.ci is None:
         return f"{mean} <span class='muted'>(all equal)</span>"
-    return f"{mean} <span class='muted'>{fmt_ci(summary.ci, digits)}</span>"
+    return f"{mean} <span class='muted'>{fmt_ci(summary.ci)}</span>"
 
 
 def table(

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from genir_eval.meta.decide import NO_INTERVAL, too_small
 from genir_eval.errors import InputError
 from genir_eval.rundir.folder import Level, Run, load_run
 from genir_eval.settings import COMPARE_VERDICT_RULE as VERDICT_RULE
@@ -489,6 +490,14 @@ def _interval_notes(comparison: Comparison, alpha: float | None) -> tuple[str, .
     )
 
 
+def _delta_interval(c: Comparison, form: str) -> str:
+    """The delta's interval in ``form``; below :data:`~genir_eval.meta.decide.MIN_N` pairs none
+    is printed (the report's and the summary's rule: :func:`~genir_eval.meta.decide.too_small`)."""
+    if too_small(c.n):
+        return f" ({NO_INTERVAL})"
+    return form.format(*c.ci95) if c.ci95 else ""
+
+
 def describe(comparison: Comparison, *, worst: int = 5) -> str:
     """A few lines for the terminal."""
     c = comparison
@@ -501,7 +510,7 @@ def describe(comparison: Comparison, *, worst: int = 5) -> str:
     if c.n == 0:
         return f"{c.metric} ({c.level} level): no pair has a score in both runs{left_out}"
     assert c.mean_a is not None and c.mean_b is not None and c.mean_delta is not None
-    ci = f" [95% CI {c.ci95[0]:+.4f}, {c.ci95[1]:+.4f}]" if c.ci95 else ""
+    ci = _delta_interval(c, " [95% CI {:+.4f}, {:+.4f}]")
     dz = _dz_text(c)
     p = "n/a" if c.p_value is None else f"{c.p_value:.4g}{' (exact)' if c.p_exact else ''}"
     direction = "" if c.higher_is_better else ", lower is better"
@@ -571,7 +580,7 @@ def markdown_summary(
         if c.n == 0 or c.mean_a is None or c.mean_b is None or c.mean_delta is None:
             lines.append(f"| `{_md(c.metric)}` | {c.level} | 0 | – | – | – | – | – | ❌ |")
             continue
-        ci = f" [{c.ci95[0]:+.3f}, {c.ci95[1]:+.3f}]" if c.ci95 else ""
+        ci = _delta_interval(c, " [{:+.3f}, {:+.3f}]")
         p = "–" if c.p_value is None else f"{c.p_value:.3g}"
         dz = (
             f"{c.cohen_dz:+.2f}"

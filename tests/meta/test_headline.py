@@ -67,11 +67,12 @@ def test_a_tie_in_evidence_goes_to_the_scenarios_first_judge() -> None:
 @pytest.mark.parametrize(
     ("figure", "verdict"),
     [
-        (_figure("s", 0.685, (0.592, 0.783)), "tracks people"),
-        (_figure("s", 0.484, (0.402, 0.556)), "no detectable relation"),
+        (_figure("s", 0.685, (0.592, 0.783)), "better than chance"),
+        (_figure("s", 0.484, (0.402, 0.556)), "chance-level"),
         (_figure("s", 0.393, (0.321, 0.473)), "worse than chance"),
-        (_figure("s", 0.476, (-0.17, 0.81), "Spearman"), "no detectable relation"),
+        (_figure("s", 0.476, (-0.17, 0.81), "Spearman"), "no detectable relation with people"),
         (_figure("s", 0.374, (0.10, 0.60), "Spearman"), "tracks people"),
+        (_figure("s", -0.374, (-0.60, -0.10), "Spearman"), "runs against people"),
     ],
 )
 def test_a_figure_says_whether_its_interval_clears_chance(figure: Figure, verdict: str) -> None:

@@ -46,11 +46,12 @@ def test_headline_numbers_and_intervals(run_dir: Path) -> None:
     card = soup.find(id="headline-session-spearman")
     assert card is not None
     assert card.find(class_="value").get_text() == "0.568"  # meta.json 0.5678, 3 decimals
-    # six sessions: too few for an interval, flagged instead of printing [0.200, 0.800]
-    assert "n<10" in card.get_text() and "0.200" not in card.get_text()
+    # six sessions: too few for an interval, flagged instead of printing [0.20, 0.80]
+    assert "n<10" in card.get_text() and "[" not in card.get_text()
     turn = soup.find(id="headline-turn-spearman")  # twelve turns: the interval is shown
     assert turn.find(class_="value").get_text() == "0.234"
-    assert "[0.200, 0.800]" in turn.get_text()
+    # at 2 decimals, as the terminal prints an interval (decide.interval_text)
+    assert "[0.20, 0.80]" in turn.get_text()
 
 
 def test_plots_are_inline_svg(run_dir: Path) -> None:

@@ -77,7 +77,8 @@ def test_the_satisfaction_judge_leads_by_evidence_and_grounding_stands_apart(
     assert stored and sum("pair agreement" in line or "Spearman" in line for line in card) == len(
         stored
     )
-    assert any("tracks people" in line and "CrowdRAG" in line for line in card)
+    # a pair agreement whose interval clears 0.5 (decide.relation's words)
+    assert any("better than chance" in line and "CrowdRAG" in line for line in card)
     assert "bench/bench_headline.py" in card[-1]
     # the grounding measures are in their own table, the quality table has the judge alone
     # (the fixture's sessions carry satisfaction ratings: tables of correlations)

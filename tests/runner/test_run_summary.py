@@ -35,6 +35,9 @@ def _table(text: str, title: str) -> list[str]:
 
 
 def _ci(entry: dict, method: str) -> str:
+    """The cell as the rule words it: fewer than 10 values print no interval."""
+    if entry["n"] < 10:
+        return f"{entry[method]:.3f} (n<10)"
     lo, hi = entry["ci95"][method]
     return f"{entry[method]:.3f} [{lo:.2f}, {hi:.2f}]".replace("-0.00", "0.00")
 

@@ -1,0 +1,239 @@
+"""A run's verdict: the few lines a reader decides on, and what to look at next.
+
+Read from the run folder alone and worded by :mod:`genir_eval.meta.decide`'s rules: the headline
+against the users' satisfaction (session level first, Spearman), or on its own with its scale
+when the input has no ratings; the evidence measured elsewhere that it tracks people; every
+quality session score against the users' satisfaction; the headline and every quality turn
+score against the users' thumbs; each citation judge's support counts. Grounding scores
+other than the headline are left to their tables. The terminal summary prints
+:func:`verdict_lines`, ``report.html`` :func:`verdict_html`: the same words from the same
+:class:`RunVerdict`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from genir_eval.meta.decide import (
+    MIN_N,
+    Decision,
+    Verdict,
+    figure_words,
+    interval_text,
+    next_steps,
+    relation,
+    score_words,
+    statistic_label,
+)
+from genir_eval.report.card import HeadlineCard, grounding_scores, headline_card
+from genir_eval.report.glossary import describe_score
+from genir_eval.report.scores import score_summaries
+from genir_eval.report.views import esc, headline_score
+from genir_eval.rundir.folder import Run
+
+__all__ = ["RunVerdict", "run_verdict", "verdict_lines", "verdict_html", "VERDICT_TITLE"]
+
+VERDICT_TITLE = f"Verdict (95% intervals; fewer than {MIN_N} values: no interval)"
+NEXT_TITLE = "What to look at next"
+#: The quality scores each list names beside the headline, at most (their tables follow).
+MAX_SCORES = 3
+_LEVELS = (("session", "session satisfaction"), ("turn", "query satisfaction"))
+_SUPPORT = ("full", "partial", "none")
+_SUPPORT_WORDS = {"full": "fully supported", "partial": "partly supported", "none": "not supported"}
+
+
+@dataclass(frozen=True)
+class RunVerdict:
+    decisions: tuple[Decision, ...]
+    next: tuple[str, ...]
+
+
+def _correlation(entry: Mapping[str, Any], subject: str) -> Decision:
+    n = entry.get("n")
+    value = entry.get("spearman")
+    ci = (entry.get("ci95") or {}).get("spearman")
+    return Decision(
+        subject,
+        relation("spearman", value, ci, n),
+        figure_words("spearman", value, ci, n),
+    )
+
+
+def _thumbs(entry: Mapping[str, Any], subject: str) -> Decision:
+    """A turn score against the thumbs: the AUC's verdict, or the point-biserial r's when
+    only that one is decided (an interval clear of chance)."""
+    n = entry.get("n")
+    intervals = entry.get("ci95") or {}
+    against = "users"
+    verdicts = {
+        key: relation(key, entry.get(key), intervals.get(key), n, against=against)
+        for key in ("auc", "point_biserial")
+    }
+    decided = [k for k, v in verdicts.items() if v.severity in ("good", "bad")]
+    key = decided[0] if decided else "auc"
+    figures = "; ".join(
+        f"{statistic_label(k)} {interval_text(entry.get(k), intervals.get(k), n)}"
+        for k in ("auc", "point_biserial")
+        if entry.get(k) is not None
+    )
+    return Decision(subject, verdicts[key], f"{figures} (n = {n})")
+
+
+def _quality(run: Run, names: list[str], headline: str | None) -> list[str]:
+    grounding = set(grounding_scores(run, names))
+    return [n for n in names if n not in grounding and n != headline][:MAX_SCORES]
+
+
+def _headline_alone(run: Run, headline: str) -> Decision | None:
+    summary = next((s for s in score_summaries(run, "session") if s.name == headline), None)
+    if summary is None or summary.mean is None:
+        return None
+    described = describe_score(headline, run)
+    return Decision(
+        f"headline {headline}",
+        Verdict("no users' ratings in the input, a score on its own", "info"),
+        score_words(
+            summary.mean,
+            summary.ci,
+            summary.n,
+            scale=described.range.split(":")[0],
+            higher_is_better=described.higher_is_better,
+            unit="sessions",
+        ),
+    )
+
+
+def _citations(run: Run) -> list[Decision]:
+    counts: dict[str, Counter[str]] = {}
+    for row in run.iter_rows("citations"):
+        counts.setdefault(str(row.get("judge")), Counter())[str(row.get("support"))] += 1
+    out = []
+    for judge, by in counts.items():
+        total = sum(by.values())
+        parts = ", ".join(f"{by[s]} {_SUPPORT_WORDS[s]}" for s in _SUPPORT)
+        missing = total - sum(by[s] for s in _SUPPORT)
+        parts += f", {missing} missing" if missing else ""
+        out.append(
+            Decision(
+                f"{judge}'s citations",
+                Verdict(f"{by['full']} of {total} fully supported", "info"),
+                parts,
+            )
+        )
+    return out
+
+
+def _n(entry: Mapping[str, Any]) -> int | None:
+    n = entry.get("n")
+    return n if isinstance(n, int) else None
+
+
+def _evidence(card: HeadlineCard) -> Decision:
+    """The headline's best figure measured elsewhere (the card lists them all)."""
+    best = max(card.figures, key=lambda f: (f.tracks, f.value - f.chance), default=None)
+    subject = f"headline {card.score}, measured before on other data"
+    if best is None:
+        return Decision(subject, Verdict("never measured against people", "info"), "")
+    return Decision(
+        subject,
+        relation(best.statistic, best.value, best.ci95, best.n, against="people"),
+        f"{figure_words(best.statistic, best.value, best.ci95, best.n)}; {best.data}",
+    )
+
+
+def _headline(
+    run: Run, headline: str, card: HeadlineCard | None
+) -> list[tuple[Decision, int | None]]:
+    """The headline against the users' satisfaction at each level; without ratings, its mean
+    with its scale and the evidence measured elsewhere."""
+    correlations = (run.meta or {}).get("correlations") or {}
+    out = []
+    for level, what in _LEVELS:
+        entry = (correlations.get(level) or {}).get(headline)
+        if isinstance(entry, Mapping):
+            subject = f"headline {headline} vs the users' {what}"
+            out.append((_correlation(entry, subject), _n(entry)))
+    if out:
+        return out
+    if card is not None:
+        out.append((_evidence(card), None))
+    alone = _headline_alone(run, headline)
+    return out + ([(alone, None)] if alone is not None else [])
+
+
+def _others(run: Run, headline: str | None) -> list[tuple[Decision, int | None]]:
+    """The quality session scores against the users' satisfaction, then the headline and
+    the quality turn scores against their thumbs."""
+    meta = run.meta or {}
+    session = (meta.get("correlations") or {}).get("session") or {}
+    out = []
+    for name in _quality(run, list(session), headline):
+        subject = f"{name} vs the users' session satisfaction"
+        out.append((_correlation(session[name], subject), _n(session[name])))
+    thumbs = (meta.get("feedback") or {}).get("turn") or {}
+    first = [headline] if headline is not None and headline in thumbs else []
+    for name in [*first, *_quality(run, list(thumbs), headline)]:
+        entry = thumbs[name]
+        out.append((_thumbs(entry, f"{name} vs the users' thumbs"), _n(entry)))
+    return out
+
+
+def run_verdict(run: Run) -> RunVerdict:
+    """The run's decisions and next steps (empty for a failed run or one without a score)."""
+    status = run.info.get("status")
+    if isinstance(status, Mapping) and status.get("ok", True) is False:
+        return RunVerdict((), ())  # a failed run's scores are not a result
+    headline = headline_score(run)
+    card = headline_card(run)
+    found = (_headline(run, headline, card) if headline is not None else []) + _others(
+        run, headline
+    )
+    decisions = [d for d, _ in found] + _citations(run)
+    sizes = [n for _, n in found if n is not None]
+    tracks_here = any(
+        d.verdict.severity == "good"
+        and d.subject.startswith((f"headline {headline} vs", f"{headline} vs"))
+        for d in decisions
+    )
+    steps = next_steps(
+        [d for d in decisions if "measured before" not in d.subject],
+        headline=headline,
+        headline_tracks=tracks_here or (card is not None and card.tracks),
+        headline_grounding=card is not None and card.grounding,
+        missing=run.failures_total,
+        smallest_n=min(sizes) if sizes else None,
+    )
+    return RunVerdict(tuple(decisions), tuple(steps))
+
+
+def verdict_lines(verdict: RunVerdict) -> list[str]:
+    """The verdict as the terminal prints it."""
+    if not verdict.decisions:
+        return []
+    lines = [VERDICT_TITLE, *(f"  {d.text()}" for d in verdict.decisions)]
+    if verdict.next:
+        lines += [NEXT_TITLE, *(f"  {i}. {step}" for i, step in enumerate(verdict.next, 1))]
+    return lines
+
+
+def verdict_html(verdict: RunVerdict) -> str:
+    """The verdict as ``report.html`` shows it: the same words, each line marked with its
+    severity."""
+    if not verdict.decisions:
+        return ""
+    items = "".join(
+        f"<li class='verdict-line {d.verdict.severity}' data-severity='{d.verdict.severity}'>"
+        f"{esc(d.subject)}: <b>{esc(d.verdict.words)}</b>"
+        + (f": {esc(d.figure)}" if d.figure else "")
+        + "</li>"
+        for d in verdict.decisions
+    )
+    steps = "".join(f"<li>{esc(step)}</li>" for step in verdict.next)
+    return (
+        f"<div id='run-verdict'><h3>{esc(VERDICT_TITLE)}</h3><ul>{items}</ul>"
+        + (f"<h3>{NEXT_TITLE}</h3><ol id='next-steps'>{steps}</ol>" if steps else "")
+        + "</div>"
+    )
