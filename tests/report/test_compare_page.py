@@ -150,13 +150,18 @@ def test_an_unusable_html_path_is_refused_before_comparing(
 
 def test_pairwise_html_is_the_gate_page(runs: dict[str, Path], tmp_path: Path) -> None:
     page = tmp_path / "pairwise.html"
-    assert (
-        _compare(runs, page, "--pairwise", "--min-sessions", "8", "--resamples", "500", "--quiet")
-        == 1
-    )
-    first = page.read_text(encoding="utf-8")
-    first = first[: first.index("<h2 id='ranking'>")]
-    assert "Pairwise gate: regression" in first and "run-worse" in first
+    # the pairwise twin reads what the log states (cited sources, layout blocks), equal in
+    # both runs: every pair a tie, a win rate of 0.5, not below the threshold
+    args = ("--pairwise", "--min-sessions", "8", "--resamples", "500", "--quiet")
+    assert _compare(runs, page, *args) == 0
+    text = page.read_text(encoding="utf-8")
+    first = text[: text.index("<h2 id='ranking'>")]
+    assert "Pairwise gate: pass" in first
+    assert "<b>run-worse</b>: win rate against run-base 0.500 [0.500, 0.500]" in first
+    # with too few queries for --min-sessions, the page says so as the terminal does
+    assert _compare(runs, page, "--pairwise", "--resamples", "500", "--quiet") == 4
+    first = page.read_text(encoding="utf-8").split("<h2 id='ranking'>")[0]
+    assert "Pairwise gate: too few to decide" in first and "fewer than --min-sessions 10" in first
 
 
 @pytest.mark.parametrize("width", (1280, 800))
