@@ -49,14 +49,12 @@ def win_rates(outcomes: Outcomes, *, resamples: int, seed: int) -> dict[str, dic
     draws = None
     if resamples and n_queries > 1:
         rng = np.random.default_rng(seed)
-        weights = np.stack(
-            [
-                np.bincount(rng.integers(0, n_queries, n_queries), minlength=n_queries)
-                for _ in range(resamples)
-            ]
-        ).astype(float)  # resamples x queries
+        draws = np.empty((resamples, len(names)))  # resamples x systems
         with np.errstate(invalid="ignore", divide="ignore"):
-            draws = (weights @ sums.T) / (weights @ counts.T)  # resamples x systems
+            # one draw at a time: memory stays a few arrays of the queries, at any size
+            for r in range(resamples):
+                weights = np.bincount(rng.integers(0, n_queries, n_queries), minlength=n_queries)
+                draws[r] = (sums @ weights) / (counts @ weights)
     out: dict[str, dict[str, Any]] = {}
     for i, name in enumerate(names):
         pairs = float(counts[i].sum())
