@@ -128,9 +128,7 @@ def scenario_page() -> str:
         "",
     ]
     for table, keys in scenario_keys().items():
-        title = (
-            f"`[{table}]`" if table and not table.endswith("[]") else f"`{table or 'top level'}`"
-        )
+        title = f"`[{table}]`" if table and not table.endswith("[]") else f"`{table or 'top level'}`"
         if table.endswith("[]"):
             title = f"`[[{table[:-2]}]]`"
         lines += [f"## {title}", ""]
@@ -164,14 +162,7 @@ def commands_page() -> str:
         "",
     ]
     for path, parser in _commands(build_parser()):
-        lines += [
-            f"## `genir-eval {path}`",
-            "",
-            "```text",
-            parser.format_help().rstrip(),
-            "```",
-            "",
-        ]
+        lines += [f"## `genir-eval {path}`", "", "```text", parser.format_help().rstrip(), "```", ""]
     return "\n".join(lines)
 
 
