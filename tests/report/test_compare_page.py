@@ -184,3 +184,16 @@ def test_the_first_screen_shows_the_verdict_and_the_worst_session(
         tmp_path / "p", f"--screenshot={png}", f"--window-size={width},{SCREEN}", page.as_uri()
     )
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_at_turn_level_each_worse_turn_shows_that_turn(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    page = tmp_path / "compare.html"
+    assert _compare(runs, page, "--level", "turn", "--min-sessions", "8", "--quiet") == 0
+    text = page.read_text(encoding="utf-8")
+    assert "Got worse most: <b>s4#1</b>" in _first_part(page)
+    headings = [text.index(f"<h3>{n}. s{i}#1:") for n, i in ((1, 4), (2, 2), (3, 6))]
+    assert headings == sorted(headings)
+    # one turn each, both runs' answers: six responses
+    assert text.count("class='response'") == 6
