@@ -73,6 +73,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/judges/pairwise/test_ranking.py",
             "tests/runner/test_arena.py",
             "tests/runner/test_arena_gate.py",
+            "tests/runner/test_arena_figures.py",
             "tests/runner/test_arena_bounded.py",
             "tests/runner/test_compare_pairwise.py",
             "tests/runner/test_pairwise_gate.py",

@@ -163,17 +163,41 @@ def _nugget_options(pairs: list[str]) -> dict[str, Any]:
     return parse_judge_options(NuggetJudge, pairs)
 
 
+def _interval(ci: Any, digits: int) -> str:
+    return f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]" if ci else "[-]"
+
+
+def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    """The ranking's lines, its columns aligned: the names to the left, the figures to the
+    right (a figure's digits under each other's)."""
+    widths = [max(len(cell) for cell in column) for column in zip(head, *rows, strict=True)]
+
+    def line(cells: tuple[str, ...]) -> str:
+        first, *rest = cells
+        return "  ".join(
+            [first.ljust(widths[0]), *(c.rjust(w) for c, w in zip(rest, widths[1:], strict=True))]
+        ).rstrip()
+
+    return [line(head), *(line(row) for row in rows)]
+
+
 def _text(document: dict[str, Any]) -> str:
     from genir_eval.runner.compare import shown  # names from the logs, escaped for a terminal
 
-    lines = ["system  score  [95% interval]  wins/ties/losses"]
-    for s in document["systems"]:
-        ci = s["ci95"]
-        interval = f"[{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "[-]"
-        lines.append(
-            f"{shown(s['name'])}  {s['score']:.1f}  {interval}  "
-            f"{s['wins']}/{s['ties']}/{s['losses']}"
-        )
+    lines = _table(
+        ("system", "score [95% interval]", "win rate [95% interval]", "wins/ties/losses"),
+        [
+            (
+                shown(s["name"]),
+                f"{s['score']:.1f} {_interval(s.get('ci95'), 1)}",
+                "-"
+                if s.get("win_rate") is None
+                else f"{s['win_rate']:.2f} {_interval(s.get('win_rate_ci95'), 2)}",
+                f"{s['wins']}/{s['ties']}/{s['losses']}",
+            )
+            for s in document["systems"]
+        ],
+    )
     style = document.get("style_control")
     if style:
         lines.append(

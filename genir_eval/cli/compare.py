@@ -105,6 +105,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         help="text for a terminal, json, or markdown for a pull-request comment (default: text)",
     )
     parser.add_argument("--json", action="store_true", help="the same as --format json")
+    parser.add_argument(
+        "--html",
+        metavar="FILE",
+        help="also write the comparison as a self-contained HTML page to FILE: the verdict "
+        "and its rule, each score's paired delta with its 95%% interval and p, and the "
+        "sessions that got worse first with both runs' answers and judges' reasons (with "
+        "--pairwise: the pairwise gate's arena page; default: none)",
+    )
     _add_pairwise_arguments(parser)
     add_engine_arguments(parser)
     parser.set_defaults(func=run)
@@ -239,6 +247,10 @@ def _pairwise(args: argparse.Namespace, run_a: Any, run_b: Any, output: str) -> 
         for c in gate["candidates"]
         if gate["passed"] and (c.get("queries") or 0) < args.min_sessions
     ]
+    if args.html:
+        from genir_eval.report.arena import render_arena
+
+        render_arena(Path(args.html), document)
     if output == "json":
         json.dump(
             {
@@ -283,6 +295,50 @@ def _pairwise(args: argparse.Namespace, run_a: Any, run_b: Any, output: str) -> 
     return 0
 
 
+def _check_html(path: Path, runs: tuple[Path, Path]) -> None:
+    """``--html FILE`` is refused before any work when it cannot be written or would replace
+    a file of either run folder (its report, a table: the run's digests would not match)."""
+    if not path.parent.is_dir():
+        raise ConfigError(f"--html {path}: the folder {path.parent} does not exist")
+    if path.is_dir():
+        raise ConfigError(
+            f"--html {path}: a folder; give a file name, e.g. {path / 'compare.html'}"
+        )
+    for folder in runs:
+        if path.exists() and path.resolve().parent == folder.resolve():
+            raise ConfigError(
+                f"--html {path}: a file of the run folder {folder}; write the page elsewhere"
+            )
+
+
+def _write_html(
+    args: argparse.Namespace, documents: list[dict[str, Any]], verdict: str, run_a: Any, run_b: Any
+) -> None:
+    """``--html FILE``: the comparison page (:mod:`genir_eval.report.comparison`)."""
+    from genir_eval.report.comparison import render_comparison, write_comparison
+
+    options = {
+        "--level": args.level,
+        "--alpha": args.alpha,
+        "--max-drop": args.max_drop,
+        "--fail-below": args.fail_below,
+        "--min-sessions": args.min_sessions,
+        "--resamples": args.resamples,
+        "--seed": args.seed,
+        "--common": "yes" if args.common else None,
+    }
+    page = render_comparison(
+        documents,
+        verdict=verdict,
+        rule=COMPARE_VERDICT_RULE,
+        run_a=run_a,
+        run_b=run_b,
+        worst=args.worst,
+        options=options,
+    )
+    write_comparison(Path(args.html), page)
+
+
 def run(args: argparse.Namespace) -> int:
     # every number was checked as the command line was read (genir_eval.settings): a
     # negative --worst would slice the list from its end, all but the last sessions
@@ -303,6 +359,8 @@ def run(args: argparse.Namespace) -> int:
     _check_pairwise(args)
     output = "json" if args.json else args.format
     run_a, run_b = load_run(args.run_a), load_run(args.run_b)
+    if args.html:
+        _check_html(Path(args.html), (run_a.directory, run_b.directory))
     for run in (run_a, run_b):
         threshold = gate_threshold(
             run, max_missing=args.max_missing, allow_permanent=args.allow_permanent
@@ -339,18 +397,20 @@ def run(args: argparse.Namespace) -> int:
         if output == "text":
             print(describe(comparison, worst=args.worst))
     verdict = verdict_of(results)
+    documents = [
+        {
+            **c.to_dict(),
+            "passed": r.passed,
+            "verdict": r.verdict,
+            "reasons": list(r.reasons),
+            "undecided": list(r.undecided),
+            "notes": list(r.notes),
+        }
+        for c, r in zip(comparisons, results, strict=True)
+    ]
+    if args.html:
+        _write_html(args, documents, verdict, run_a, run_b)
     if output == "json":
-        documents = [
-            {
-                **c.to_dict(),
-                "passed": r.passed,
-                "verdict": r.verdict,
-                "reasons": list(r.reasons),
-                "undecided": list(r.undecided),
-                "notes": list(r.notes),
-            }
-            for c, r in zip(comparisons, results, strict=True)
-        ]
         json.dump(
             {
                 "version": 1,

@@ -89,6 +89,9 @@ __all__ = [
     "PARTS",
     "TURN_VIEWS",
     "TurnDetail",
+    "CSS",
+    "CSP",
+    "styled_page",
 ]
 
 #: The failure table and the banner group missing judgments by judge and reason; past this
@@ -672,6 +675,19 @@ def render_report(run: Run, *, limits: ReportLimits | None = None) -> str:
         f"{counted(ctx.links.n, 'source', grouped=True)} · generated {generated}</p>"
         f"{_banner(ctx)}<p class='sub toc'>{_toc(kept)}</p>{gold_note}"
         f"{body}</body></html>\n"
+    )
+
+
+def styled_page(title: str, body: str, *, css: str = "") -> str:
+    """A self-contained page styled as the run report: its stylesheet (plus ``css``), its
+    content policy (nothing loads or runs, whatever the log text holds) and ``title`` as its
+    heading; ``body`` is HTML built and escaped by the caller."""
+    return (
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>{esc(title)}</title><style>{CSS}{css}</style></head><body>"
+        f"<h1>{esc(title)}</h1>{body}</body></html>\n"
     )
 
 

@@ -67,6 +67,13 @@ from genir_eval.rundir.folder import (
 )
 from genir_eval.rundir.status import run_status
 from genir_eval.runner.arena_answers import STORE_NAME, AnswerStore, System, normalised_query
+from genir_eval.runner.arena_figures import (
+    agreement_intervals,
+    example_pairs,
+    rate_interval,
+    style_intervals,
+    win_rates,
+)
 from genir_eval.runner.executor import LocalJudging, where
 from genir_eval.runner.pairwise_gate import gate_against
 from genir_eval.runner.run import Overrides, apply_overrides
@@ -498,6 +505,7 @@ def _systems_table(
     scores = elo(fit.theta)
     draws = bootstrap_scores(outcomes, resamples=resamples, seed=seed) if resamples else None
     matrix = win_matrix(outcomes)
+    rates = win_rates(outcomes, resamples=resamples, seed=seed)
     table = []
     for i, name in enumerate(names):
         record = {"wins": 0, "ties": 0, "losses": 0}
@@ -509,16 +517,29 @@ def _systems_table(
             if draws is not None
             else None
         )
-        table.append({"name": name, "score": float(scores[i]), "ci95": ci, **record})
+        rate = rates[name]
+        table.append(
+            {
+                "name": name,
+                "score": float(scores[i]),
+                "ci95": ci,
+                **record,
+                "win_rate": rate["win_rate"],
+                "win_rate_ci95": rate["ci95"],
+            }
+        )
     return sorted(table, key=lambda row: -row["score"])
 
 
-def _style_table(names: Sequence[str], outcomes: Outcomes) -> dict[str, Any]:
+def _style_table(
+    names: Sequence[str], outcomes: Outcomes, resamples: int, seed: int
+) -> dict[str, Any]:
     fit = style_fit(outcomes)
     scores = elo(fit.theta)
     return {
         "coefficients": dict(fit.beta),
         "scores": {name: float(scores[i]) for i, name in enumerate(names)},
+        "scores_ci95": style_intervals(outcomes, resamples=resamples, seed=seed),
         "tie_parameter": fit.nu,
     }
 
@@ -529,6 +550,7 @@ def _consistency(tally: Tally, outcomes: Outcomes) -> dict[str, Any]:
     cycles = count_cycles(outcomes)
     return {
         "position_consistency": int(both.sum()) / both.size if both.size else None,
+        "position_consistency_ci95": rate_interval(int(both.sum()), int(both.size)),
         "pairs_in_both_orders": int(both.size),
         # the offline twin's swapped order is its mirror: no position bias to measure
         "mirrored_pairs": tally.mirrored,
@@ -608,13 +630,14 @@ def _read_gold(settings: ArenaSettings, store: AnswerStore, names: Sequence[str]
 def _gold(settings: ArenaSettings, gold: _Gold | None, pairs: Path) -> dict[str, Any] | None:
     if gold is None:
         return None
-    agreement = agreement_with_gold(_rows(pairs), gold.winners)
+    agreement = agreement_with_gold(_rows(pairs), gold.winners).to_dict()
     return {
         "path": str(settings.gold),
         "criterion": settings.gold_criterion,
         "rows": gold.rows,
         "rows_of_other_criteria": gold.other_criteria,
-        **agreement.to_dict(),
+        **agreement,
+        **agreement_intervals(agreement),
     }
 
 
@@ -679,6 +702,8 @@ async def arun_arena(
             "name": NAME,
             "options": dict(judge.options),
             "endpoint": where(judging.groups[0]),
+            # the offline twin is a baseline, not a model's judgment: the report says so
+            "offline": judging.groups[0].provider == "offline",
         },
         "inputs": [{"name": s.name, "path": str(s.path)} for s in settings.systems],
         "match": settings.match,
@@ -690,6 +715,8 @@ async def arun_arena(
         "status": _status(scenario, judging, tally),
     }
     document["gold"] = _gold(settings, gold, out / "pairs.jsonl")
+    document["examples"] = example_pairs(out / "pairs.jsonl", names)
+    document["settings"] = _settings(settings, selection)
     if nuggets is not None:
         document["nuggets"] = nuggets
     if settings.min_win_rate is not None:
@@ -732,6 +759,24 @@ async def _nuggets(
     )
 
 
+def _settings(settings: ArenaSettings, selection: Selection) -> dict[str, Any]:
+    """What the arena was asked, as its report says it (``None``: not given)."""
+    return {
+        "match": settings.match,
+        "pairs_file": str(settings.pairs) if settings.pairs else None,
+        "max_pairs": settings.max_pairs,
+        "pairs_selected": len(selection),
+        "seed": settings.seed,
+        "resamples": settings.resamples,
+        "gold": str(settings.gold) if settings.gold else None,
+        "gold_criterion": settings.gold_criterion if settings.gold else None,
+        "baseline": settings.baseline,
+        "min_win_rate": settings.min_win_rate,
+        "alpha": settings.alpha,
+        "nuggets": settings.nuggets is not None,
+    }
+
+
 def _remove_if_made(folder: Path, made: bool) -> None:
     """Leave no output folder behind for refused input: the folder is removed when this
     arena made it and it is empty (the answer store is removed as it closes)."""
@@ -759,7 +804,9 @@ def _figures(settings: ArenaSettings, tally: Tally) -> dict[str, Any]:
         if len(outcomes)
         else [],
         "matrix": win_matrix(outcomes),
-        "style_control": _style_table(names, outcomes) if len(outcomes) else None,
+        "style_control": _style_table(names, outcomes, settings.resamples, settings.seed)
+        if len(outcomes)
+        else None,
         "consistency": _consistency(tally, outcomes),
     }
 

@@ -77,7 +77,10 @@ def test_two_systems_score_on_the_elo_scale(
     assert coefficients["length"] > 0 and coefficients["sources"] > 0
     assert _arena(x, y, "--out", str(tmp_path / "t"), "--resamples", "0") == 0
     text = capsys.readouterr().out
-    assert "x  1060.2  [-]  2/1/1" in text and "y  939.8  [-]  1/1/2" in text
+    # the ranking's table: score, win rate (2.5 of 4 and 1.5 of 4), no intervals (no resamples)
+    lines = text.splitlines()
+    assert lines[1].split() == ["x", "1060.2", "[-]", "0.62", "[-]", "2/1/1"]
+    assert lines[2].split() == ["y", "939.8", "[-]", "0.38", "[-]", "1/1/2"]
 
 
 def test_intervals_have_width_and_follow_resamples_and_seed(
