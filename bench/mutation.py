@@ -63,6 +63,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     "arena": (
         [
             "genir_eval/runner/arena.py",
+            "genir_eval/runner/arena_gold.py",
             "genir_eval/cli/arena.py",
             "genir_eval/judges/pairwise/ranking.py",
         ],

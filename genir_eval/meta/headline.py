@@ -26,8 +26,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from genir_eval.meta.decide import chance_of, interval_text, relation
 from genir_eval.errors import ConfigError
+from genir_eval.meta.decide import chance_of, interval_text, relation
 from genir_eval.metrics.parse import parse_measure
 
 __all__ = [

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from genir_eval.meta.decide import MIN_N
 from genir_eval.errors import ConfigError
 from genir_eval.judges.kinds import judge_kind
+from genir_eval.meta.decide import MIN_N
 from genir_eval.metrics.parse import parse_measure
 from genir_eval.report.tables import LevelTable, LinkKeys, read_level, read_link_keys
 from genir_eval.rundir.folder import Level, Run

@@ -16,7 +16,6 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from genir_eval.meta.decide import interval_text
 from genir_eval.figures import counted
 from genir_eval.figures import number_text as _num
 from genir_eval.judges.kinds import (
@@ -26,6 +25,7 @@ from genir_eval.judges.kinds import (
     judge_kinds,
     kind_blocks,
 )
+from genir_eval.meta.decide import interval_text
 from genir_eval.report.card import (
     GROUNDING_NOTE,
     GROUNDING_TITLE,

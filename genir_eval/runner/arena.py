@@ -25,7 +25,7 @@ import random
 import time
 from array import array
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -33,7 +33,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from genir_eval.errors import ConfigError, InputError, StorageError, did_you_mean
+from genir_eval.errors import ConfigError, InputError, StorageError
 from genir_eval.figures import counted
 from genir_eval.ingest.validate import has_surrogate
 from genir_eval.judges.base import make_judge
@@ -50,8 +50,6 @@ from genir_eval.judges.pairwise.ranking import (
     win_matrix,
 )
 from genir_eval.judges.pairwise.rows import (
-    agreement_with_gold,
-    gold_winners,
     pair_row,
     style_features,
 )
@@ -68,12 +66,12 @@ from genir_eval.rundir.folder import (
 from genir_eval.rundir.status import run_status
 from genir_eval.runner.arena_answers import STORE_NAME, AnswerStore, System, normalised_query
 from genir_eval.runner.arena_figures import (
-    agreement_intervals,
     example_pairs,
     rate_interval,
     style_intervals,
     win_rates,
 )
+from genir_eval.runner.arena_gold import gold_block, read_gold
 from genir_eval.runner.executor import LocalJudging, where
 from genir_eval.runner.pairwise_gate import gate_against
 from genir_eval.runner.run import Overrides, apply_overrides
@@ -560,87 +558,6 @@ def _consistency(tally: Tally, outcomes: Outcomes) -> dict[str, Any]:
     }
 
 
-def _rows(path: Path) -> Iterator[dict[str, Any]]:
-    """``pairs.jsonl``'s rows, read back one at a time."""
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            yield json.loads(line)
-
-
-@dataclass(frozen=True)
-class _Gold:
-    """People's preferences read for the arena: the winner of each gold pair, and the rows
-    another criterion's (counted, and said)."""
-
-    winners: Mapping[Any, str]
-    rows: int
-    other_criteria: int
-
-
-def _read_gold(settings: ArenaSettings, store: AnswerStore, names: Sequence[str]) -> _Gold | None:
-    """``--gold``, read before any pair is judged: every row is used or refused at its line
-    (a run's row naming two sessions, a system the arena does not have, a session and turn
-    no system answered); a ``--gold-criterion`` no row has is refused with the criteria the
-    file has; the rows of other criteria are counted."""
-    if settings.gold is None:
-        return None
-    from genir_eval.ingest.preferences import read_preferences
-
-    path = settings.gold
-    wanted = settings.gold_criterion
-    rows = read_preferences(path, form="arena")
-    for row in rows:
-        for column in ("system_a", "system_b"):
-            system = getattr(row, column)
-            if system not in names:
-                raise InputError(
-                    f"names system {system!r}; the arena's systems are {', '.join(names)}",
-                    path=str(path),
-                    line=row.line,
-                    column=column,
-                )
-        if not store.answered(str(row.session), int(row.turn or 1)):
-            raise InputError(
-                f"session {row.session!r} turn {row.turn}: no answer of the arena's systems "
-                "is matched there",
-                path=str(path),
-                line=row.line,
-                column="session",
-            )
-    kept = [p for p in rows if wanted is None or p.criterion in (wanted, None)]
-    if not kept:
-        criteria = sorted({str(p.criterion) for p in rows if p.criterion is not None})
-        raise ConfigError(
-            f"--gold-criterion: no row of {path} has the criterion {wanted!r}"
-            f"{did_you_mean(str(wanted), criteria)}; its criteria: {', '.join(criteria)}"
-        )
-    winners = gold_winners(
-        {
-            "session_id": p.session,
-            "turn": p.turn or 1,
-            "a": p.system_a,
-            "b": p.system_b,
-            "winner": p.winner,
-        }
-        for p in kept
-    )
-    return _Gold(winners, len(kept), len(rows) - len(kept))
-
-
-def _gold(settings: ArenaSettings, gold: _Gold | None, pairs: Path) -> dict[str, Any] | None:
-    if gold is None:
-        return None
-    agreement = agreement_with_gold(_rows(pairs), gold.winners).to_dict()
-    return {
-        "path": str(settings.gold),
-        "criterion": settings.gold_criterion,
-        "rows": gold.rows,
-        "rows_of_other_criteria": gold.other_criteria,
-        **agreement,
-        **agreement_intervals(agreement),
-    }
-
-
 async def arun_arena(
     settings: ArenaSettings,
     *,
@@ -671,7 +588,7 @@ async def arun_arena(
         with AnswerStore(out) as store:
             store.read(settings.systems, settings.match)
             selection = select_pairs(settings, store)
-            gold = _read_gold(settings, store, names)
+            gold = read_gold(settings.gold, settings.gold_criterion, store, names)
             judging = LocalJudging(
                 scenario, out, progress=progress, log=log, say=say, label="arena"
             )
@@ -714,7 +631,7 @@ async def arun_arena(
         "engines": judging.engine_stats,
         "status": _status(scenario, judging, tally),
     }
-    document["gold"] = _gold(settings, gold, out / "pairs.jsonl")
+    document["gold"] = gold_block(settings.gold, settings.gold_criterion, gold, out / "pairs.jsonl")
     document["examples"] = example_pairs(out / "pairs.jsonl", names)
     document["settings"] = _settings(settings, selection)
     if nuggets is not None:

@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from genir_eval.meta.decide import NO_INTERVAL, too_small
 from genir_eval.errors import InputError
+from genir_eval.meta.decide import NO_INTERVAL, too_small
 from genir_eval.rundir.folder import Level, Run, load_run
 from genir_eval.settings import COMPARE_VERDICT_RULE as VERDICT_RULE
 from genir_eval.settings import DEFAULT_MIN_SESSIONS as DEFAULT_MIN_PAIRS
