@@ -61,7 +61,7 @@ from genir_eval.report.score_sections import (  # noqa: F401 - moved, importable
 from genir_eval.report.scores import SMALL_N
 from genir_eval.report.turns import TURN_VIEWS, TurnDetail, choose_sessions, session_details
 from genir_eval.report.turns import session_index as _session_index
-from genir_eval.report.verdict import run_verdict, verdict_html
+from genir_eval.report.verdict import run_verdict, verdict_html, verdict_lede
 from genir_eval.report.views import (
     PARTS,
     PARTS_WITH_SCORES,
@@ -546,12 +546,14 @@ def _verdict(ctx: ReportContext) -> str:
     """What a reader decides on: the run's verdict in words and what to look at next (the
     terminal prints the same, :mod:`genir_eval.report.verdict`) under the citation verdicts,
     the correlation with users when there is gold and the headline score's mean."""
-    parts = [_citation_verdicts(ctx)]
+    verdict = run_verdict(ctx.run)
+    # its main decision and the first thing to look at in one line, then the cards
+    parts = [verdict_lede(verdict), _citation_verdicts(ctx)]
     if (ctx.run.meta or {}).get("correlations"):
         parts.append(_headline(ctx.run, ctx.headline))
     parts.append(_score_cards(ctx))
-    # under the cards it words, above every table
-    parts.append(verdict_html(run_verdict(ctx.run)))
+    # the whole verdict under the cards it words, above every table
+    parts.append(verdict_html(verdict))
     card = headline_card(ctx.run)
     if card is not None:
         parts.append(card_html(card, ctx.marked(card.score)))

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from genir_eval.figures import number_text
 from genir_eval.meta.decide import (
     MIN_N,
     Decision,
@@ -32,9 +33,17 @@ from genir_eval.report.card import HeadlineCard, grounding_scores, headline_card
 from genir_eval.report.glossary import describe_score
 from genir_eval.report.scores import score_summaries
 from genir_eval.report.views import esc, headline_score
+from genir_eval.report.worst import worst_sessions
 from genir_eval.rundir.folder import Run
 
-__all__ = ["RunVerdict", "run_verdict", "verdict_lines", "verdict_html", "VERDICT_TITLE"]
+__all__ = [
+    "RunVerdict",
+    "run_verdict",
+    "verdict_lines",
+    "verdict_html",
+    "verdict_lede",
+    "VERDICT_TITLE",
+]
 
 VERDICT_TITLE = f"Verdict (95% intervals; fewer than {MIN_N} values: no interval)"
 NEXT_TITLE = "What to look at next"
@@ -206,7 +215,21 @@ def run_verdict(run: Run) -> RunVerdict:
         missing=run.failures_total,
         smallest_n=min(sizes) if sizes else None,
     )
-    return RunVerdict(tuple(decisions), tuple(steps))
+    worst = _worst_step(run)
+    return RunVerdict(tuple(decisions), tuple(([worst] if worst else []) + steps))
+
+
+def _worst_step(run: Run) -> str | None:
+    """The session to read first: the headline's worst, with its value and, when the judge
+    gave one, the reason (the same session the worst-first list opens with)."""
+    score, worst, _ = worst_sessions(run, 1)
+    if score is None or not worst:
+        return None
+    first = worst[0]
+    step = f"read the worst session first: {first.session_id} ({score} {number_text(first.value)}"
+    if first.gold is not None:
+        step += f", users {number_text(first.gold, 1)}"
+    return step + ")"
 
 
 def verdict_lines(verdict: RunVerdict) -> list[str]:
@@ -236,4 +259,21 @@ def verdict_html(verdict: RunVerdict) -> str:
         f"<div id='run-verdict'><h3>{esc(VERDICT_TITLE)}</h3><ul>{items}</ul>"
         + (f"<h3>{NEXT_TITLE}</h3><ol id='next-steps'>{steps}</ol>" if steps else "")
         + "</div>"
+    )
+
+
+def verdict_lede(verdict: RunVerdict) -> str:
+    """One line at the top of ``report.html``, above the headline cards: the verdict's main
+    decision (this run's, before evidence measured elsewhere) and the first thing to look at,
+    in the words of the verdict below it; empty without a verdict."""
+    if not verdict.decisions:
+        return ""
+    here = [d for d in verdict.decisions if "measured before" not in d.subject]
+    main = (here or list(verdict.decisions))[0]
+    text = f"{esc(main.subject)}: <b>{esc(main.verdict.words)}</b>"
+    if verdict.next:
+        text += f"; {esc(verdict.next[0])}"
+    return (
+        f"<p id='verdict-lede' class='verdict-line {main.verdict.severity}'>"
+        f"<b>In short</b>: {text}</p>"
     )

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from browser import layout, run_chromium
 
+from genir_eval.report.worst import worst_sessions
+from genir_eval.rundir.folder import load_run
 from genir_eval.runner.run import Overrides, run_scenario
 from genir_eval.testing.fake_llm_server import FakeLLMServer, Fault
 
@@ -27,6 +30,8 @@ WIDTHS = (1280, 800)
 SCREEN = 900  # the first screen's height, px
 
 WANTED = [
+    "#verdict-lede",
+    "#run-verdict",
     "#run-failed",
     "#run-partial",
     "#headline",
@@ -93,6 +98,11 @@ def urge_run(tmp_path_factory: pytest.TempPathFactory, urge_sample_path: Path) -
 
 
 @pytest.fixture(scope="module")
+def feedback_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _scenario_run("product-feedback", tmp_path_factory.mktemp("feedback"))
+
+
+@pytest.fixture(scope="module")
 def citation_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _scenario_run("demo-citations", tmp_path_factory.mktemp("citations"))
 
@@ -112,6 +122,21 @@ def _first_screen(run: Path, width: int, tmp_path: Path, name: str) -> dict[str,
     )
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     return seen
+
+
+def _says_the_verdict_and_the_worst_session(run: Path, seen: dict[str, Any]) -> str:
+    """The verdict and its first next step, the worst session by name, are on the first
+    screen; returns the first screen's text (the space the probe puts between inline
+    elements before a colon taken out)."""
+    text = re.sub(r"\s+:", ":", str(seen["first_screen"]))
+    assert _on_first_screen(seen, "#verdict-lede")
+    # the whole verdict follows the cards, before every table
+    assert seen["elements"]["#run-verdict"]["top"] < seen["elements"]["#sessions"]["top"]
+    assert "In short:" in text
+    score, worst, _ = worst_sessions(load_run(run), 1)
+    assert score is not None and worst
+    assert f"read the worst session first: {worst[0].session_id} ({score} " in text
+    return text
 
 
 def _on_first_screen(seen: dict[str, Any], selector: str) -> bool:
@@ -146,6 +171,21 @@ def test_an_unlabelled_run_opens_with_its_headline_score(
     assert "sdcg_urge" in text and "(headline)" in text and "95% CI [" in text
     assert "No user satisfaction in the input" in text
     assert seen["elements"]["#run-failed"] is None and seen["elements"]["#run-partial"] is None
+    text = _says_the_verdict_and_the_worst_session(product_run, seen)
+    # the headline's number with its scale and what it is, not a bare figure
+    assert "a score on its own" in text and "higher is better" in text
+    assert "no detectable relation with people" in text
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_run_with_thumbs_opens_with_the_thumbs_verdicts(
+    feedback_run: Path, tmp_path: Path, width: int
+) -> None:
+    seen = _first_screen(feedback_run, width, tmp_path, "feedback")
+    text = _says_the_verdict_and_the_worst_session(feedback_run, seen)
+    assert "thumbs" in text
+    # a chance-level AUC is said as such, with its interval
+    assert "chance-level: AUC" in text
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -157,8 +197,10 @@ def test_the_urge_run_opens_with_the_correlation_with_users(
     for selector in ("#headline-turn-spearman", "#headline-session-spearman"):
         assert _on_first_screen(seen, selector), selector
     assert "against the users' own satisfaction ratings" in text and "Spearman" in text
+    text = _says_the_verdict_and_the_worst_session(urge_run, seen)
+    assert "no detectable relation with users" in text
     # a 12-session page reaches its per-session evidence within a few screens
-    assert seen["elements"]["#sessions"]["top"] < 8 * SCREEN
+    assert seen["elements"]["#sessions"]["top"] < 8.5 * SCREEN  # after the verdict's lede
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -173,3 +215,5 @@ def test_a_citation_run_opens_with_its_verdicts(
     # one link has no source text on purpose: a partial run, said so at the top
     assert _on_first_screen(seen, "#run-partial")
     assert "1 judgment of" in text and "no source text" in text
+    text = _says_the_verdict_and_the_worst_session(citation_run, seen)
+    assert "too few to tell" in text and "[-1.00, 1.00]" not in text
