@@ -80,6 +80,7 @@ def test_two_systems_score_on_the_elo_scale(
     assert "x  1060.2  [-]  2/1/1" in text and "y  939.8  [-]  1/1/2" in text
 
 
+@pytest.mark.slow
 def test_intervals_have_width_and_follow_resamples_and_seed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
