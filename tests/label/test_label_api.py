@@ -161,7 +161,6 @@ def test_a_server_killed_mid_save_loses_no_label_it_answered(
         assert status == 200 and reply["queues"][0]["labelled"] == 1
 
 
-@pytest.mark.slow
 def test_a_posted_session_is_judged_by_a_named_scenario(hostile_run: Path, tmp_path: Path) -> None:
     from label_helpers import _session
 

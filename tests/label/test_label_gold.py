@@ -59,7 +59,6 @@ def test_meta_and_run_read_the_labels_as_gold(hostile_run: Path, tmp_path: Path)
     assert "link_usefulness.dna" in (out / "report.html").read_text(encoding="utf-8")
 
 
-@pytest.mark.slow
 def test_export_writes_gold_the_readers_take(hostile_run: Path, tmp_path: Path) -> None:
     store = tmp_path / "labels.sqlite"
     given = _labelled(hostile_run, store)
