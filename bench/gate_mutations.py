@@ -5,9 +5,9 @@ least one test fail. Run from the repository root with the test extras installed
     python bench/gate_mutations.py 3 7        # some of them
 
 For each mutation: the line is changed in the source, the tests named for it are run
-(``pytest -x -q -p no:randomly``), the source is restored, and one line says which test
-caught it (or that none did, and the script exits 1). Not part of the suite: it edits the
-source while it runs.
+(``pytest -x -q -p no:randomly -m ""``: whatever their mark), the source is restored, and
+one line says which test caught it (or that none did, and the script exits 1). Not part of
+the suite: it edits the source while it runs.
 """
 
 from __future__ import annotations
@@ -109,7 +109,9 @@ def run_mutations(mutations: list[tuple[str, str, str, str, list[str]]], argv: l
         path.write_text(source.replace(line + "\n", mutant + "\n"), encoding="utf-8")
         try:
             result = subprocess.run(
-                [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:randomly", *tests],
+                # -m "": the tests named run whatever their mark (the default selection,
+                # pyproject's addopts, leaves out the slow and heavy ones)
+                [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:randomly", "-m", "", *tests],
                 cwd=ROOT,
                 capture_output=True,
                 text=True,

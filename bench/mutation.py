@@ -149,7 +149,9 @@ def prepare(module: str) -> Path:
         'source_paths = ["genir_eval/"]\n'
         f"only_mutate = {_toml_list(files)}\n"
         'also_copy = ["fixtures/", "scenarios/"]\n'
-        'pytest_add_cli_args = ["-p", "no:randomly", "-p", "no:cacheprovider"]\n'
+        # every test of the selection, the slow and heavy marks included (pyproject's
+        # addopts, copied above, leave them out of a plain run)
+        'pytest_add_cli_args = ["-p", "no:randomly", "-p", "no:cacheprovider", "-m", ""]\n'
         f"pytest_add_cli_args_test_selection = {_toml_list(tests)}\n"
         "use_git_change_detection = false\n"
     )

@@ -85,6 +85,7 @@ def test_importing_the_records_stays_cheap() -> None:
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
 def test_example_loads_and_writes_sessions(example: tuple[Path, dict[str, Any], str]) -> None:
     root, ns, _ = example
     sessions = ns["sessions"]

@@ -183,6 +183,7 @@ def _help(script: Path, *sub: str) -> str:
     ).stdout
 
 
+@pytest.mark.slow
 def test_every_bench_command_shown_names_a_real_script_and_real_flags() -> None:
     """The benchmark commands of the README, the guide and the benchmarks page: the script
     exists and every flag is one its --help lists."""
@@ -215,6 +216,7 @@ def test_every_bench_command_shown_names_a_real_script_and_real_flags() -> None:
     assert seen >= 10
 
 
+@pytest.mark.slow
 def test_the_readme_tour_runs_as_written(tmp_path: Path, shared: Any) -> None:
     """The tour's commands, in order, in a copy of the repository beside ../shared: each
     exits 0, except those that need a key (they are read by the parser test above)."""

@@ -299,6 +299,7 @@ def _comments(tmp_path: Path) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("regression", [False, True], ids=["unchanged", "regression"])
+@pytest.mark.slow
 def test_github_actions_workflow(accepted_repo: Path, tmp_path: Path, regression: bool) -> None:
     repo = _checkout(accepted_repo, tmp_path)
     env = _environment(tmp_path)
@@ -320,6 +321,7 @@ def test_github_actions_workflow(accepted_repo: Path, tmp_path: Path, regression
         assert summary.startswith("### genir-eval: ✅ no regression")
 
 
+@pytest.mark.slow
 def test_github_actions_updates_one_comment_per_pull_request(
     accepted_repo: Path, tmp_path: Path
 ) -> None:
@@ -339,6 +341,7 @@ def test_github_actions_updates_one_comment_per_pull_request(
     assert "gh api --method PATCH repos/acme/product/issues/comments/1000" in calls
 
 
+@pytest.mark.slow
 def test_github_actions_on_a_fork_fails_without_commenting(
     accepted_repo: Path, tmp_path: Path
 ) -> None:
@@ -354,6 +357,7 @@ def test_github_actions_on_a_fork_fails_without_commenting(
     assert _comments(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_github_actions_posts_why_compare_could_not_compare(
     accepted_repo: Path, tmp_path: Path
 ) -> None:
@@ -372,6 +376,7 @@ def test_github_actions_posts_why_compare_could_not_compare(
 
 
 @pytest.mark.parametrize("regression", [False, True], ids=["unchanged", "regression"])
+@pytest.mark.slow
 def test_gitlab_ci_job(accepted_repo: Path, tmp_path: Path, regression: bool) -> None:
     repo = _checkout(accepted_repo, tmp_path)
     env = _environment(tmp_path)
@@ -396,6 +401,7 @@ def test_gitlab_ci_job(accepted_repo: Path, tmp_path: Path, regression: bool) ->
         )
 
 
+@pytest.mark.slow
 def test_gitlab_ci_job_posts_why_compare_could_not_compare(
     accepted_repo: Path, tmp_path: Path
 ) -> None:
@@ -431,6 +437,7 @@ def _break_logs(repo: Path) -> None:
     (repo / "eval" / "logs.md").write_text("[1] no answer precedes this source\n", encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_github_actions_reports_a_failed_candidate_run(accepted_repo: Path, tmp_path: Path) -> None:
     # the run step fails: the compare, comment and last steps still run (if: always()); the
     # summary and the comment say the run failed and why, and the job fails
@@ -446,6 +453,7 @@ def test_github_actions_reports_a_failed_candidate_run(accepted_repo: Path, tmp_
     assert "COMPARE_STATUS=2" in (tmp_path / "github_env").read_text()
 
 
+@pytest.mark.slow
 def test_github_actions_fails_when_the_run_step_never_started(
     accepted_repo: Path, tmp_path: Path
 ) -> None:
@@ -461,6 +469,7 @@ def test_github_actions_fails_when_the_run_step_never_started(
     assert "COMPARE_STATUS=1" in (tmp_path / "github_env").read_text()
 
 
+@pytest.mark.slow
 def test_gitlab_ci_reports_a_failed_candidate_run(accepted_repo: Path, tmp_path: Path) -> None:
     repo = _checkout(accepted_repo, tmp_path)
     env = _environment(tmp_path)
@@ -471,6 +480,7 @@ def test_gitlab_ci_reports_a_failed_candidate_run(accepted_repo: Path, tmp_path:
     assert "logs.md" in posted
 
 
+@pytest.mark.slow
 def test_gitlab_ci_updates_one_note_per_merge_request(accepted_repo: Path, tmp_path: Path) -> None:
     # two pipelines of one merge request, the second with a regression: one note, now red
     repo = _checkout(accepted_repo, tmp_path)

@@ -32,6 +32,8 @@ from genir_eval.judges.offline.features import synthesis
 from genir_eval.judges.pairwise.rows import style_features
 from genir_eval.records import Link, Statement, Turn
 
+pytestmark = pytest.mark.realtime
+
 #: Seconds a reader may take on one case: generous for a busy machine, far below what a
 #: quadratic reader needs on a megabyte.
 BOUND = 30.0

@@ -27,6 +27,8 @@ from genir_eval.ingest.sources import read_source_texts
 from genir_eval.runner.arena import _listed_pairs
 from genir_eval.runner.arena_answers import AnswerStore, System
 
+pytestmark = pytest.mark.fuzz
+
 FUZZ = settings(
     max_examples=60,
     derandomize=True,

@@ -27,6 +27,8 @@ from genir_eval.errors import InputError
 from genir_eval.figures import counted
 from genir_eval.ingest import iter_sessions, load_sessions, read_jsonl
 
+pytestmark = pytest.mark.fuzz
+
 FORMATS = ("urge", "jsonl", "markdown")
 
 HOSTILE = [

@@ -19,6 +19,7 @@ from label_helpers import call, label_server
 from genir_eval.label.store import LabelStore
 
 
+@pytest.mark.slow
 def test_refusals_and_security_headers(hostile_run: Path, tmp_path: Path) -> None:
     with label_server(hostile_run, "--store", str(tmp_path / "l.sqlite")) as (url, _):
         status, reply = call(url + "api/queues/link_usefulness/next?labeller=ann")
@@ -85,6 +86,7 @@ def test_a_token_is_asked_for_when_given(hostile_run: Path, tmp_path: Path) -> N
         assert status == 200
 
 
+@pytest.mark.slow
 def test_a_second_server_on_the_store_shares_its_state(hostile_run: Path, tmp_path: Path) -> None:
     store = str(tmp_path / "l.sqlite")
     with label_server(hostile_run, "--store", store) as (one, _):
@@ -113,6 +115,7 @@ def test_a_second_server_on_the_store_shares_its_state(hostile_run: Path, tmp_pa
     assert done.returncode == 2 and "--per-item 1" in done.stderr
 
 
+@pytest.mark.slow
 def test_a_server_killed_mid_save_loses_no_label_it_answered(
     hostile_run: Path, tmp_path: Path
 ) -> None:

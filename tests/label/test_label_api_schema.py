@@ -13,6 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from label_helpers import label_server
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
+pytestmark = pytest.mark.fuzz
+
 
 @pytest.fixture(scope="module")
 def api_schema(hostile_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from genir_eval.ingest import load_sessions
 from genir_eval.label.queue import open_workspace
 
@@ -34,6 +36,7 @@ def _labelled(run: Path, store: Path) -> dict[str, list[tuple[str, float]]]:
     return given
 
 
+@pytest.mark.slow
 def test_meta_and_run_read_the_labels_as_gold(hostile_run: Path, tmp_path: Path) -> None:
     store = tmp_path / "labels.sqlite"
     given = _labelled(hostile_run, store)
@@ -94,6 +97,7 @@ def test_a_store_that_is_not_there_is_one_line(hostile_run: Path, tmp_path: Path
     assert "no label store here" in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_link_labels_alone_give_the_run_a_meta_evaluation(
     hostile_run: Path, tmp_path: Path
 ) -> None:

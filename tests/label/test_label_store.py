@@ -78,6 +78,7 @@ def _writer(path: str, who: str, n: int) -> None:
         store.save("q", ITEMS[i % 3][0], f"{who}{i}", value=i % 4)
 
 
+@pytest.mark.slow
 def test_processes_saving_at_once_lose_nothing(tmp_path: Path) -> None:
     path = tmp_path / "l.sqlite"
     _store(path)

@@ -164,6 +164,7 @@ def test_journal_records_and_resumes(server: FakeLLMServer, tmp_path: Path) -> N
     assert server.stats.total == calls
 
 
+@pytest.mark.slow
 def test_resume_after_kill_repeats_no_done_judgment(tmp_path: Path) -> None:
     db = tmp_path / "run.sqlite"
     n = 120

@@ -79,6 +79,7 @@ def test_deadline_bounds_a_judgment(server: FakeLLMServer) -> None:
     assert server.stats.total == 1
 
 
+@pytest.mark.realtime
 def test_the_deadline_counts_from_a_judgments_first_send_not_its_place_in_the_queue() -> None:
     # five judgments of 0.4 s each through one slot take 2 s in all, twice the deadline:
     # each is answered well within it once it is sent, so none may fail for time spent

@@ -197,6 +197,7 @@ def test_one_429_naming_the_limit_sets_the_pace() -> None:
     assert rate["rpm"] is not None and rate["rpm"] <= 6000.0
 
 
+@pytest.mark.realtime
 def test_a_limit_that_lifts_is_forgotten() -> None:
     # 600 rpm = 10/s enforced by the server with a bucket of 2: 16 in flight at 20 ms send
     # far more (even a starved client: 50/s with the machine at load 20), and the 429s,

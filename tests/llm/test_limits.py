@@ -22,6 +22,7 @@ from genir_eval.llm.limits import (
 from genir_eval.testing import FakeLLMServer, FakeLLMServerProcess, Fault
 
 
+@pytest.mark.realtime
 def test_concurrency_is_never_exceeded() -> None:
     # Each reply takes 0.5 s, so even a client starved by a busy machine has its 8 sends out
     # before the first answer returns: the limit is reached, and never passed.
@@ -38,6 +39,7 @@ def test_concurrency_is_never_exceeded() -> None:
     assert server.stats.max_in_flight == 8
 
 
+@pytest.mark.realtime
 def test_server_sustains_256_in_flight() -> None:
     with FakeLLMServer(latency=0.5) as server:
 
@@ -62,6 +64,7 @@ def _most_in_window(times: list[float], window_s: float) -> int:
     )
 
 
+@pytest.mark.realtime
 @pytest.mark.parametrize(
     ("rpm", "n", "min_elapsed"),
     [
@@ -183,6 +186,7 @@ def test_aimd_counts_overloads_of_requests_sent_before_a_decrease_once(
     assert limit.limit == 4
 
 
+@pytest.mark.realtime
 def test_request_rate_windows_and_retries_first() -> None:
     # 2400 rpm = 40/s: 40 sends per 1.01 s window (1% for the spread of the delay from a send
     # leaving to its arrival) once departures are reported. Here nothing reports them (no
@@ -285,6 +289,7 @@ def test_send_window_counts_a_send_from_its_departure() -> None:
     assert window.stamps[-2:] == pytest.approx([20.3, 20.3])
 
 
+@pytest.mark.realtime
 def test_a_stalling_client_catches_up_and_keeps_the_rate(monkeypatch: pytest.MonkeyPatch) -> None:
     """A client whose event loop blocks 150 ms out of every 400 ms: the window gives the
     stalled time back (sends closer than 1/R apart after a stall) and the server never sees
@@ -413,6 +418,7 @@ def test_lookup_window_admits_in_order_and_hands_back_cancelled_slots() -> None:
     asyncio.run(run())
 
 
+@pytest.mark.realtime
 def test_first_request_is_sent_before_every_fingerprint_is_computed(tmp_path: Any) -> None:
     """The lookup window: the first call does not wait for all judgments' cache keys."""
     with FakeLLMServer(latency=0.01) as server:

@@ -232,6 +232,7 @@ def test_fake_server_enforces_a_rate_with_429_retry_after_and_headers() -> None:
         assert 0.0 <= completion.rate_limit.remaining < 10.0
 
 
+@pytest.mark.realtime
 @pytest.mark.parametrize("headers", [False, True])
 def test_engine_learns_the_rate_and_keeps_429s_few(headers: bool) -> None:
     # 1200 rpm = 20/s. Unpaced, 32 in flight at 50 ms would send up to 640/s: without

@@ -51,6 +51,7 @@ def test_outcomes_must_be_binary() -> None:
         binary_agreement([1.0, 2.0], [1, 2])
 
 
+@pytest.mark.slow
 def test_feedback_run_meta_summary_and_report(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "fb"
     run = run_scenario(

@@ -24,6 +24,8 @@ from genir_eval.rundir.folder import load_run
 from genir_eval.runner.run import Overrides, run_scenario
 from genir_eval.testing.fake_llm_server import FakeLLMServer, Fault
 
+pytestmark = pytest.mark.browser
+
 ROOT = Path(__file__).resolve().parents[2]
 OFFLINE = Overrides(cache="none", journal="none")
 WIDTHS = (1280, 800)

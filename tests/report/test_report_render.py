@@ -7,10 +7,13 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
 from browser import run_chromium
 from bs4 import BeautifulSoup
 
 from genir_eval.report.html import write_report
+
+pytestmark = pytest.mark.browser
 
 
 def _run_chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -71,6 +71,7 @@ def test_whole_table_attributes_really_raise(run_dir: Path) -> None:
     assert sum(1 for _ in run.iter_rows("links")) == 24
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "limits",
     [None, ReportLimits(detail_sessions=3, index_rows=4, index_page=2)],

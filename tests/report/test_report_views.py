@@ -96,6 +96,7 @@ def _check_report(soup: BeautifulSoup, n_sessions: int) -> None:
     assert soup.find(id="glossary") is not None and soup.find(id="offline-banner") is not None
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("width", WIDTHS)
 def test_unlabelled_product_run(product_run: Path, tmp_path: Path, width: int) -> None:
     report = product_run / "report.html"
@@ -119,6 +120,7 @@ def test_unlabelled_product_run(product_run: Path, tmp_path: Path, width: int) -
     assert _screenshot(report, width, "product", tmp_path / "profile")[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("width", WIDTHS)
 def test_urge_run(urge_run: Path, tmp_path: Path, width: int) -> None:
     report = urge_run / "report.html"

@@ -68,6 +68,7 @@ def _traced_peak(systems: tuple[System, ...], out: Path) -> int:
         tracemalloc.stop()
 
 
+@pytest.mark.slow
 def test_the_arenas_memory_does_not_grow_with_the_queries(tmp_path: Path) -> None:
     small, large = _systems(tmp_path / "n", 40), _systems(tmp_path / "4n", 160)
     _arena(small, tmp_path / "warm", window=6)  # lazy imports and caches filled once

@@ -83,6 +83,7 @@ def test_two_systems_score_on_the_elo_scale(
     assert lines[2].split() == ["y", "939.8", "[-]", "0.38", "[-]", "1/1/2"]
 
 
+@pytest.mark.slow
 def test_intervals_have_width_and_follow_resamples_and_seed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -159,6 +159,7 @@ _MEASURE_LISTS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("gold", [True, False], ids=["gold", "no gold"])
 @pytest.mark.parametrize(
     "judges",

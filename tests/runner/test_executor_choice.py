@@ -26,6 +26,7 @@ def test_scenario_and_command_line_choose_the_executor() -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_local_run_never_imports_ray(tmp_path: Path) -> None:
     code = (
         "import sys\n"
@@ -67,6 +68,7 @@ def _run_ray(tmp_path: Path, address: str, **env: str) -> subprocess.CompletedPr
     )
 
 
+@pytest.mark.ray
 @pytest.mark.parametrize(
     ("address", "env", "words"),
     [

@@ -998,7 +998,30 @@ REST: list[Case] = [
 CASES = GATE + PREFERENCES + OUTPUTS + PAID + REST
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"class{c.klass}-{c.name}" for c in CASES])
+#: The cases that take seconds (genir-eval started in subprocesses through a closed pipe or
+#: standard output, a paid run's replies judged again): marked slow, run by .ci/run.
+SLOW_CASES = {
+    "replies with a log-probability above 0 are not cached to be refused",
+    "terminal escape sequences in an arena system name",
+    "a failed run through a closed pipe stays exit 3 (meta)",
+    "a regression's exit code with standard output closed (>&-)",
+    "a pass through a closed pipe stays a pass",
+    "a regression's exit code through a closed pipe (json)",
+    "a regression's exit code through a closed pipe",
+    "a regression's exit code through a closed pipe (markdown)",
+}
+
+
+def _case_param(case: Case) -> object:
+    marks = [pytest.mark.slow] if case.name in SLOW_CASES else []
+    return pytest.param(case, id=f"class{case.klass}-{case.name}", marks=marks)
+
+
+def test_every_slow_case_names_a_case() -> None:
+    assert SLOW_CASES <= {case.name for case in CASES}
+
+
+@pytest.mark.parametrize("case", [_case_param(case) for case in CASES])
 def test_hostile_case(
     case: Case,
     world: World,
@@ -1028,6 +1051,7 @@ def test_every_class_has_cases() -> None:
     assert len({c.name for c in CASES}) == len(CASES)
 
 
+@pytest.mark.slow
 def test_a_terminated_arena_removes_its_answer_store(tmp_path: Path) -> None:
     """``kill`` (SIGTERM) while the arena waits for replies: the command unwinds as an
     interruption does (exit 143) and its answer store (168 MB for a large arena) is gone;

@@ -26,6 +26,8 @@ from genir_eval.runner.run import Overrides, run_scenario
 from genir_eval.runner.scenario import load_scenario
 from genir_eval.testing import FakeLLMServer
 
+pytestmark = pytest.mark.ray
+
 pytest.importorskip("ray")
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -23,6 +23,8 @@ from genir_eval.runner.run import WINDOW, Overrides, run_scenario
 from genir_eval.runner.scenario import LlmSpec, load_scenario
 from genir_eval.testing import FakeLLMServer
 
+pytestmark = pytest.mark.ray
+
 ray = pytest.importorskip("ray")
 
 ROOT = Path(__file__).resolve().parents[2]

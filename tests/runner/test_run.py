@@ -146,6 +146,7 @@ def test_compare_demo_with_itself(demo_run: Path, capsys: pytest.CaptureFixture[
     assert "TOO FEW TO DECIDE (exit 4)" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_urge_offline_scenario(tmp_path: Path, urge_sample_path: Path) -> None:
     run = run_scenario(
         ROOT / "scenarios" / "urge-offline.toml",
@@ -228,6 +229,7 @@ def _toml(document: dict[str, object]) -> str:
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_from_its_journal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixtures_dir: Path
 ) -> None:

@@ -107,6 +107,7 @@ def test_a_dead_endpoint_is_given_up(tmp_path: Path) -> None:
     assert all(link.missing for link in run.links if link.cited)
 
 
+@pytest.mark.slow
 def test_permanent_errors_alone_fail_the_run_unless_allowed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -138,6 +139,7 @@ def test_permanent_errors_alone_fail_the_run_unless_allowed(
         assert status["ok"] is False and status["allow_permanent"] is False
 
 
+@pytest.mark.slow
 def test_max_missing_is_the_threshold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Transient failures (500, not retried with max_attempts 1) missing 2 labels."""
     n = _judgments()
@@ -247,6 +249,7 @@ def test_meta_exits_3_when_every_label_is_missing(
     assert "RUN FAILED" in captured.err and "Traceback" not in captured.err
 
 
+@pytest.mark.realtime
 def test_a_hung_endpoint_is_given_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A server that accepts and never answers: attempts time out, and after give_up_after
     seconds of nothing but that the engine stops instead of retrying to the deadline."""

@@ -34,6 +34,7 @@ def _close(a: object, b: object, path: str = "") -> None:
         assert a == b, path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario", [DEMO, ROOT / "scenarios" / "urge-offline.toml"])
 def test_windows_of_three_sessions_write_the_same_run(tmp_path: Path, scenario: Path) -> None:
     whole = run_scenario(scenario, out_dir=tmp_path / "whole", overrides=OFFLINE, window=10_000)

@@ -45,6 +45,7 @@ def _scenario(tmp_path: Path, base_url: str):  # type: ignore[no-untyped-def]
     )
 
 
+@pytest.mark.slow
 def test_a_run_without_a_terminal_prints_its_waiting_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -64,6 +65,7 @@ def test_a_run_without_a_terminal_prints_its_waiting_line(
     assert any("waiting for" in line for line in lines), lines
 
 
+@pytest.mark.slow
 def test_the_waiting_line_knows_its_total_before_the_first_answer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -93,6 +95,7 @@ def test_the_waiting_line_knows_its_total_before_the_first_answer(
     assert done == 0 and 2 <= total <= calls, (counts, calls)
 
 
+@pytest.mark.slow
 def test_quiet_runs_print_no_waiting_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The line above comes from the heartbeat, not from anything else the run prints."""
     monkeypatch.setattr(executor, "HEARTBEAT_S", 0.05)
@@ -180,6 +183,7 @@ def test_a_killed_parse_leaves_nothing_for_long(tmp_path: Path) -> None:
     assert json.loads(output.read_text(encoding="utf-8").splitlines()[0])["session_id"]
 
 
+@pytest.mark.slow
 def test_a_kill_mid_parse_is_cleaned_by_the_next(tmp_path: Path) -> None:
     """A real kill: a parse of a large input is stopped with SIGKILL while it writes."""
     big = tmp_path / "big.jsonl"

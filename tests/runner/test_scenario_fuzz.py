@@ -25,6 +25,8 @@ from genir_eval.errors import ConfigError
 from genir_eval.runner import parse_scenario
 from genir_eval.runner.scenario import SECTIONS
 
+pytestmark = pytest.mark.fuzz
+
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_CSV = ROOT / "fixtures" / "demo_sessions.csv"
 

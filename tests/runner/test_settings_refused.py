@@ -98,6 +98,7 @@ def test_base_url_alone_selects_the_openai_provider(tmp_path: Path) -> None:
     assert {spec.llm.base_url for spec in changed.judges} == {"http://127.0.0.1:9/v1"}
 
 
+@pytest.mark.slow
 def test_run_journal_path_is_honoured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """--journal PATH: the judgments go to that file (and a second run into another folder
     resumes from it with no call); --journal none keeps none."""
@@ -124,6 +125,7 @@ def test_run_journal_path_is_honoured(tmp_path: Path, monkeypatch: pytest.Monkey
     assert not (tmp_path / "c" / "journal.sqlite").exists()
 
 
+@pytest.mark.slow
 def test_base_url_on_the_command_line_reaches_the_server(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -184,6 +184,7 @@ def test_read_only_output_folder_fails_before_any_call(
     assert refused_after == 0 and valid_calls > 0
 
 
+@pytest.mark.slow
 def test_full_disk_when_writing_outputs_keeps_the_judgments(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -313,6 +314,7 @@ _CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("place", "code"), _CASES)
 def test_a_disk_that_fills_in_the_run_writer_keeps_the_judgments(
     tmp_path: Path,
