@@ -130,6 +130,7 @@ def test_the_gate_comes_first(tmp_path: Path) -> None:
     assert "significantly below the threshold" in first
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("width", (1280, 800))
 def test_the_first_screen_names_the_leader_and_the_judge(
     page: Path, tmp_path: Path, width: int

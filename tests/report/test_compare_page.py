@@ -164,6 +164,7 @@ def test_pairwise_html_is_the_gate_page(runs: dict[str, Path], tmp_path: Path) -
     assert "Pairwise gate: too few to decide" in first and "fewer than --min-sessions 10" in first
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("width", (1280, 800))
 def test_the_first_screen_shows_the_verdict_and_the_worst_session(
     runs: dict[str, Path], tmp_path: Path, width: int
