@@ -351,7 +351,6 @@ def run(args: argparse.Namespace) -> int:
         describe,
         gate,
         gate_threshold,
-        markdown_summary,
         refuse_failed,
         verdict_of,
     )
@@ -371,7 +370,6 @@ def run(args: argparse.Namespace) -> int:
     metrics = args.metric or [headline_score(run_b)]
     if metrics == [None]:
         raise ConfigError("--metric: RUN_B has no scores to compare")
-    failures: list[str] = []
     comparisons: list[Comparison] = []
     results: list[GateResult] = []
     for metric in metrics:
@@ -391,12 +389,29 @@ def run(args: argparse.Namespace) -> int:
             fail_below=args.fail_below,
             min_pairs=args.min_sessions,
         )
-        failures.extend(result.reasons)
         comparisons.append(comparison)
         results.append(result)
         if output == "text":
             print(describe(comparison, worst=args.worst))
     verdict = verdict_of(results)
+    _report(args, output, comparisons, results, verdict, (run_a, run_b))
+    return EXIT_CODES[{"pass": "ok", "too few to decide": "undecided"}.get(verdict, "regression")]
+
+
+def _report(
+    args: argparse.Namespace,
+    output: str,
+    comparisons: list[Any],
+    results: list[Any],
+    verdict: str,
+    runs: tuple[Any, Any],
+) -> None:
+    """What ``compare`` writes once it has decided: the HTML page, the JSON document or the
+    markdown comment, the notes, the rule and the verdict line, and the reasons on stderr."""
+    from genir_eval.runner.compare import markdown_summary
+
+    failures = [reason for r in results for reason in r.reasons]
+    run_a, run_b = runs
     documents = [
         {
             **c.to_dict(),
@@ -442,4 +457,3 @@ def run(args: argparse.Namespace) -> int:
         print("PASS")
     elif output == "text" and verdict == "too few to decide":
         print(f"TOO FEW TO DECIDE (exit 4): {'; '.join(u for r in results for u in r.undecided)}")
-    return EXIT_CODES[{"pass": "ok", "too few to decide": "undecided"}.get(verdict, "regression")]
