@@ -133,6 +133,7 @@ def _run(answers: Path, preferences: Path, run_dir: Path, args: argparse.Namespa
                     "pool": "run",
                     "max_nuggets": args.max_nuggets,
                     "max_source_chars": args.max_source_chars,
+                    **({"response_format": args.response_format} if args.response_format else {}),
                 },
             }
         ],
@@ -347,6 +348,12 @@ def main() -> int:
     one.add_argument("--concurrency", type=int, default=8)
     one.add_argument("--max-nuggets", type=int, default=30)
     one.add_argument("--max-source-chars", type=int, default=2000)
+    one.add_argument(
+        "--response-format",
+        choices=("json_object", "json_schema"),
+        help="the judge's response_format (json_schema: each reply's schema, for servers that "
+        "constrain decoding to it)",
+    )
     one.add_argument(
         "--cache",
         help="the engine's cache file, so that a long --base-url run resumes where it stopped "

@@ -43,12 +43,20 @@ from genir_eval.judges.base import JudgeStats, Label, ask
 from genir_eval.judges.common import generate_config
 from genir_eval.judges.nuggets.files import Nugget, NuggetSet, nugget_rows, read_nugget_file
 from genir_eval.judges.nuggets.replies import (
+    assignments_schema,
     coverage_reason,
+    created_schema,
+    importance_schema,
     parse_assignments,
     parse_created,
     parse_importance,
 )
-from genir_eval.judges.options import Option, check_judge_options, option_values
+from genir_eval.judges.options import (
+    RESPONSE_FORMAT,
+    Option,
+    check_judge_options,
+    option_values,
+)
 from genir_eval.judges.prompting import (
     fence,
     load_template,
@@ -200,6 +208,7 @@ class NuggetJudge:
         ),
         Option("temperature", 0.0, "sampling temperature", range=(0, 2)),
         Option("max_tokens", 1500, "reply token budget", range=(16, 100_000)),
+        RESPONSE_FORMAT,
         Option(
             "language",
             None,
@@ -224,6 +233,19 @@ class NuggetJudge:
     @property
     def pooled(self) -> bool:
         return self.options["pool"] == "run"
+
+    def _config(self, engine: Any, schema: Mapping[str, Any]) -> Any:
+        """A call's settings: JSON replies, and with ``response_format=json_schema`` the
+        step's reply schema, which bounds a reply (the nugget cap, short strings) on servers
+        that constrain decoding to it."""
+        constrained = self.options["response_format"] == "json_schema"
+        return generate_config(
+            engine,
+            self.options,
+            response_format="json",
+            max_tokens=self.options["max_tokens"],
+            json_schema=schema if constrained else None,
+        )
 
     # -- the run's input, read once before any call ------------------------------------------
 
@@ -401,9 +423,7 @@ class NuggetJudge:
             "sources": [_cut(s.text, cut) for s in window],
             "max_nuggets": limit,
         }
-        config = generate_config(
-            engine, self.options, response_format="json", max_tokens=self.options["max_tokens"]
-        )
+        config = self._config(engine, created_schema(limit))
         return await ask(
             engine,
             JudgmentKey(f"nuggets:{qid}", None, f"create:{number}", NAME, version),
@@ -420,9 +440,6 @@ class NuggetJudge:
         self, qid: str, pool: _Pool, facts: Sequence[str], engine: Any, language: str
     ) -> list[str] | str:
         text, version = self._template("importance", language)
-        config = generate_config(
-            engine, self.options, response_format="json", max_tokens=self.options["max_tokens"]
-        )
         ids = [f"f{i}" for i in range(1, len(facts) + 1)]
         size = int(self.options["importance_batch"])
 
@@ -440,7 +457,7 @@ class NuggetJudge:
                 engine,
                 key,
                 render_messages(text, values),
-                config,
+                self._config(engine, importance_schema(list(chosen))),
                 TASK_IMPORTANCE,
                 context,
                 parse_importance(list(chosen)),
@@ -542,9 +559,7 @@ class NuggetJudge:
             NAME,
             f"{version}:{_digest([found.qid, shown])}",
         )
-        config = generate_config(
-            engine, self.options, response_format="json", max_tokens=self.options["max_tokens"]
-        )
+        config = self._config(engine, assignments_schema([n.id for n in batch]))
         context = {"query": turn.query, "answer": answer, "nuggets": shown}
         return await ask(
             engine,

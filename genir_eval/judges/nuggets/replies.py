@@ -11,7 +11,75 @@ from genir_eval.judges.parsing import ReplyError, expect_key, expect_mapping, ex
 from genir_eval.records import NUGGET_ASSIGNMENTS as ASSIGNMENTS
 from genir_eval.records import NUGGET_IMPORTANCE as IMPORTANCE
 
-__all__ = ["parse_created", "parse_importance", "parse_assignments", "coverage_reason"]
+__all__ = [
+    "parse_created",
+    "parse_importance",
+    "parse_assignments",
+    "coverage_reason",
+    "created_schema",
+    "importance_schema",
+    "assignments_schema",
+]
+
+#: The longest nugget and reason a schema-constrained reply may write (a nugget is a short
+#: fact; a small model left unconstrained can repeat a phrase until its token budget ends).
+MAX_NUGGET_CHARS = 300
+MAX_REASON_CHARS = 400
+
+
+def created_schema(limit: int) -> dict[str, Any]:
+    """The JSON schema of a creation reply, for servers that constrain decoding to it
+    (``response_format=json_schema``): at most ``limit`` nuggets, each a short string."""
+    return {
+        "type": "object",
+        "properties": {
+            "nuggets": {
+                "type": "array",
+                "items": {"type": "string", "maxLength": MAX_NUGGET_CHARS},
+                "maxItems": limit,
+            }
+        },
+        "required": ["nuggets"],
+        "additionalProperties": False,
+    }
+
+
+def _by_id(ids: Sequence[str], value: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {i: value for i in ids},
+        "required": list(ids),
+        "additionalProperties": False,
+    }
+
+
+def importance_schema(ids: Sequence[str]) -> dict[str, Any]:
+    """The JSON schema of an importance reply covering exactly ``ids``."""
+    return {
+        "type": "object",
+        "properties": {"importance": _by_id(ids, {"enum": list(IMPORTANCE)})},
+        "required": ["importance"],
+        "additionalProperties": False,
+    }
+
+
+def assignments_schema(ids: Sequence[str]) -> dict[str, Any]:
+    """The JSON schema of an assignment reply covering exactly ``ids``, each with a reason."""
+    entry = {
+        "type": "object",
+        "properties": {
+            "assignment": {"enum": list(ASSIGNMENTS)},
+            "reason": {"type": "string", "maxLength": MAX_REASON_CHARS},
+        },
+        "required": ["assignment", "reason"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {"assignments": _by_id(ids, entry)},
+        "required": ["assignments"],
+        "additionalProperties": False,
+    }
 
 
 def parse_created(limit: int) -> Any:

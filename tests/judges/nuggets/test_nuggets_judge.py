@@ -227,3 +227,49 @@ def test_query_ids_pool_by_topic_or_keep_each_answer_apart() -> None:
     assert query_id(one, turn, pooled=False) == "t1/llm-essay"  # pool="turn": the answer's own
     two = Session("s9", (turn, Turn(2, "and then?", "x", (), ())))
     assert [query_id(two, t) for t in two.turns] == ["s9#1", "s9#2"]
+
+
+def test_json_schema_bounds_every_step_s_reply(
+    fake_server: Callable[[Script], FakeLLMServer],
+) -> None:
+    """With ``response_format=json_schema`` each step sends its reply's schema: creation at
+    most ``max_nuggets`` short strings (a small model left free repeats a phrase until its
+    token budget ends), importance and assignment exactly the ids shown; by default none."""
+    schemas: dict[str, list[dict[str, object]]] = {}
+    seen: list[str] = []
+    inner = script(["fact one", "fact two", "fact three"], seen)
+
+    def reply(request: FakeRequest) -> str:
+        form = request.body.get("response_format") or {}
+        schemas.setdefault(_step(request), []).append(dict(form))
+        return inner(request)
+
+    server = fake_server(reply)
+    run_judge(
+        server,
+        "nuggets",
+        [_session(n_sources=3)],
+        create_batch=1,
+        assign_batch=2,
+        max_nuggets=2,
+        response_format="json_schema",
+    )
+    [create, *_] = schemas["create"]
+    assert create["type"] == "json_schema"
+    nuggets = create["json_schema"]["schema"]["properties"]["nuggets"]  # type: ignore[index]
+    assert nuggets["maxItems"] == 2 and nuggets["items"]["maxLength"] == 300
+    for step, key in (("importance", "importance"), ("assign", "assignments")):
+        for form in schemas[step]:
+            inner_schema = form["json_schema"]["schema"]["properties"][key]  # type: ignore[index]
+            assert inner_schema["required"] == list(inner_schema["properties"])
+            assert inner_schema["additionalProperties"] is False
+    assert sorted(
+        i
+        for f in schemas["assign"]
+        for i in f["json_schema"]["schema"]["properties"]["assignments"]["required"]
+    ) == ["n1", "n2"]  # type: ignore[index]
+    # the default asks for JSON only
+    schemas.clear()
+    seen.clear()
+    run_judge(fake_server(reply), "nuggets", [_session(n_sources=1)])
+    assert all(f.get("type") != "json_schema" for forms in schemas.values() for f in forms)
