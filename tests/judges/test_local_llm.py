@@ -40,7 +40,19 @@ JUDGES = [
     "satisfaction.gah",
     "item-vanilla",
     "rubric-yesno",
+    "nuggets",
 ]
+#: Options a judge needs on a small local model: the nugget judge's reply schema bounds its
+#: lists (left free, the 1.5B model repeats a phrase until its token budget ends), and its
+#: nuggets come from the turn's own sources (no run to pool).
+OPTIONS: dict[str, dict[str, Any]] = {
+    "nuggets": {
+        "response_format": "json_schema",
+        "pool": "turn",
+        "max_nuggets": 8,
+        "max_source_chars": 400,
+    },
+}
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +69,7 @@ def _judge(local_llm: Any, name: str, session: Session) -> tuple[Any, list[Label
         )
         config = EngineConfig(concurrency=1, timeout=600, deadline=1800)
         engine = open_engine(config, provider, quiet=True)
-        judge = make_judge(name)
+        judge = make_judge(name, **OPTIONS.get(name, {}))
         try:
             return judge, await judge(session, engine)
         finally:
