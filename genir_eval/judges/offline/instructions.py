@@ -131,13 +131,17 @@ def instruction_spans(text: str) -> list[tuple[int, int]]:
 def without_instructions(text: str) -> str:
     """``text`` with every instruction clause replaced by a line break (what the offline
     twins take as evidence)."""
-    spans = instruction_spans(text)
+    return _cut_out(text, instruction_spans(text), "\n")
+
+
+def _cut_out(text: str, spans: list[tuple[int, int]], filler: str) -> str:
+    """``text`` with each of ``spans`` (in order, not overlapping) replaced by ``filler``."""
     if not spans:
         return text
     out, last = [], 0
     for a, b in spans:
         out.append(text[last:a])
-        out.append("\n")
+        out.append(filler)
         last = b
     out.append(text[last:])
     return "".join(out)
@@ -233,10 +237,4 @@ def statement_without_instructions(statement: str) -> str:
     spans = statement_instruction_spans(statement)
     if not spans:
         return statement
-    out, last = [], 0
-    for a, b in spans:
-        out.append(statement[last:a])
-        out.append(" ")
-        last = b
-    out.append(statement[last:])
-    return "".join(out).strip()
+    return _cut_out(statement, spans, " ").strip()
