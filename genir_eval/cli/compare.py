@@ -247,10 +247,14 @@ def _pairwise(args: argparse.Namespace, run_a: Any, run_b: Any, output: str) -> 
         for c in gate["candidates"]
         if gate["passed"] and (c.get("queries") or 0) < args.min_sessions
     ]
-    if args.html:
+    if args.html or (args.out and gate["undecided"]):
         from genir_eval.report.arena import render_arena
 
-        render_arena(Path(args.html), document)
+        if args.html:
+            render_arena(Path(args.html), document)
+        if args.out and gate["undecided"]:
+            # the folder's page was written before the gate knew it could not decide
+            render_arena(Path(args.out) / "report.html", document)
     if output == "json":
         json.dump(
             {

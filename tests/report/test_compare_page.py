@@ -164,6 +164,23 @@ def test_pairwise_html_is_the_gate_page(runs: dict[str, Path], tmp_path: Path) -
     assert "Pairwise gate: too few to decide" in first and "fewer than --min-sessions 10" in first
 
 
+def test_pairwise_out_folder_page_says_too_few_to_decide(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    """``--pairwise --out DIR`` keeps the arena's folder; its ``report.html`` says what the
+    gate decided, "too few to decide" included (that verdict is known only after the arena
+    wrote its page, which is then written again)."""
+    out = tmp_path / "pairwise"
+    args = ["compare", str(runs["base"]), str(runs["worse"]), "--pairwise", "--out", str(out)]
+    assert main([*args, "--resamples", "500", "--quiet"]) == 4
+    first = (out / "report.html").read_text(encoding="utf-8").split("<h2 id='ranking'>")[0]
+    assert "Pairwise gate: too few to decide" in first and "fewer than --min-sessions 10" in first
+    # enough queries for the rule: the folder's page is the arena's own, a pass
+    assert main([*args, "--resamples", "500", "--quiet", "--min-sessions", "8"]) == 0
+    first = (out / "report.html").read_text(encoding="utf-8").split("<h2 id='ranking'>")[0]
+    assert "Pairwise gate: pass" in first and "too few to decide" not in first
+
+
 @pytest.mark.browser
 @pytest.mark.parametrize("width", (1280, 800))
 def test_the_first_screen_shows_the_verdict_and_the_worst_session(
