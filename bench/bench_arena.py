@@ -36,6 +36,7 @@ import os
 import random
 import re
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -143,6 +144,79 @@ def _wilson(rate: float, n: int, z: float = 1.96) -> tuple[float, float]:
     centre = (rate + z * z / (2 * n)) / (1 + z * z / n)
     half = z * ((rate * (1 - rate) / n + z * z / (4 * n * n)) ** 0.5) / (1 + z * z / n)
     return centre - half, centre + half
+
+
+def _bootstrap(values: list[float], resamples: int = 10_000, seed: int = 0) -> tuple[float, float]:
+    """The 2.5th and 97.5th percentiles of the mean of ``values`` resampled with replacement
+    (the unit is the gold pair: both orders of a pair stay together)."""
+    rng = random.Random(seed)
+    n = len(values)
+    means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(resamples))
+    return means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1]
+
+
+def _score(verdict: str | None, a: str, b: str, winner: str) -> float | None:
+    """1 when ``verdict`` (``a``/``b``/``tie`` in the row's terms) names ``winner``, half for
+    a tie, None when there is no verdict."""
+    if verdict is None:
+        return None
+    if verdict == "tie":
+        return 0.5
+    return 1.0 if (a if verdict == "a" else b) == winner else 0.0
+
+
+def _expected_verdict(expected_a: float | None) -> str | None:
+    if expected_a is None:
+        return None
+    return "tie" if expected_a == 0.5 else "a" if expected_a > 0.5 else "b"
+
+
+def _order_figures(rows: list[dict[str, object]], gold: dict[tuple[str, str, str], str]) -> None:
+    """What the LLM's two orders say against people, pair by pair: the combined verdict, each
+    order alone, the expected preference from log-probabilities, position consistency and
+    how often the answer shown first wins; each with a bootstrap interval over the pairs."""
+    combined: list[float] = []
+    expected: list[float] = []
+    by_order: dict[str, list[float]] = {"ab": [], "ba": []}
+    consistent: list[float] = []
+    first_wins: list[float] = []
+    for row in rows:
+        a, b = str(row["a"]), str(row["b"])
+        winner = gold.get((str(row["session_id"]), *sorted((a, b))))
+        if winner is None:
+            continue
+        score = _score(row["winner"], a, b, winner)  # type: ignore[arg-type]
+        if score is not None:
+            combined.append(score)
+        score = _score(_expected_verdict(row.get("expected_a")), a, b, winner)  # type: ignore[arg-type]
+        if score is not None:
+            expected.append(score)
+        orders = [o for o in row["orders"] if o["overall"] is not None]  # type: ignore[union-attr]
+        for order in orders:
+            score = _score(order["overall"], a, b, winner)
+            if score is not None:
+                by_order[order["order"]].append(score)
+            if order["overall"] != "tie":
+                shown_first = "a" if order["order"] == "ab" else "b"
+                first_wins.append(float(order["overall"] == shown_first))
+        if len(orders) == 2:
+            consistent.append(float(orders[0]["overall"] == orders[1]["overall"]))
+    lines = [
+        ("verdict, both orders combined (disagreeing orders are a tie)", combined),
+        ("the order a-then-b alone", by_order["ab"]),
+        ("the order b-then-a alone", by_order["ba"]),
+        ("expected preference from log-probabilities (both orders' mean)", expected),
+        ("position consistency (the same verdict in both orders)", consistent),
+        ("the answer shown first wins (of the decided verdicts)", first_wins),
+    ]
+    print("per pair, with a 95% bootstrap interval over the pairs (10,000 resamples, seed 0):")
+    for label, values in lines:
+        if not values:
+            print(f"  {label}: - (none)")
+            continue
+        lo, hi = _bootstrap(values)
+        mean = sum(values) / len(values)
+        print(f"  {label}: {mean:.3f} [{lo:.3f}, {hi:.3f}] (n = {len(values)})")
 
 
 def crowdrag(args: argparse.Namespace, work: Path) -> int:
@@ -256,6 +330,12 @@ def crowdrag(args: argparse.Namespace, work: Path) -> int:
         f"{consistency['intransitive_cycles']} of {consistency['decided_triads']} triads"
     )
     print(f"time: {elapsed:.1f}s for {document['pairs']['judged']} pairs")
+    if args.base_url:
+        rows = [json.loads(line) for line in (out / "pairs.jsonl").read_text().splitlines()]
+        _order_figures(rows, gold)
+    if args.keep:
+        shutil.copytree(out, args.keep, dirs_exist_ok=True)
+        print(f"the arena's folder: {args.keep}")
     if args.halves:
         _halves(out, gold)
     return 0
@@ -381,6 +461,9 @@ def main() -> int:
         default="none",
         help="the engine's cache file, so that a long --base-url run resumes where it stopped "
         "(default none)",
+    )
+    parser.add_argument(
+        "--keep", type=Path, help="copy the arena's output folder (pairs.jsonl, arena.json) here"
     )
     parser.add_argument(
         "--halves", action="store_true", help="also the figures on each half of the topics"

@@ -18,6 +18,7 @@ with a bound, ``choice`` one of ``choices``, ``switch`` true/false, ``cache`` a 
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -185,3 +186,39 @@ def setting_value(name: str, given: Any) -> Any:
 
         return real_path(given)
     return given
+
+
+#: The keywords ``Engine`` took before its settings became one :class:`EngineConfig`, and the
+#: field each one is now (``attempt_timeout`` is ``timeout``).
+LEGACY_KEYWORDS = {
+    "concurrency": "concurrency",
+    "rpm": "rpm",
+    "tpm": "tpm",
+    "max_attempts": "max_attempts",
+    "attempt_timeout": "timeout",
+    "deadline": "deadline",
+    "stop_after": "stop_after",
+    "give_up_after": "give_up_after",
+}
+
+
+def legacy_config(config: EngineConfig | None, given: dict[str, Any]) -> EngineConfig:
+    """An :class:`EngineConfig` from the keywords of the earlier signature
+    (``Engine(provider, concurrency=8, rpm=600)``), with a :class:`DeprecationWarning`; a
+    keyword neither signature knows is a :class:`TypeError`, as Python's own would be."""
+    unknown = sorted(set(given) - set(LEGACY_KEYWORDS))
+    if unknown:
+        raise TypeError(f"Engine() got an unexpected keyword argument {unknown[0]!r}")
+    if config is not None:
+        raise TypeError(
+            f"Engine() takes its settings either as config or as keywords, not both "
+            f"(got config and {', '.join(sorted(given))})"
+        )
+    fields = {LEGACY_KEYWORDS[name]: value for name, value in given.items()}
+    warnings.warn(
+        f"Engine({', '.join(f'{n}=...' for n in sorted(given))}) is deprecated: pass "
+        f"Engine(provider, EngineConfig({', '.join(f'{f}=...' for f in sorted(fields))}))",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return EngineConfig(**fields)

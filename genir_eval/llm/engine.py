@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Protocol, TextIO
 
-from genir_eval.llm.config import EngineConfig
+from genir_eval.llm.config import EngineConfig, legacy_config
 from genir_eval.llm.health import EndpointHealth
 from genir_eval.llm.limits import (
     AdaptiveLimit,
@@ -142,7 +142,9 @@ class Engine:
     overload, a timeout, 503 or 529, and climbs back by one per ``aimd_increase_every``
     successes); ``rpm``/``tpm`` cap requests and tokens per minute; ``timeout`` bounds one
     attempt and ``deadline`` one judgment, retries and waits included; ``stop_after`` and
-    ``give_up_after`` say when an endpoint is given up. The keywords are what is not
+    ``give_up_after`` say when an endpoint is given up (the earlier keyword form,
+    ``Engine(provider, concurrency=8, rpm=600)``, still works with a
+    :class:`DeprecationWarning`: :func:`~genir_eval.llm.config.legacy_config`). The keywords are what is not
     configuration: the opened cache (in its own mode) and journal, the price table, and ``progress``, which hears of each judgment as it begins and
     as it ends (the engine draws nothing). Commands open engines through
     :mod:`genir_eval.llm.build`, which builds provider and storage from the configuration.
@@ -167,7 +169,11 @@ class Engine:
         notice: str | None = None,
         owns_storage: bool = True,
         rate_gate: Callable[[], Any] | None = None,
+        **legacy: Any,
     ) -> None:
+        cache_mode: CacheMode | None = legacy.pop("cache_mode", None)
+        if legacy:
+            config = legacy_config(config, legacy)
         config = config if config is not None else EngineConfig()
         self.config = config
         concurrency, rpm, tpm = config.concurrency, config.rpm, config.tpm
@@ -178,7 +184,7 @@ class Engine:
         self.max_attempts = config.max_attempts
         self.deadline = config.deadline
         self.cache = cache
-        self.cache_mode: CacheMode = cache.mode if cache is not None else "off"
+        self.cache_mode: CacheMode = cache_mode or (cache.mode if cache is not None else "off")
         self.journal = journal
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
