@@ -35,7 +35,7 @@ if TYPE_CHECKING:
         run_scenario,
     )
 
-__version__ = "0.1.0"
+from genir_eval.version import __version__
 
 # name -> the module it lives in, imported when the name is first asked for
 _LAZY = {

@@ -141,3 +141,30 @@ def urge_sample_path(request: pytest.FixtureRequest) -> Path:
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
     return FIXTURES
+
+
+def _urs_run(folder: Path, name: str, sessions: list[dict[str, object]]) -> Path:
+    """``sessions`` (canonical JSONL records) written as ``name``.jsonl and run offline through
+    ``genir-eval run`` with the URS satisfaction judge; the run folder."""
+    import json
+
+    from genir_eval.cli import main
+
+    logs = folder / f"{name}.jsonl"
+    logs.write_text("".join(json.dumps(s) + "\n" for s in sessions), encoding="utf-8")
+    scenario = folder / f"{name}.toml"
+    scenario.write_text(
+        f'version = 1\nname = "{name}"\n\n[input]\npath = "{name}.jsonl"\n\n'
+        '[[judges]]\nname = "satisfaction.urs"\n',
+        encoding="utf-8",
+    )
+    out = folder / f"run-{name}"
+    assert main(["run", str(scenario), "--out", str(out), "--quiet", "--cache", "none"]) == 0
+    return out
+
+
+@pytest.fixture(scope="session")
+def urs_run():
+    """Runs a list of sessions offline with the URS judge: ``urs_run(folder, name, sessions)``
+    is the run folder (the two-run comparisons' pages and gates are built from such runs)."""
+    return _urs_run

@@ -26,6 +26,7 @@ BASE = {
     "stale",
     "owned",
     "figures",
+    "version",
 }
 # folder -> the folders (besides itself and the base modules) it may import, as the map says
 MAY_IMPORT: dict[str, set[str]] = {
@@ -174,3 +175,100 @@ def test_the_cycle_check_sees_a_cycle() -> None:
     assert graph.has_edge("genir_eval.metrics.citations", "genir_eval.metrics.measures")
     graph.add_edge("genir_eval.metrics.measures", "genir_eval.metrics.citations")
     assert list(nx.simple_cycles(graph)) != []
+
+
+def _child(module: str, package: str) -> str | None:
+    """The child of ``package`` (a module or a sub-package) that ``module`` lies in."""
+    prefix = package + "."
+    return module[len(prefix) :].split(".")[0] if module.startswith(prefix) else None
+
+
+def folder_cycles(graph: nx.DiGraph) -> list[str]:
+    """Inside each package, its files and sub-folders as single nodes, an edge where a module
+    of one imports a module of another: each such graph must be acyclic, or a folder reaches
+    back up into one that imports it (``judges/item/`` -> ``judges/offline/`` ->
+    ``judges/item/`` was one, through files that were not a cycle themselves)."""
+    packages = {
+        ".".join(path.relative_to(PACKAGE.parent).parent.parts)
+        for path in PACKAGE.rglob("__init__.py")
+    }
+    found = []
+    for package in sorted(packages):
+        rooms = nx.DiGraph()
+        for a, b in graph.edges:
+            ca, cb = _child(a, package), _child(b, package)
+            if ca and cb and ca != cb:
+                rooms.add_edge(ca, cb)
+        found += [f"{package}: {' -> '.join(c)}" for c in nx.simple_cycles(rooms)]
+    return found
+
+
+def test_no_folder_imports_itself_through_another() -> None:
+    assert folder_cycles(import_graph()) == []
+
+
+def test_the_folder_check_sees_a_cycle_of_folders() -> None:
+    graph = import_graph()
+    # offline/item.py imports item/candidates.py; item/loop.py reading the twins' lexical
+    # module when it stood in offline/ closed the loop, though no file imported itself
+    assert graph.has_edge("genir_eval.judges.offline.item", "genir_eval.judges.item.candidates")
+    graph.add_edge("genir_eval.judges.item.loop", "genir_eval.judges.offline.features")
+    cycles = folder_cycles(graph)
+    assert cycles and all(c.startswith("genir_eval.judges: ") for c in cycles)
+    assert any({"item", "offline"} <= set(c.split(": ")[1].split(" -> ")) for c in cycles)
+
+
+def _ancestor_hits(name: str, tree: ast.Module, modules: dict[str, Path]) -> list[tuple[int, str]]:
+    """The imports in module ``name``'s ``tree`` of a package ``name`` lies in (line, what)."""
+    parts = name.split(".")
+    ancestors = {".".join(parts[:i]) for i in range(1, len(parts))}
+    hits = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in ancestors:
+            for alias in node.names:
+                target = f"{node.module}.{alias.name}"
+                # a module or sub-package named through its package is not the __init__
+                if target not in modules and f"{target}.__init__" not in modules:
+                    hits.append((node.lineno, target))
+        elif isinstance(node, ast.Import):
+            hits += [(node.lineno, a.name) for a in node.names if a.name in ancestors]
+    return hits
+
+
+def ancestor_imports() -> list[str]:
+    """A module importing a package it lies in (``from genir_eval import __version__`` in
+    ``runner/run.py``, ``import genir_eval.judges`` in ``judges/base.py``, ``COMMANDS`` from
+    ``cli/__init__.py`` in each command): the package's ``__init__`` gathers its modules, so
+    it stands above each of them."""
+    modules = _module_names()
+    found = []
+    for name, path in sorted(modules.items()):
+        if path.name in ("__init__.py", "__main__.py"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found += [
+            f"{path.relative_to(PACKAGE.parent).as_posix()}:{line} {target}"
+            for line, target in _ancestor_hits(name, tree, modules)
+        ]
+    return found
+
+
+def test_no_module_imports_a_package_it_lies_in() -> None:
+    assert ancestor_imports() == []
+
+
+def test_the_ancestor_check_sees_one() -> None:
+    modules = _module_names()
+    tree = ast.parse(
+        "from genir_eval import __version__\n"
+        "from genir_eval.judges import base, registry\n"
+        "from genir_eval.judges import make_judge\n"
+        "def later():\n    import genir_eval.judges\n"
+    )
+    assert _ancestor_hits("genir_eval.judges.spans", tree, modules) == [
+        (1, "genir_eval.__version__"),
+        (3, "genir_eval.judges.make_judge"),
+        (5, "genir_eval.judges"),
+    ]
+    # from outside the package, the same imports are no one's ancestor
+    assert _ancestor_hits("genir_eval.runner.run", tree, modules) == [(1, "genir_eval.__version__")]

@@ -20,29 +20,11 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
-from genir_eval import __version__
+from genir_eval.cli.commands import COMMANDS
 from genir_eval.errors import EXIT_CODES, GenirError
+from genir_eval.version import __version__
 
 __all__ = ["main", "COMMANDS"]
-
-# Module names under genir_eval.cli and their one-line help, in the order `--help` lists them:
-# the order of the table in docs/guide/commands.md (tests/test_cli_help.py holds them to it):
-# evaluate (run, compare, arena, meta), look up (judges, measures), read logs (parse,
-# correlate), then the cache and the people in the loop (label, serve).
-COMMANDS: dict[str, str] = {
-    "run": "run a scenario: judge the sessions, score them, write the run directory",
-    "compare": "compare two runs over the same sessions; exit 1 on a regression",
-    "arena": "rank systems by judging their answers in pairs (Bradley-Terry, style control)",
-    "meta": "meta-evaluate a judge against gold labels",
-    "judges": "list every judge with its kind, options and their defaults",
-    "measures": "list every measure with its parameters, range and direction",
-    "parse": "read sessions (URGE CSV, JSONL, Markdown or a CrowdRAG folder) and write "
-    "canonical JSONL",
-    "correlate": "correlate usefulness measures with user satisfaction (URGE's table)",
-    "cache": "inspect the LLM response cache",
-    "label": "label a run's items in a browser; the labels become gold for run and meta",
-    "serve": "the labelling server of `label` (same options)",
-}
 
 
 def _command_in(argv: Sequence[str]) -> str | None:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from genir_eval.cli import COMMANDS
+from genir_eval.cli.commands import COMMANDS
 from genir_eval.cli.engine_options import add_engine_arguments
 from genir_eval.cli.run import overrides_from_args
 from genir_eval.errors import ConfigError

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from genir_eval.cli import COMMANDS
+from genir_eval.cli.commands import COMMANDS
 from genir_eval.errors import InputError
 from genir_eval.llm.config import DEFAULT_CACHE_PATH
 from genir_eval.llm.store.cache import Cache

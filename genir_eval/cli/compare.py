@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from genir_eval.cli import COMMANDS
+from genir_eval.cli.commands import COMMANDS
 from genir_eval.cli.engine_options import add_engine_arguments, engine_overrides
 from genir_eval.errors import EXIT_CODES, ConfigError
 from genir_eval.llm.config import DEFAULT_MAX_MISSING

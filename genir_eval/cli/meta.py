@@ -9,7 +9,7 @@ import sys
 from functools import partial
 from typing import Any
 
-from genir_eval.cli import COMMANDS
+from genir_eval.cli.commands import COMMANDS
 from genir_eval.cli.engine_options import (
     add_engine_arguments,
     config_from_args,

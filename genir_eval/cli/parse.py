@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from genir_eval.cli import COMMANDS
+from genir_eval.cli.commands import COMMANDS
 from genir_eval.figures import counted as counted_noun
 
 __all__ = ["add_parser", "run"]

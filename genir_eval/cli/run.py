@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, cast
 
-from genir_eval.cli import COMMANDS
+from genir_eval.cli.commands import COMMANDS
 from genir_eval.cli.engine_options import add_engine_arguments, engine_overrides
 
 if TYPE_CHECKING:

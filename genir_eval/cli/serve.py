@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from genir_eval.cli import COMMANDS
+from genir_eval.cli.commands import COMMANDS
 from genir_eval.cli.label import add_server_arguments, serve
 
 __all__ = ["add_parser"]

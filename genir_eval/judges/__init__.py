@@ -14,46 +14,37 @@ The judges come in families, one folder each, with the shared pieces beside them
 - ``kinds`` (the :class:`~genir_eval.judges.kinds.JudgeKind` protocol and registry: what a
   kind's labels become in the tables, how they meet gold, how the report shows them), one
   ``kind.py`` per folder declaring its kind;
-- ``offline/``: the offline twins (``twins``, ``item``, ``rubric``, ``citations``) and their features
-  (``features``, ``lexical``).
+- ``lexical``: tokens, BM25, ROUGE-L and key terms (the twins' features and ITEM's stop rule);
+- ``offline/``: the offline twins (``twins``, ``item``, ``rubric``, ``citations``) and their
+  features (``features``, ``semantic``);
+- ``registry``: every built-in judge loaded, :func:`make_judge` and :func:`judge_names`.
 
-Importing this package registers the built-in judges (one module each) and their offline
+Importing this package registers the built-in judges (one module each, loaded by
+``registry``, which also holds :func:`make_judge` and :func:`judge_names`) and their offline
 twins with the engine's offline provider.
 """
 
-from genir_eval.judges import spans  # noqa: F401 - imported for their registrations
+from genir_eval.judges import spans
 from genir_eval.judges.base import (
     Judge,
     JudgeStats,
     Label,
     ask,
-    judge_names,
     judge_sessions,
     label_from_dict,
     label_to_dict,
-    make_judge,
     register_judge,
 )
 from genir_eval.judges.citations import kind as _citations_kind
-from genir_eval.judges.citations import support  # noqa: F401
-from genir_eval.judges.item import judge as _item_judge  # noqa: F401
 from genir_eval.judges.item import kind as _item_kind
 from genir_eval.judges.kinds import JudgeKind, judge_kind, judge_kinds, register_kind
-from genir_eval.judges.links import dna, listwise, true  # noqa: F401
 from genir_eval.judges.links import kind as _links_kind
-from genir_eval.judges.nuggets import NuggetJudge as _nuggets  # noqa: F401
 from genir_eval.judges.nuggets import kind as _nuggets_kind
-from genir_eval.judges.offline import citations as _citation_twin  # noqa: F401
-from genir_eval.judges.offline import item as _item_twin  # noqa: F401
-from genir_eval.judges.offline import rubric as _rubric_twin  # noqa: F401
-from genir_eval.judges.offline import twins  # noqa: F401
 from genir_eval.judges.offline.twins import BASELINE_NOTE
-from genir_eval.judges.pairwise import PairwiseJudge as _pairwise  # noqa: F401
 from genir_eval.judges.pairwise import kind as _pairwise_kind
 from genir_eval.judges.parsing import ReplyError, extract_object
-from genir_eval.judges.rubric import grading  # noqa: F401
+from genir_eval.judges.registry import judge_names, make_judge
 from genir_eval.judges.rubric import kind as _rubric_kind
-from genir_eval.judges.satisfaction import gah, geval, urs  # noqa: F401
 from genir_eval.judges.satisfaction import kind as _satisfaction_kind
 
 #: The built-in judge kinds (:mod:`genir_eval.judges.kinds`), in the order the summary and

@@ -18,9 +18,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from genir_eval.errors import ConfigError, did_you_mean
+from genir_eval.errors import ConfigError
 from genir_eval.judges.parsing import ReplyError
-from genir_eval.judges.prompting import check_template_file
 from genir_eval.llm.engine import REPAIR_SUFFIX
 from genir_eval.llm.providers.base import (
     Completion,
@@ -44,8 +43,6 @@ __all__ = [
     "JudgeStats",
     "Factory",
     "register_judge",
-    "make_judge",
-    "judge_names",
     "judge_sessions",
     "ask",
     "prompt_hash",
@@ -114,44 +111,19 @@ class Judge(Protocol):
 
 
 Factory = Callable[..., Judge]
-_REGISTRY: dict[str, Factory] = {}
+REGISTRY: dict[str, Factory] = {}
 
 
 def register_judge(name: str) -> Callable[[Factory], Factory]:
     """Register ``factory(**options) -> Judge`` under ``name`` (e.g. ``"spans"``)."""
 
     def decorate(factory: Factory) -> Factory:
-        if name in _REGISTRY and _REGISTRY[name] is not factory:
+        if name in REGISTRY and REGISTRY[name] is not factory:
             raise ConfigError(f"judge {name!r} is registered twice")
-        _REGISTRY[name] = factory
+        REGISTRY[name] = factory
         return factory
 
     return decorate
-
-
-def _load_builtin_judges() -> None:
-    # Importing the package registers the built-in judges (one module each).
-    import genir_eval.judges  # noqa: F401
-
-
-def make_judge(name: str, **options: Any) -> Judge:
-    """Rebuild a judge from its registry name and options."""
-    _load_builtin_judges()
-    try:
-        factory = _REGISTRY[name]
-    except KeyError:
-        hint = did_you_mean(name, judge_names())
-        known = ", ".join(judge_names())
-        raise ConfigError(f"unknown judge {name!r}{hint}; expected one of: {known}") from None
-    judge = factory(**options)  # refuses an option it does not take, or of the wrong type
-    if isinstance(options.get("template"), str):
-        check_template_file(options["template"])
-    return judge
-
-
-def judge_names() -> list[str]:
-    _load_builtin_judges()
-    return sorted(_REGISTRY)
 
 
 async def judge_sessions(judge: Judge, sessions: Iterable[Session], engine: Engine) -> list[Label]:

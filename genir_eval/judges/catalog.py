@@ -11,8 +11,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from genir_eval.judges.base import judge_names, make_judge
 from genir_eval.judges.options import Option, options_of
+from genir_eval.judges.registry import judge_names, make_judge
 
 __all__ = ["JudgeEntry", "judge_catalog"]
 

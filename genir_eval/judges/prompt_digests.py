@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from genir_eval.judges.base import judge_names, make_judge
+from genir_eval.judges.registry import judge_names, make_judge
 from genir_eval.llm.providers.base import Completion, Request
 from genir_eval.records import Session
 

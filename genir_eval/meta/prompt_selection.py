@@ -18,8 +18,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from genir_eval.judges.base import Label, judge_sessions, make_judge
+from genir_eval.judges.base import Label, judge_sessions
 from genir_eval.judges.links.dna import NAME as DNA_JUDGE
+from genir_eval.judges.registry import make_judge
 from genir_eval.meta.stats import correlations
 from genir_eval.records import Session
 

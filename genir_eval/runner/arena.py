@@ -36,7 +36,6 @@ import numpy as np
 from genir_eval.errors import ConfigError, InputError, StorageError
 from genir_eval.figures import counted
 from genir_eval.ingest.validate import has_surrogate
-from genir_eval.judges.base import make_judge
 from genir_eval.judges.pairwise.judge import NAME, Pair, PairVerdict, PairwiseJudge
 from genir_eval.judges.pairwise.ranking import (
     STYLE_FEATURES,
@@ -53,6 +52,7 @@ from genir_eval.judges.pairwise.rows import (
     pair_row,
     style_features,
 )
+from genir_eval.judges.registry import make_judge
 from genir_eval.owned import claim_folder, release_folder
 from genir_eval.records import Turn
 from genir_eval.rundir.folder import (

@@ -17,8 +17,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from genir_eval.ingest import iter_sessions
-from genir_eval.judges.base import judge_sessions, make_judge
+from genir_eval.judges.base import judge_sessions
 from genir_eval.judges.nuggets.kind import SCORES, turn_scores
+from genir_eval.judges.registry import make_judge
 from genir_eval.records import Session
 from genir_eval.stats.resample import session_bootstrap
 

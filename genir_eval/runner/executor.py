@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from genir_eval.figures import counted
-from genir_eval.judges.base import Judge, Label, judge_sessions, make_judge
+from genir_eval.judges.base import Judge, Label, judge_sessions
+from genir_eval.judges.registry import make_judge
 from genir_eval.llm.build import open_cache, open_engine, open_prices, open_provider
 from genir_eval.llm.engine import Engine
 from genir_eval.llm.providers.factory import DEFAULT_MODELS, resolve_provider

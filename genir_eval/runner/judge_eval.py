@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from genir_eval.judges.base import Judge, Label, judge_sessions, make_judge
+from genir_eval.judges.base import Judge, Label, judge_sessions
 from genir_eval.judges.kinds import GoldContext, judge_kind
 from genir_eval.judges.links.true import NAME as TRUE_JUDGE
 from genir_eval.judges.offline.twins import BASELINE_NOTE
+from genir_eval.judges.registry import make_judge
 from genir_eval.llm.build import offline_engine
 from genir_eval.llm.engine import Engine
 from genir_eval.meta.evaluate import META_VERSION, judge_instructions, score_labels

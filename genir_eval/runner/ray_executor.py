@@ -60,7 +60,8 @@ from pathlib import Path
 from typing import Any
 
 from genir_eval.errors import ClusterError, ConfigError
-from genir_eval.judges.base import Judge, Label, make_judge
+from genir_eval.judges.base import Judge, Label
+from genir_eval.judges.registry import make_judge
 from genir_eval.llm.limits import LearnedRate
 from genir_eval.llm.providers.base import RateLimitInfo
 from genir_eval.records import Session

@@ -30,9 +30,10 @@ from genir_eval.errors import ConfigError, InputError, StorageError
 from genir_eval.figures import counted
 from genir_eval.ingest import Format, iter_sessions
 from genir_eval.ingest.preferences import read_preferences
-from genir_eval.judges.base import Judge, Label, make_judge
+from genir_eval.judges.base import Judge, Label
 from genir_eval.judges.kinds import judge_kind
 from genir_eval.judges.offline.semantic import evidence_name
+from genir_eval.judges.registry import make_judge
 from genir_eval.llm.config import engine_fields, setting_value
 from genir_eval.llm.sync import run_sync
 from genir_eval.meta.headline import Headline, choose_headline
@@ -189,7 +190,7 @@ def _default_headline(scenario: Scenario, infos: Sequence[JudgeInfo]) -> Headlin
 def _versions() -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
-    from genir_eval import __version__
+    from genir_eval.version import __version__
 
     out = {
         "genir_eval": __version__,

@@ -466,7 +466,7 @@ def _output(t: _Table, base: Path, name: str) -> OutputSpec:
 def _check_judges(judges: Sequence[JudgeSpec]) -> dict[str, str]:
     """Build every judge once (no call) so unknown names and options fail now; returns
     each judge id's kind."""
-    from genir_eval.judges.base import judge_names, make_judge
+    from genir_eval.judges.registry import judge_names, make_judge
 
     known = judge_names()
     kinds: dict[str, str] = {}

@@ -16,7 +16,7 @@ import pytest
 
 from genir_eval.cli import main
 from genir_eval.errors import ConfigError
-from genir_eval.judges.base import make_judge
+from genir_eval.judges.registry import make_judge
 from genir_eval.runner import parse_scenario
 from genir_eval.testing import FakeLLMServer
 

@@ -198,7 +198,7 @@ def toy_kind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> kinds.JudgeKind
     """The toy kind's module imported from a temporary folder; the registries are restored
     afterwards."""
     monkeypatch.setattr(kinds, "_KINDS", dict(kinds._KINDS))
-    monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))
+    monkeypatch.setattr(base, "REGISTRY", dict(base.REGISTRY))
     folder = tmp_path / "toy"
     folder.mkdir()
     (folder / "toy_long_units.py").write_text(TOY_MODULE, encoding="utf-8")

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from genir_eval.cli import main
-from genir_eval.judges import base, kinds
+from genir_eval.judges import base, kinds, registry
 from genir_eval.llm.providers import offline
 
 JUDGE = '''
@@ -180,7 +180,7 @@ def toy_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The kind's folder, ``<tmp>/kinds/toy_length/``, on ``sys.path``; the registries of
     kinds, judges and offline twins are restored after the test."""
     monkeypatch.setattr(kinds, "_KINDS", dict(kinds._KINDS))
-    monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))
+    monkeypatch.setattr(base, "REGISTRY", dict(base.REGISTRY))
     monkeypatch.setattr(offline, "_HANDLERS", dict(offline._HANDLERS))
     folder = tmp_path / "kinds" / "toy_length"
     folder.mkdir(parents=True)
@@ -207,7 +207,7 @@ def test_a_kind_from_its_own_folder_runs_through_run_meta_report_and_compare(
     fixtures_dir: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert "toy_length.units" not in base.judge_names()
+    assert "toy_length.units" not in registry.judge_names()
     kinds.register_kind(importlib.import_module("toy_length.kind").KIND)  # the one line
 
     judge = "toy_length.units"

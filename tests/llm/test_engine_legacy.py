@@ -22,33 +22,28 @@ def _close(engine: Engine) -> None:
     asyncio.run(engine.aclose())
 
 
+#: every keyword of the earlier signature, with a value other than its default
+EARLIER = {
+    "concurrency": 8,
+    "rpm": 600,
+    "tpm": 90_000,
+    "max_attempts": 2,
+    "attempt_timeout": 5,
+    "deadline": 40,
+    "stop_after": 3,
+    "give_up_after": 20,
+}
+
+
 def test_the_earlier_keywords_make_the_configuration_they_name() -> None:
     with pytest.warns(DeprecationWarning, match=r"EngineConfig\(.*concurrency=") as caught:
-        engine = Engine(
-            OfflineProvider(),
-            concurrency=8,
-            rpm=600,
-            tpm=90_000,
-            max_attempts=2,
-            attempt_timeout=5,
-            deadline=40,
-            stop_after=3,
-            give_up_after=20,
-            quiet=True,
-        )
+        engine = Engine(OfflineProvider(), quiet=True, **EARLIER)
     try:
-        assert engine.config == EngineConfig(
-            concurrency=8,
-            rpm=600,
-            tpm=90_000,
-            max_attempts=2,
-            timeout=5,
-            deadline=40,
-            stop_after=3,
-            give_up_after=20,
-        )
+        renamed = {"timeout" if k == "attempt_timeout" else k: v for k, v in EARLIER.items()}
+        assert engine.config == EngineConfig(**renamed)
+        assert engine.config != EngineConfig()
         assert (engine.concurrency, engine.rpm, engine.tpm) == (8, 600, 90_000)
-        assert engine.health.stop_after == 3
+        assert engine.config.timeout == 5 and engine.health.stop_after == 3
     finally:
         _close(engine)
     # the warning points at the caller's line, not the engine's
@@ -59,6 +54,7 @@ def test_the_earlier_keywords_make_the_configuration_they_name() -> None:
 def test_every_earlier_keyword_is_a_configuration_field() -> None:
     fields = set(EngineConfig.__dataclass_fields__)
     assert set(LEGACY_KEYWORDS.values()) <= fields
+    assert set(LEGACY_KEYWORDS) == set(EARLIER)
 
 
 def test_the_earlier_cache_mode_keyword_still_overrides_the_cache_s_own(tmp_path) -> None:

@@ -12,7 +12,6 @@ and read the text of the first screen from the DOM.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -49,25 +48,11 @@ def _session(sid: str, answer: str) -> dict[str, object]:
     }
 
 
-def _run(folder: Path, name: str, answers: list[str]) -> Path:
-    logs = folder / f"{name}.jsonl"
-    logs.write_text(
-        "".join(json.dumps(_session(f"s{i}", a)) + "\n" for i, a in enumerate(answers)),
-        encoding="utf-8",
-    )
-    scenario = folder / f"{name}.toml"
-    scenario.write_text(
-        f'version = 1\nname = "{name}"\n\n[input]\npath = "{name}.jsonl"\n\n'
-        '[[judges]]\nname = "satisfaction.urs"\n',
-        encoding="utf-8",
-    )
-    out = folder / f"run-{name}"
-    assert main(["run", str(scenario), "--out", str(out), "--quiet", "--cache", "none"]) == 0
-    return out
-
-
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def runs(tmp_path_factory: pytest.TempPathFactory, urs_run) -> dict[str, Path]:
+    def _run(folder: Path, name: str, answers: list[str]) -> Path:
+        return urs_run(folder, name, [_session(f"s{i}", a) for i, a in enumerate(answers)])
+
     folder = tmp_path_factory.mktemp("compare-page")
     return {
         "base": _run(folder, "base", ["full"] * 8),

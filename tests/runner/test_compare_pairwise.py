@@ -37,25 +37,11 @@ def _session(sid: str, n_links: int) -> dict[str, object]:
     }
 
 
-def _run(folder: Path, name: str, links_per_answer: list[int]) -> Path:
-    logs = folder / f"{name}.jsonl"
-    logs.write_text(
-        "".join(json.dumps(_session(f"s{i}", n)) + "\n" for i, n in enumerate(links_per_answer)),
-        encoding="utf-8",
-    )
-    scenario = folder / f"{name}.toml"
-    scenario.write_text(
-        f'version = 1\nname = "{name}"\n\n[input]\npath = "{name}.jsonl"\n\n'
-        '[[judges]]\nname = "satisfaction.urs"\n',
-        encoding="utf-8",
-    )
-    out = folder / f"run-{name}"
-    assert main(["run", str(scenario), "--out", str(out), "--quiet", "--cache", "none"]) == 0
-    return out
-
-
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def runs(tmp_path_factory: pytest.TempPathFactory, urs_run) -> dict[str, Path]:
+    def _run(folder: Path, name: str, links_per_answer: list[int]) -> Path:
+        return urs_run(folder, name, [_session(f"s{i}", n) for i, n in enumerate(links_per_answer)])
+
     folder = tmp_path_factory.mktemp("pairwise-runs")
     return {
         "base": _run(folder, "base", [4] * 8),

@@ -8,7 +8,7 @@ from typing import Any
 
 from genir_eval.errors import ConfigError
 from genir_eval.judges.item.candidates import Candidate
-from genir_eval.judges.offline.lexical import rouge_l
+from genir_eval.judges.lexical import rouge_l
 
 __all__ = ["VARIANTS", "StopRule", "Iteration", "LoopResult", "stop_reason", "run_loop"]
 

@@ -45,9 +45,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from genir_eval.judges.lexical import key_terms
 from genir_eval.judges.nuggets.judge import TASK_ASSIGN, TASK_CREATE, TASK_IMPORTANCE
 from genir_eval.judges.offline.citations import negated_terms, numbers, passages, sentences
-from genir_eval.judges.offline.lexical import key_terms
 from genir_eval.judges.offline.semantic import cosine_matrix, embedder
 from genir_eval.llm.providers.base import Request
 from genir_eval.llm.providers.offline import register_offline

@@ -71,11 +71,11 @@ from typing import Any
 import numpy as np
 
 from genir_eval.judges.common import JudgeContext
+from genir_eval.judges.lexical import key_terms, passages, sentences, tokenize
 from genir_eval.judges.offline.instructions import (
     statement_without_instructions,
     without_instructions,
 )
-from genir_eval.judges.offline.lexical import key_terms, passages, sentences, tokenize
 from genir_eval.judges.offline.reasons import support_reason
 from genir_eval.llm.providers.base import Request
 from genir_eval.llm.providers.offline import register_offline

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from genir_eval.judges.item.candidates import Candidate
-from genir_eval.judges.offline.lexical import BM25, key_terms, tokenize
+from genir_eval.judges.lexical import BM25, key_terms, tokenize
 from genir_eval.judges.offline.reasons import item_reason
 from genir_eval.llm.providers.offline import register_offline
 

@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from genir_eval.judges.offline.lexical import STOPWORDS, key_terms, tokenize
+from genir_eval.judges.lexical import STOPWORDS, key_terms, tokenize
 from genir_eval.judges.offline.reasons import rubric_reason
 from genir_eval.judges.rubric.grading import GRADE_MAX
 from genir_eval.llm.providers.offline import register_offline

@@ -27,7 +27,7 @@ from importlib import resources
 
 import numpy as np
 
-from genir_eval.judges.offline.lexical import passages
+from genir_eval.judges.lexical import passages
 from genir_eval.llm.providers.offline import register_offline_version
 
 __all__ = [
@@ -173,7 +173,7 @@ def cosine_matrix(model: Embedder, first: Sequence[str], second: Sequence[str]) 
 
 def best_match(model: Embedder, text: str, source: str) -> float:
     """The cosine similarity of ``text`` with the passage of ``source`` closest to it (a
-    sentence or two adjacent ones, :func:`~genir_eval.judges.offline.lexical.passages`)."""
+    sentence or two adjacent ones, :func:`~genir_eval.judges.lexical.passages`)."""
     candidates = passages(source) or [source]
     return float(cosine_matrix(model, [text], candidates).max())
 

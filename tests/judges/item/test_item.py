@@ -9,12 +9,13 @@ from typing import Any
 import pytest
 
 from genir_eval.errors import ConfigError
-from genir_eval.judges.base import Label, make_judge
+from genir_eval.judges.base import Label
 from genir_eval.judges.item.candidates import Candidate, candidates_for_turn
 from genir_eval.judges.item.judge import ItemJudge
 from genir_eval.judges.item.loop import Iteration, StopRule, run_loop, stop_reason
 from genir_eval.judges.item.replies import parse_pointwise, ranking_parser, useful_parser
 from genir_eval.judges.parsing import ReplyError
+from genir_eval.judges.registry import make_judge
 from genir_eval.llm import EngineConfig, offline_engine, open_engine
 from genir_eval.llm.providers.openai_provider import OpenAIProvider
 from genir_eval.records import Link, Session, Statement, Turn

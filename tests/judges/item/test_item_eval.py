@@ -12,7 +12,8 @@ import pytest
 
 import genir_eval.judges  # noqa: F401 - registers the ITEM and RUBRIC judges
 from genir_eval.ingest import load_sessions
-from genir_eval.judges.base import Label, judge_sessions, make_judge
+from genir_eval.judges.base import Label, judge_sessions
+from genir_eval.judges.registry import make_judge
 from genir_eval.llm import EngineConfig, OfflineProvider, open_engine
 from genir_eval.llm.engine import Engine
 from genir_eval.llm.providers.base import JudgmentKey

@@ -8,11 +8,11 @@ import math
 import pytest
 
 from genir_eval.errors import ConfigError
-from genir_eval.judges.base import make_judge
 from genir_eval.judges.pairwise import Pair, PairwiseJudge, combine, parse_preference
 from genir_eval.judges.pairwise.judge import OrderVerdict
 from genir_eval.judges.pairwise.twin import answer_evidence, compare_evidence, twin_reply
 from genir_eval.judges.parsing import ReplyError
+from genir_eval.judges.registry import make_judge
 from genir_eval.llm import EngineConfig, open_engine
 from genir_eval.llm.providers.offline import OfflineProvider
 from genir_eval.records import Link, Statement, Turn

@@ -9,9 +9,10 @@ import pytest
 from judge_helpers import bread_session, judge_session
 
 from genir_eval.errors import ConfigError, InputError
-from genir_eval.judges.base import Label, make_judge
+from genir_eval.judges.base import Label
 from genir_eval.judges.offline.rubric import offline_questions
 from genir_eval.judges.parsing import ReplyError
+from genir_eval.judges.registry import make_judge
 from genir_eval.judges.rubric.bank import read_rubric_file, rubric_path
 from genir_eval.judges.rubric.grading import (
     _grades_parser,

@@ -1,4 +1,5 @@
-"""Lexical matching for the offline twins: tokenisation, BM25, ROUGE-L, term coverage.
+"""Lexical matching: tokenisation, BM25, ROUGE-L, term coverage (the offline twins' features,
+ITEM's stop rule and the nugget twin read it).
 
 Chinese has no spaces, so CJK runs are cut into overlapping character n-grams (bigrams by
 default, the usual unit for Chinese BM25) while Latin-script runs are lower-cased words.

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from genir_eval.judges.offline.lexical import (
+from genir_eval.judges.lexical import (
     BM25,
     key_terms,
     rouge_l,
