@@ -1,5 +1,6 @@
 """The package's rooms: modules, lines, modules over 800 lines, imports of genir_eval at module
-level and inside functions, imports against the stage map and import cycles, for this tree
+level and inside functions, imports against the stage map, import cycles, loops between a folder's files and
+sub-folders and imports of a package a module lies in, for this tree
 or another (a ``git archive`` of an older commit):
 
     python bench/rooms.py                 # this tree
@@ -57,6 +58,10 @@ def main() -> int:
     print(f"imports of genir_eval: {top} at module level, {inside} inside functions or blocks")
     print(f"imports against the stage map: {len(layers.layering_breaches())}")
     print(f"import cycles: {len(cycles)}")
+    print(
+        f"loops between a folder's files and sub-folders: {len(layers.folder_cycles(layers.import_graph()))}"
+    )
+    print(f"imports of a package a module lies in: {len(layers.ancestor_imports())}")
     return 0
 
 
