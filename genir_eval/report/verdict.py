@@ -4,7 +4,9 @@ Read from the run folder alone and worded by :mod:`genir_eval.meta.decide`'s rul
 against the users' satisfaction (session level first, Spearman), or on its own with its scale
 when the input has no ratings; the evidence measured elsewhere that it tracks people; every
 quality session score against the users' satisfaction; the headline and every quality turn
-score against the users' thumbs; each citation judge's support counts. Grounding scores
+score against the users' thumbs; each citation judge's support counts; each judge against
+the annotators' labels where the input has them (graded labels by Spearman; marked spans by
+F1, beside how close the users' own come). Grounding scores
 other than the headline are left to their tables. The terminal summary prints
 :func:`verdict_lines`, ``report.html`` :func:`verdict_html`: the same words from the same
 :class:`RunVerdict`.
@@ -135,6 +137,47 @@ def _citations(run: Run) -> list[Decision]:
     return out
 
 
+def _against_annotators(run: Run) -> list[Decision]:
+    """Each judge against the annotators' own labels, where the input has them, read from the
+    shape of its kind's blocks in ``meta.json``: a block with a Spearman correlation and its
+    interval (link grades against the experts', with the binary kappa beside it), a block
+    with an F1 against the annotators (useful spans, beside how close the users' own come)."""
+    out = []
+    for judge, blocks in ((run.meta or {}).get("judges") or {}).items():
+        if not isinstance(blocks, Mapping):
+            continue
+        for key, block in blocks.items():
+            if not isinstance(block, Mapping):
+                continue
+            what = key.replace("_", " ")
+            if block.get("spearman") is not None and isinstance(block.get("ci95"), Mapping):
+                out.append(_graded(f"{judge} vs the annotators' {what} labels", block))
+            mine = block.get("vs_annotators")
+            if isinstance(mine, Mapping) and mine.get("f1") is not None:
+                people = block.get("human_reference_user_vs_annotators") or {}
+                out.append(_overlap(f"{judge} vs the annotators' {what}", mine, people))
+    return out
+
+
+def _graded(subject: str, block: Mapping[str, Any]) -> Decision:
+    n, value = block.get("n"), block.get("spearman")
+    ci = block["ci95"].get("spearman")
+    figure = figure_words("spearman", value, ci, n)
+    kappa = block.get("cohen_kappa_binary")
+    if kappa is not None:
+        figure += f"; kappa {number_text(kappa)} (two classes)"
+    return Decision(subject, relation("spearman", value, ci, n, against="the annotators"), figure)
+
+
+def _overlap(subject: str, mine: Mapping[str, Any], people: Mapping[str, Any]) -> Decision:
+    words, figure = "no human reference", f"F1 {number_text(mine['f1'])}"
+    if people.get("f1") is not None:
+        closer = mine["f1"] >= people["f1"]
+        words = f"{'as close as' if closer else 'less close than'} the users' own"
+        figure += f" (the users' own: {number_text(people['f1'])})"
+    return Decision(subject, Verdict(words, "info"), f"{figure}; {mine.get('n_turns')} turns")
+
+
 def _n(entry: Mapping[str, Any]) -> int | None:
     n = entry.get("n")
     return n if isinstance(n, int) else None
@@ -216,6 +259,7 @@ def run_verdict(run: Run) -> RunVerdict:
         smallest_n=min(sizes) if sizes else None,
     )
     worst = _worst_step(run)
+    decisions += _against_annotators(run)  # judge quality, not the run's: no step of its own
     return RunVerdict(tuple(decisions), tuple(([worst] if worst else []) + steps))
 
 

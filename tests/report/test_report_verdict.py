@@ -72,6 +72,22 @@ def test_the_demo_scenarios_get_the_verdicts_the_issue_asked_for(outputs) -> Non
         # n = 7 sessions with ratings: no interval, in the verdict and in the table
         d = verdict["headline sdcg_urge vs the users' session satisfaction"]
         assert d.verdict.words == "too few to tell" and "[" not in d.figure
+        # the judges against the annotators' labels, from meta.json's judge blocks
+        judges = run.meta["judges"]
+        links = judges["link_usefulness.dna"]["link_usefulness"]
+        d = verdict["link_usefulness.dna vs the annotators' link usefulness labels"]
+        lo, hi = links["ci95"]["spearman"]
+        expected = "tracks the annotators" if lo > 0 else "runs against" if hi < 0 else "no detect"
+        assert d.verdict.words.startswith(expected)
+        assert f"(n = {links['n']})" in d.figure and "kappa" in d.figure
+        spans = judges["spans"]["spans"]
+        d = verdict["spans vs the annotators' spans"]
+        closer = spans["vs_annotators"]["f1"] >= spans["human_reference_user_vs_annotators"]["f1"]
+        assert d.verdict.words.startswith("as close as" if closer else "less close than")
+        assert f"{spans['vs_annotators']['n_turns']} turns" in d.figure
+    elif name == "product-offline":
+        # no annotators' labels in a product log: no such line
+        assert not [s for s in verdict if "annotators" in s]
     elif name == "product-feedback":
         assert verdict["satisfaction.urs vs the users' thumbs"].verdict.words == (
             "better than chance"
@@ -79,7 +95,7 @@ def test_the_demo_scenarios_get_the_verdicts_the_issue_asked_for(outputs) -> Non
         assert verdict["sdcg_urge vs the users' thumbs"].verdict.words == "chance-level"
         # AUC 0.288 [0.10, 0.50] reaches chance; its r -0.411 [-0.68, -0.04] does not
         assert verdict["spans vs the users' thumbs"].verdict.severity == "bad"
-    elif name == "product-offline":
+    if name == "product-offline":
         d = verdict["headline sdcg_urge"]
         assert "scale 0 and up, higher is better" in d.figure
     elif name == "demo-citations":
