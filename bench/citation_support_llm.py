@@ -31,9 +31,9 @@ from scipy.stats import binomtest
 
 from genir_eval.ingest import load_sessions, write_jsonl
 from genir_eval.ingest.crowdrag import convert_crowdrag
+from genir_eval.meta.stats import cohen_kappa
 from genir_eval.runner import parse_scenario, run_scenario
 from genir_eval.runner.run import Overrides
-from genir_eval.stats.agreement import cohen_kappa
 
 ROOT = Path(__file__).resolve().parents[1]
 CROWDRAG = ROOT.parent / "shared" / "crowdrag"

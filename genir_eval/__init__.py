@@ -35,7 +35,7 @@ if TYPE_CHECKING:
         run_scenario,
     )
 
-from genir_eval.version import __version__
+from genir_eval.records import PACKAGE_VERSION as __version__
 
 # name -> the module it lives in, imported when the name is first asked for
 _LAZY = {

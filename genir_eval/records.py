@@ -16,6 +16,9 @@ from typing import Any
 from genir_eval.kind_names import CITATION_SUPPORT, LINK_USEFULNESS
 
 SCHEMA_VERSION = 1
+#: genir-eval's own version (``pyproject.toml``'s): what ``genir-eval --version`` prints,
+#: ``genir_eval.__version__`` is, and every run's ``run.json`` records beside the schema's.
+PACKAGE_VERSION = "0.1.0"
 #: TREC 2024 RAG's support scale, strongest first (gold ``citation_support`` values).
 SUPPORT_LEVELS = ("full", "partial", "none")
 #: The same scale as numbers, the values of citation support labels (2 full, 1, 0 none).
@@ -27,6 +30,7 @@ NUGGET_ASSIGNMENTS = ("support", "partial_support", "not_support")
 
 __all__ = [
     "SCHEMA_VERSION",
+    "PACKAGE_VERSION",
     "SUPPORT_LEVELS",
     "SUPPORT_VALUE",
     "NUGGET_IMPORTANCE",

@@ -41,3 +41,19 @@ def test_round_trip_is_lossless() -> None:
 
 def test_cited_link_ids_in_first_citation_order() -> None:
     assert _session().turns[0].cited_link_ids == (1, 2)
+
+
+def test_the_package_version_is_pyproject_s() -> None:
+    from pathlib import Path
+
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    import genir_eval
+    from genir_eval.records import PACKAGE_VERSION
+
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    declared = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"]
+    assert PACKAGE_VERSION == declared == genir_eval.__version__

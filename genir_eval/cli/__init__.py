@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 
 from genir_eval.cli.commands import COMMANDS
 from genir_eval.errors import EXIT_CODES, GenirError
-from genir_eval.version import __version__
+from genir_eval.records import PACKAGE_VERSION
 
 __all__ = ["main", "COMMANDS"]
 
@@ -58,7 +58,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         prog="genir-eval",
         description="Evaluate generative search sessions: logs in, judged scores out.",
     )
-    parser.add_argument("--version", action="version", version=f"genir-eval {__version__}")
+    parser.add_argument("--version", action="version", version=f"genir-eval {PACKAGE_VERSION}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     chosen = _command_in(argv) if argv is not None else None

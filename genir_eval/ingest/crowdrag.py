@@ -48,7 +48,7 @@ from genir_eval.ingest.jsonl import session_line
 from genir_eval.ingest.preferences import Preference, write_preferences
 from genir_eval.ingest.response import Citation, Piece, build_response
 from genir_eval.ingest.validate import id_as_read, validate_session
-from genir_eval.owned import claim_folder, owned_files, record_files
+from genir_eval.paths import claim_folder, owned_files, record_files
 from genir_eval.records import Link, Session, Turn
 from genir_eval.stale import remove_stale_parts
 from genir_eval.unique_keys import RepeatedKey, unique_keys

@@ -1,8 +1,9 @@
 """genir-eval meta stage: how well scores track what users and annotators said.
 
-:mod:`genir_eval.stats` holds the statistics (correlations with bootstrap intervals,
-agreement, overlap; importable from :mod:`~genir_eval.meta.stats` too), each judge kind's
-folder its comparison with gold, :mod:`~genir_eval.meta.evaluate` what runs those
+:mod:`~genir_eval.meta.stats` holds the generic statistics (correlations with bootstrap
+intervals, agreement, overlap; calibration, degenerate labellings, prediction-powered means,
+the session bootstrap and Wilson's interval beside it), which know no judge, label or session;
+:mod:`~genir_eval.meta.gold` each judge kind's comparison with gold, :mod:`~genir_eval.meta.evaluate` what runs those
 comparisons; :mod:`~genir_eval.meta.urge_table` URGE's link-based correlation table.
 """
 

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from genir_eval.meta.gold.session import FEEDBACK_TARGET
-from genir_eval.stats.agreement import binary_agreement, correlations
+from genir_eval.meta.stats import binary_agreement, correlations
 
 __all__ = ["ScoreColumns", "ScoredRow"]
 

@@ -53,7 +53,7 @@ from genir_eval.judges.pairwise.rows import (
     style_features,
 )
 from genir_eval.judges.registry import make_judge
-from genir_eval.owned import claim_folder, release_folder
+from genir_eval.paths import claim_folder, release_folder
 from genir_eval.records import Turn
 from genir_eval.rundir.folder import (
     OUTPUT_VERSION,
@@ -102,7 +102,7 @@ __all__ = [
 
 WINDOW = 2000
 #: Files only an arena writes: an unmarked folder holding one is an arena's (see
-#: :mod:`genir_eval.owned`).
+#: :mod:`genir_eval.paths`).
 ARENA_SIGNATURE = ("arena.json", "pairs.jsonl")
 
 
@@ -125,7 +125,7 @@ class ArenaSettings:
     alpha: float = 0.05
     #: the gate's bootstrap resamples (default: ``max(resamples, 1000)``)
     gate_resamples: int | None = None
-    #: the command the output folder is marked with (:mod:`genir_eval.owned`): an arena's
+    #: the command the output folder is marked with (:mod:`genir_eval.paths`): an arena's
     #: folder and ``compare --pairwise --out``'s are not each other's
     command: str = "arena"
     #: the nugget judge's options: each system's nugget scores beside the ranking

@@ -4,7 +4,7 @@ with the judge's reason per pair of systems.
 
 Every interval is 95%: win rates and style-controlled scores by a percentile bootstrap over
 queries (all pairs of a query drawn together, as the ranking's; seeded), the agreement
-rates by Wilson's score interval (:func:`~genir_eval.stats.proportion.wilson_interval`).
+rates by Wilson's score interval (:func:`~genir_eval.meta.proportion.wilson_interval`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from genir_eval.judges.pairwise.ranking import Outcomes, bootstrap_scores
-from genir_eval.stats.proportion import wilson_interval
+from genir_eval.meta.proportion import wilson_interval
 
 __all__ = [
     "EXAMPLES_PER_PAIR",

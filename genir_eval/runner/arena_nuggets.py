@@ -20,8 +20,8 @@ from genir_eval.ingest import iter_sessions
 from genir_eval.judges.base import judge_sessions
 from genir_eval.judges.nuggets.kind import SCORES, turn_scores
 from genir_eval.judges.registry import make_judge
+from genir_eval.meta.resample import session_bootstrap
 from genir_eval.records import Session
-from genir_eval.stats.resample import session_bootstrap
 
 __all__ = ["nugget_scores"]
 

@@ -37,9 +37,8 @@ from genir_eval.judges.registry import make_judge
 from genir_eval.llm.config import engine_fields, setting_value
 from genir_eval.llm.sync import run_sync
 from genir_eval.meta.headline import Headline, choose_headline
-from genir_eval.owned import claim_folder
-from genir_eval.paths import real_path
-from genir_eval.records import Session
+from genir_eval.paths import claim_folder, real_path
+from genir_eval.records import PACKAGE_VERSION, Session
 from genir_eval.report.evidence import evidence_rows
 from genir_eval.report.html import render_report
 from genir_eval.rundir.folder import (
@@ -190,10 +189,8 @@ def _default_headline(scenario: Scenario, infos: Sequence[JudgeInfo]) -> Headlin
 def _versions() -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
-    from genir_eval.version import __version__
-
     out = {
-        "genir_eval": __version__,
+        "genir_eval": PACKAGE_VERSION,
         "python": platform.python_version(),
         "platform": platform.platform(),
     }
@@ -402,13 +399,13 @@ def _written_line(
 
 
 #: Files only a run writes: an unmarked folder holding one is a run's, made before folders
-#: were marked (:mod:`genir_eval.owned`).
+#: were marked (:mod:`genir_eval.paths`).
 RUN_SIGNATURE = (RUN_FILE, TURNS_FILE, SESSIONS_FILE, LINKS_FILE, EVIDENCE_FILE, FAILURES_FILE)
 
 
 def _output_folder(loaded: Scenario, out_dir: str | os.PathLike[str] | None) -> Path:
     """The run's folder, claimed (the writer replaces and removes the run's files: only in
-    a folder a run made, :mod:`genir_eval.owned`) and found writable before any call."""
+    a folder a run made, :mod:`genir_eval.paths`) and found writable before any call."""
     out = real_path(out_dir) if out_dir is not None else loaded.output.dir
     claim_folder(out, "run", signature=RUN_SIGNATURE, option="--out (or output.dir)")
     check_writable_folder(out, "the output folder")

@@ -21,7 +21,7 @@ import pytest
 
 import genir_eval.runner.executor as executor
 from genir_eval.cli import main
-from genir_eval.owned import claim_folder
+from genir_eval.paths import claim_folder
 from genir_eval.rundir.folder import RunWriter, remove_stale_parts
 from genir_eval.runner import parse_scenario, run_scenario
 from genir_eval.runner.run import RUN_SIGNATURE
@@ -134,7 +134,7 @@ STALE = [
 
 def test_the_next_run_removes_what_a_killed_run_left(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    # the killed run had claimed its folder (genir_eval.owned): a run writes only into a
+    # the killed run had claimed its folder (genir_eval.paths): a run writes only into a
     # folder a run made, and the user's file put there since stays
     claim_folder(out, "run", signature=RUN_SIGNATURE, option="--out")
     dead, alive = _dead_pid(), os.getppid()  # the parent of this test runs on

@@ -11,6 +11,12 @@ from typing import Any
 from genir_eval.judges.base import Label
 from genir_eval.judges.kinds import GoldBlock
 from genir_eval.meta.gold.links import _by_key
+from genir_eval.meta.stats import (
+    binarize,
+    cohen_kappa,
+    confusion_matrix,
+    mae,
+)
 from genir_eval.metrics import (
     DEFAULT_CITATION_MEASURES,
     cited_statements,
@@ -18,12 +24,6 @@ from genir_eval.metrics import (
     parse_measure,
 )
 from genir_eval.records import SUPPORT_LEVELS, SUPPORT_VALUE, Session
-from genir_eval.stats.agreement import (
-    binarize,
-    cohen_kappa,
-    confusion_matrix,
-    mae,
-)
 
 __all__ = [
     "citation_support_scores",

@@ -10,8 +10,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from genir_eval.judges.base import Label
+from genir_eval.meta.stats import precision_recall_f1
 from genir_eval.records import Session
-from genir_eval.stats.agreement import precision_recall_f1
 
 __all__ = [
     "ndcg_at",

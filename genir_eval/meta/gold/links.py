@@ -18,12 +18,8 @@ import numpy as np
 from genir_eval.columns import TextColumn
 from genir_eval.judges.base import Label
 from genir_eval.judges.kinds import GoldBlock, GoldContext
-from genir_eval.metrics import (
-    SDCG_URGE,
-    statement_usefulness,
-)
-from genir_eval.records import Session
-from genir_eval.stats.agreement import (
+from genir_eval.meta.calibration import agreement, cross_validated_calibration
+from genir_eval.meta.stats import (
     binarize,
     cohen_kappa,
     confusion_matrix,
@@ -31,7 +27,11 @@ from genir_eval.stats.agreement import (
     mae,
     pairwise_auc,
 )
-from genir_eval.stats.calibration import agreement, cross_validated_calibration
+from genir_eval.metrics import (
+    SDCG_URGE,
+    statement_usefulness,
+)
+from genir_eval.records import Session
 
 __all__ = [
     "link_label_map",

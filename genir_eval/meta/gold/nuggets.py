@@ -10,7 +10,7 @@ from typing import Any
 
 from genir_eval.judges.kinds import GoldBlock, GoldContext
 from genir_eval.judges.nuggets.kind import turn_scores
-from genir_eval.stats.resample import session_bootstrap
+from genir_eval.meta.resample import session_bootstrap
 
 __all__ = ["system_scores_block"]
 

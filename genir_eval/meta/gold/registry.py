@@ -1,7 +1,7 @@
 """Which comparison with gold each judge kind gets.
 
 A kind's comparison with gold reads its labels beside the gold the logs carry and reduces
-them with the statistics (:mod:`genir_eval.stats`) and the measures (:mod:`genir_eval.metrics`),
+them with the statistics (:mod:`genir_eval.meta.stats`) and the measures (:mod:`genir_eval.metrics`),
 so it belongs to the meta-evaluation, not to the judges: the built-in kinds' comparisons are
 registered here by :mod:`genir_eval.meta.gold.builtin`, one function a kind, under the kind's
 name. A kind defined outside the package either registers one the same way

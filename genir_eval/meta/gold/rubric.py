@@ -18,8 +18,8 @@ from genir_eval.meta.gold.link_sets import (
     gold_links,
     ndcg_at,
 )
+from genir_eval.meta.stats import correlations
 from genir_eval.records import Session
-from genir_eval.stats.agreement import correlations
 
 __all__ = [
     "RubricFigures",

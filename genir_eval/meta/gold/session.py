@@ -18,6 +18,8 @@ import numpy as np
 from genir_eval.columns import TextColumn
 from genir_eval.judges.base import Label
 from genir_eval.judges.kinds import GoldBlock, GoldContext
+from genir_eval.meta.calibration import cross_validated_calibration
+from genir_eval.meta.degenerate import degeneracy
 from genir_eval.meta.gold.links import (
     _by_key,
     _nan,
@@ -25,21 +27,19 @@ from genir_eval.meta.gold.links import (
     link_label_map,
     sdcg_from_labels,
 )
+from genir_eval.meta.ppi import ppi_block
+from genir_eval.meta.stats import (
+    binary_agreement,
+    correlations,
+    kendall_tau,
+    rbo,
+)
 from genir_eval.metrics import (
     SDCG_URGE,
     gold_statement_usefulness,
     zscore_combine,
 )
 from genir_eval.records import Session
-from genir_eval.stats.agreement import (
-    binary_agreement,
-    correlations,
-    kendall_tau,
-    rbo,
-)
-from genir_eval.stats.calibration import cross_validated_calibration
-from genir_eval.stats.degenerate import degeneracy
-from genir_eval.stats.ppi import ppi_block
 
 __all__ = [
     "HARDEST_FRACTION",

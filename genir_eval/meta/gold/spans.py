@@ -12,10 +12,10 @@ from genir_eval.judges.base import Label
 from genir_eval.judges.kinds import GoldBlock
 from genir_eval.kind_names import SPANS
 from genir_eval.meta.gold.links import _by_key
-from genir_eval.records import Session
-from genir_eval.stats.agreement import (
+from genir_eval.meta.stats import (
     PRF,
 )
+from genir_eval.records import Session
 
 __all__ = [
     "spans_scores",

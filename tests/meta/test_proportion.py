@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from genir_eval.stats.proportion import wilson_interval
+from genir_eval.meta.proportion import wilson_interval
 
 # (successes, n, lower, upper): by hand from Wilson's formula with z = 1.96
 # 8/10: centre (0.8 + 0.19208) / 1.38416 = 0.71677, half 1.96 * 0.160012 / 1.38416 = 0.22658
