@@ -37,7 +37,6 @@ MAY_IMPORT: dict[str, set[str]] = {
     "rundir": set(),
     "report": {"ingest", "judges", "meta", "metrics", "rundir"},
     "runner": {"ingest", "judges", "llm", "metrics", "meta", "rundir", "report"},
-    "label": {"ingest", "judges", "llm", "metrics", "meta", "rundir", "report", "runner"},
     "cli": {
         "ingest",
         "judges",
@@ -47,7 +46,6 @@ MAY_IMPORT: dict[str, set[str]] = {
         "rundir",
         "report",
         "runner",
-        "label",
     },
     "testing": {"llm"},
     "prompts": set(),

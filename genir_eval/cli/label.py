@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _workspace(args: argparse.Namespace, run_dir: str) -> Any:
-    from genir_eval.label.queue import open_workspace
+    from genir_eval.runner.label.queue import open_workspace
 
     return open_workspace(run_dir, store=args.store, per_item=args.per_item, width_share=args.width)
 
@@ -150,7 +150,7 @@ def serve(args: argparse.Namespace, run_dir: str) -> int:
     """Start the server and serve until interrupted."""
     import uvicorn
 
-    from genir_eval.label.app import make_app
+    from genir_eval.runner.label.app import make_app
 
     token = args.token or os.environ.get(TOKEN_VARIABLE) or None
     if not _loopback(args.host) and token is None:
@@ -188,11 +188,11 @@ def serve(args: argparse.Namespace, run_dir: str) -> int:
 
 def _export(args: argparse.Namespace, run_dir: str) -> int:
     from genir_eval.ingest.preferences import write_preferences
-    from genir_eval.label.gold import PeopleGold, write_gold_sessions
-    from genir_eval.label.items import run_sessions
-    from genir_eval.label.pairs import is_arena, preference_rows
-    from genir_eval.label.store import STORE_FILE, LabelStore
     from genir_eval.rundir import load_run
+    from genir_eval.runner.label.gold import PeopleGold, write_gold_sessions
+    from genir_eval.runner.label.items import run_sessions
+    from genir_eval.runner.label.pairs import is_arena, preference_rows
+    from genir_eval.runner.label.store import STORE_FILE, LabelStore
 
     if not args.out:
         raise ConfigError("label export: --out DIR is required")
@@ -231,7 +231,7 @@ def _export(args: argparse.Namespace, run_dir: str) -> int:
 
 
 def _agreement(args: argparse.Namespace, run_dir: str) -> int:
-    from genir_eval.label.agreement_text import agreement_lines
+    from genir_eval.runner.label.agreement_text import agreement_lines
 
     space = _workspace(args, run_dir)
     figures = space.agreement()

@@ -260,7 +260,7 @@ def run(args: argparse.Namespace) -> int:
     preferences = read_preferences(args.preferences, form="run") if args.preferences else None
     sessions = list(load_sessions(args.input, format=args.format, sources=args.sources).sessions)
     if args.labels:
-        from genir_eval.label.gold import open_people_gold, with_people_gold
+        from genir_eval.runner.label.gold import open_people_gold, with_people_gold
 
         people = open_people_gold(args.labels)
         sessions = list(with_people_gold(sessions, people))

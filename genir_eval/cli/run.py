@@ -74,7 +74,7 @@ def _people_gold_sessions(args: argparse.Namespace) -> Iterator[Session] | None:
     if not args.labels:
         return None
     from genir_eval.ingest import iter_sessions
-    from genir_eval.label.gold import open_people_gold, with_people_gold
+    from genir_eval.runner.label.gold import open_people_gold, with_people_gold
     from genir_eval.runner.scenario import load_scenario
 
     people = open_people_gold(args.labels)

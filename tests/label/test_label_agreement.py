@@ -7,14 +7,14 @@ import math
 
 import pytest
 
-from genir_eval.label.agreement import (
+from genir_eval.runner.label.agreement import (
     krippendorff_alpha,
     people_label,
     queue_agreement,
     random_sample,
 )
-from genir_eval.label.items import Item
-from genir_eval.label.store import Event
+from genir_eval.runner.label.items import Item
+from genir_eval.runner.label.store import Event
 
 
 def _event(item: str, who: str, value: float) -> Event:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from label_helpers import call, label_server
 
-from genir_eval.label.store import LabelStore
+from genir_eval.runner.label.store import LabelStore
 
 
 @pytest.mark.slow

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from label_helpers import BIG, RTL, SCRIPT, SYSTEM, call, label_server
 
-from genir_eval.label.store import LabelStore
+from genir_eval.runner.label.store import LabelStore
 
 pytestmark = pytest.mark.browser
 

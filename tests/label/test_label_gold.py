@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from genir_eval.ingest import load_sessions
-from genir_eval.label.queue import open_workspace
+from genir_eval.runner.label.queue import open_workspace
 
 
 def _genir(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -13,8 +13,8 @@ from label_helpers import label_server
 
 from genir_eval.cli import main
 from genir_eval.ingest import read_preferences
-from genir_eval.label.queue import open_workspace
-from genir_eval.label.store import LabelStore
+from genir_eval.runner.label.queue import open_workspace
+from genir_eval.runner.label.store import LabelStore
 
 
 def _system(path: Path, n_lines: int) -> str:

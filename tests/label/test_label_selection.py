@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from genir_eval.label.items import Item
-from genir_eval.label.selection import (
+from genir_eval.runner.label.items import Item
+from genir_eval.runner.label.selection import (
     calibration_order,
     doubt,
     least_certain_order,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from genir_eval.errors import ConfigError
-from genir_eval.label.store import LabelStore, NotInQueue
+from genir_eval.runner.label.store import LabelStore, NotInQueue
 
 ITEMS = [("i1", 2.0), ("i2", None), ("i3", 0.5)]
 

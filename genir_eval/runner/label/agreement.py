@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from genir_eval.label.items import CHOICES, Item
-from genir_eval.label.store import Event
 from genir_eval.meta.ppi import ppi_block
 from genir_eval.meta.stats import cohen_kappa, mae
+from genir_eval.runner.label.items import CHOICES, Item
+from genir_eval.runner.label.store import Event
 
 __all__ = ["people_label", "krippendorff_alpha", "queue_agreement", "random_sample"]
 

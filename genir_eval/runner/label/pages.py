@@ -12,9 +12,9 @@ from urllib.parse import quote, urlencode
 
 from genir_eval.figures import number_text
 from genir_eval.kind_names import CITATION_SUPPORT, LINK_USEFULNESS, PAIRWISE
-from genir_eval.label.items import SESSION_SATISFACTION, TURN_SATISFACTION, Item
-from genir_eval.label.queue import Queue, Workspace
-from genir_eval.label.selection import SampleSize
+from genir_eval.runner.label.items import SESSION_SATISFACTION, TURN_SATISFACTION, Item
+from genir_eval.runner.label.queue import Queue, Workspace
+from genir_eval.runner.label.selection import SampleSize
 
 __all__ = ["index_page", "item_page", "done_page", "agreement_page", "QUEUE_TITLES"]
 

@@ -10,18 +10,18 @@ from typing import Any
 
 from genir_eval.errors import ConfigError, InputError
 from genir_eval.kind_names import PAIRWISE
-from genir_eval.label.agreement import people_label, queue_agreement
-from genir_eval.label.items import CHOICES, Choice, Item, run_items, run_sessions
-from genir_eval.label.pairs import arena_items, is_arena
-from genir_eval.label.selection import (
+from genir_eval.rundir import load_run
+from genir_eval.runner.label.agreement import people_label, queue_agreement
+from genir_eval.runner.label.items import CHOICES, Choice, Item, run_items, run_sessions
+from genir_eval.runner.label.pairs import arena_items, is_arena
+from genir_eval.runner.label.selection import (
     DEFAULT_WIDTH,
     SampleSize,
     calibration_order,
     ppi_sample_size,
     random_order,
 )
-from genir_eval.label.store import STORE_FILE, LabelStore
-from genir_eval.rundir import load_run
+from genir_eval.runner.label.store import STORE_FILE, LabelStore
 
 __all__ = ["Queue", "Workspace", "open_workspace"]
 

@@ -3,10 +3,10 @@ label RUN_DIR``), its labels kept in SQLite beside the run and read back as gold
 
 from __future__ import annotations
 
-from genir_eval.label.gold import PeopleGold, open_people_gold, with_people_gold
-from genir_eval.label.items import Item, run_items
-from genir_eval.label.queue import Workspace, open_workspace
-from genir_eval.label.store import STORE_FILE, LabelStore
+from genir_eval.runner.label.gold import PeopleGold, open_people_gold, with_people_gold
+from genir_eval.runner.label.items import Item, run_items
+from genir_eval.runner.label.queue import Workspace, open_workspace
+from genir_eval.runner.label.store import STORE_FILE, LabelStore
 
 __all__ = [
     "Item",

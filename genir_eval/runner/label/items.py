@@ -110,7 +110,7 @@ CHOICES: dict[str, tuple[Choice, ...]] = {
     ),
 }
 CHOICES[SESSION_SATISFACTION] = CHOICES[TURN_SATISFACTION]
-#: A pair's label in its own terms (genir_eval/label/pairs.py shows them as left and right).
+#: A pair's label in its own terms (genir_eval/runner/label/pairs.py shows them as left and right).
 CHOICES[PAIRWISE] = (
     Choice(1.0, "a", "answer a is better"),
     Choice(0.0, "b", "answer b is better"),

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from genir_eval.label.items import CHOICES, Item
+from genir_eval.runner.label.items import CHOICES, Item
 
 __all__ = [
     "doubt",

@@ -25,11 +25,11 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from genir_eval.errors import GenirError
-from genir_eval.label import pages
-from genir_eval.label.api_schema import openapi_schema
-from genir_eval.label.items import Item
-from genir_eval.label.queue import Queue, Workspace
-from genir_eval.label.store import Event, NotInQueue, check_labeller
+from genir_eval.runner.label import pages
+from genir_eval.runner.label.api_schema import openapi_schema
+from genir_eval.runner.label.items import Item
+from genir_eval.runner.label.queue import Queue, Workspace
+from genir_eval.runner.label.store import Event, NotInQueue, check_labeller
 
 __all__ = ["make_app", "CSP", "TOKEN_COOKIE"]
 
@@ -335,7 +335,7 @@ class _Server:
             raise _Bad(f"scenario: one of {', '.join(sorted(self.scenarios)) or '(none given)'}")
         if not isinstance(data["session"], dict):
             raise _Bad("session: a canonical JSONL session object")
-        from genir_eval.label.judging import judge_session
+        from genir_eval.runner.label.judging import judge_session
 
         result = await run_in_threadpool(judge_session, self.scenarios[name], data["session"])
         return JSONResponse(result)

@@ -19,8 +19,8 @@ from genir_eval.errors import InputError
 from genir_eval.ingest import load_sessions
 from genir_eval.ingest.preferences import Preference
 from genir_eval.kind_names import PAIRWISE
-from genir_eval.label.items import Choice, Item, Pane
 from genir_eval.records import Session, Turn
+from genir_eval.runner.label.items import Choice, Item, Pane
 
 __all__ = ["ARENA_FILE", "is_arena", "arena_items", "WINNER_VALUE", "preference_rows"]
 

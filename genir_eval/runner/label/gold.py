@@ -18,10 +18,10 @@ import orjson
 
 from genir_eval.errors import InputError
 from genir_eval.kind_names import CITATION_SUPPORT, LINK_USEFULNESS, PAIRWISE
-from genir_eval.label.agreement import people_label
-from genir_eval.label.items import SESSION_SATISFACTION, TURN_SATISFACTION
-from genir_eval.label.store import STORE_FILE, LabelStore
 from genir_eval.records import SUPPORT_VALUE, Gold, Session, session_to_dict
+from genir_eval.runner.label.agreement import people_label
+from genir_eval.runner.label.items import SESSION_SATISFACTION, TURN_SATISFACTION
+from genir_eval.runner.label.store import STORE_FILE, LabelStore
 
 __all__ = ["PeopleGold", "open_people_gold", "with_people_gold", "write_gold_sessions"]
 
