@@ -13,7 +13,6 @@ import contextlib
 import importlib
 import io
 import os
-import re
 import signal
 import sys
 import threading
@@ -21,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
 from genir_eval.cli.commands import COMMANDS
+from genir_eval.display import shown, terminal_safe
 from genir_eval.errors import EXIT_CODES, GenirError
 from genir_eval.records import PACKAGE_VERSION
 
@@ -101,36 +101,22 @@ def _main(argv: list[str]) -> int:
         return EXIT_CODES["input"]
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
-#: What a terminal must not receive raw: the control characters but line feed and tab (an
-#: escape sequence, a carriage return that overwrites what was printed), the C1 controls and
-#: the bidirectional controls.
-_TERMINAL_UNSAFE = re.compile(
-    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]"
-)
-
-
-def terminal_safe(text: str) -> str:
-    """``text`` with every character :data:`_TERMINAL_UNSAFE` names written as ``\\uXXXX``
-    (inside a JSON string the same character, so a JSON document stays the same document)."""
-    return _TERMINAL_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
 class _GuardedStream:
-    """``sys.stdout`` or ``sys.stderr`` while a command runs: text for a terminal is written
-    with its control characters escaped (a system name or a log's text holding an escape
-    sequence reaches the terminal as ``\\u001b``; :meth:`write_control` is the progress
-    line's own way to redraw itself), and a reader that went away (``genir-eval compare ... |
+    """``sys.stdout`` or ``sys.stderr`` while a command runs: text is written with its
+    control characters escaped (:func:`genir_eval.display.terminal_safe`: a system name or a
+    log's text holding an escape sequence reaches the reader as ``\\u001b``, whether the
+    stream is a terminal or a pipe to one, a CI log, ``less -R``; :meth:`write_control` is
+    the progress line's own way to redraw itself), and a reader that went away (``genir-eval compare ... |
     head``) ends the output, not the command: the rest is dropped, so the command still exits
     with its verdict (a regression 1) instead of a ``BrokenPipeError``."""
 
     def __init__(self, stream: Any) -> None:
         self._stream = stream
-        self._escape = _isatty(stream)
+        self._tty = _isatty(stream)
         self.broken = False
 
     def write(self, text: str) -> int:
-        self._write(terminal_safe(text) if self._escape else text)
+        self._write(terminal_safe(text))
         return len(text)
 
     def write_control(self, text: str) -> int:
@@ -166,7 +152,7 @@ class _GuardedStream:
             pass  # not a file descriptor (a test's capture): nothing buffered to lose
 
     def isatty(self) -> bool:
-        return self._escape
+        return self._tty
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
@@ -223,7 +209,7 @@ def one_line(message: str) -> str:
     """``message`` with line breaks, other control characters and bidirectional controls
     (U+202E would reverse the rest of the line) shown escaped (a value quoted from a log or a
     scenario may hold them): an error is always one line, read as written."""
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), message)
+    return shown(message)
 
 
 if __name__ == "__main__":  # pragma: no cover

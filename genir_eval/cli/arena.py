@@ -181,6 +181,30 @@ def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
     return [line(head), *(line(row) for row in rows)]
 
 
+def _markdown(document: dict[str, Any]) -> str:
+    """The ranking as a pull-request comment: each system's name as literal text (HTML and
+    Markdown's punctuation escaped, genir_eval.display), never markup."""
+    from genir_eval.display import markdown_text
+
+    lines = [
+        "### Arena",
+        "",
+        "| system | score [95% interval] | win rate [95% interval] | wins/ties/losses |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for s in document["systems"]:
+        rate = (
+            "–"
+            if s.get("win_rate") is None
+            else f"{s['win_rate']:.2f} {_interval(s.get('win_rate_ci95'), 2)}"
+        )
+        lines.append(
+            f"| {markdown_text(s['name'])} | {s['score']:.1f} {_interval(s.get('ci95'), 1)} | "
+            f"{rate} | {s['wins']}/{s['ties']}/{s['losses']} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def _text(document: dict[str, Any]) -> str:
     from genir_eval.runner.compare import shown  # names from the logs, escaped for a terminal
 
@@ -235,7 +259,7 @@ def _text(document: dict[str, Any]) -> str:
         recall = "-" if value is None else f"{value:.3f}"
         interval = "" if ci[0] is None else f" [{ci[0]:.2f}, {ci[1]:.2f}]"
         lines.append(
-            f"nugget recall {name}: {recall}{interval} over {row['answers']} answers "
+            f"nugget recall {shown(name)}: {recall}{interval} over {row['answers']} answers "
             f"({row['missing']} missing)"
         )
     unmatched = {k: v for k, v in document["unmatched"].items() if v}
@@ -284,7 +308,7 @@ def run(args: argparse.Namespace) -> int:
         json.dump(document, sys.stdout, indent=2)
         print()
     elif args.format == "markdown":
-        sys.stdout.write(gate_markdown(gate) if gate else _text(document))
+        sys.stdout.write(gate_markdown(gate) if gate else _markdown(document))
     else:
         sys.stdout.write(_text(document) + (gate_text(gate) if gate else ""))
     status = document["status"]

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from genir_eval.cli.commands import COMMANDS
+from genir_eval.display import shown
 from genir_eval.errors import InputError
 from genir_eval.llm.config import DEFAULT_CACHE_PATH
 from genir_eval.llm.store.cache import Cache
@@ -62,12 +63,15 @@ def _stats(args: argparse.Namespace) -> int:
         json.dump(data, sys.stdout, indent=2)
         print()
         return 0
-    print(f"cache {data['path']}: {data['rows']} rows, {data['size_bytes'] / 1e6:.2f} MB")
+    print(
+        f"cache {shown(str(data['path']))}: {data['rows']} rows, {data['size_bytes'] / 1e6:.2f} MB"
+    )
     if data["by_model_task"]:
         print("rows by provider / model / task:")
         for row in data["by_model_task"]:
             print(
-                f"  {row['provider']} / {row['model']} / {row['task']}: {row['rows']} rows, "
+                f"  {shown(row['provider'])} / {shown(row['model'])} / {shown(row['task'])}: "
+                f"{row['rows']} rows, "
                 f"tokens in {row['input_tokens']} out {row['output_tokens']}"
             )
     if data["runs"]:
@@ -75,11 +79,14 @@ def _stats(args: argparse.Namespace) -> int:
         for run in data["runs"]:
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run["started"]))
             print(
-                f"  {when} {run['run_id'][:8]} {run['provider']}/{run['model']} ({run['mode']}): "
+                f"  {when} {shown(run['run_id'][:8])} {shown(run['provider'])}/"
+                f"{shown(run['model'])} ({shown(run['mode'])}): "
                 f"hits {run.get('hits', 0)}, misses {run.get('misses', 0)}, calls {run.get('calls', 0)}"
             )
             for task, counts in sorted(run.get("by_task", {}).items()):
-                print(f"    {task}: hits {counts.get('hits', 0)}, misses {counts.get('misses', 0)}")
+                print(
+                    f"    {shown(task)}: hits {counts.get('hits', 0)}, misses {counts.get('misses', 0)}"
+                )
     return 0
 
 

@@ -15,6 +15,7 @@ from genir_eval.cli.commands import COMMANDS
 from genir_eval.cli.engine_options import add_engine_arguments, engine_overrides
 from genir_eval.errors import EXIT_CODES, ConfigError
 from genir_eval.llm.config import DEFAULT_MAX_MISSING
+from genir_eval.paths import check_output_path
 from genir_eval.settings import COMPARE_VERDICT_RULE, DEFAULT_MIN_SESSIONS, setting_type
 
 __all__ = ["add_parser", "run"]
@@ -302,12 +303,11 @@ def _pairwise(args: argparse.Namespace, run_a: Any, run_b: Any, output: str) -> 
 def _check_html(path: Path, runs: tuple[Path, Path]) -> None:
     """``--html FILE`` is refused before any work when it cannot be written or would replace
     a file of either run folder (its report, a table: the run's digests would not match)."""
-    if not path.parent.is_dir():
-        raise ConfigError(f"--html {path}: the folder {path.parent} does not exist")
-    if path.is_dir():
+    if path.is_dir() and not path.is_symlink():
         raise ConfigError(
             f"--html {path}: a folder; give a file name, e.g. {path / 'compare.html'}"
         )
+    check_output_path(path, "--html")
     for folder in runs:
         if path.exists() and path.resolve().parent == folder.resolve():
             raise ConfigError(

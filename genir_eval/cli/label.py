@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from genir_eval import display
 from genir_eval.cli.commands import COMMANDS
 from genir_eval.errors import ConfigError, InputError
 from genir_eval.settings import setting_type
@@ -176,8 +177,8 @@ def serve(args: argparse.Namespace, run_dir: str) -> int:
     app = make_app(space, hosts=hosts, token=token, scenarios=_scenarios(args, space))
     shown = f"[{args.host}]" if family == socket.AF_INET6 else args.host
     print(
-        f"genir-eval: labelling {space.title} at http://{shown}:{port}/ "
-        f"(labels in {space.store.path}; Ctrl-C stops)",
+        f"genir-eval: labelling {display.shown(space.title)} at http://{shown}:{port}/ "
+        f"(labels in {display.shown(str(space.store.path))}; Ctrl-C stops)",
         file=sys.stderr,
         flush=True,
     )
@@ -188,6 +189,7 @@ def serve(args: argparse.Namespace, run_dir: str) -> int:
 
 def _export(args: argparse.Namespace, run_dir: str) -> int:
     from genir_eval.ingest.preferences import write_preferences
+    from genir_eval.paths import claim_folder, output_file
     from genir_eval.rundir import load_run
     from genir_eval.runner.label.gold import PeopleGold, write_gold_sessions
     from genir_eval.runner.label.items import run_sessions
@@ -207,27 +209,31 @@ def _export(args: argparse.Namespace, run_dir: str) -> int:
         )
     store = LabelStore(store_path)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    claim_folder(out, "label export", signature=EXPORTED, option="--out")
     gold = PeopleGold(store)
     if run is not None:
         sessions = run_sessions(run)
-        with open(out / "sessions-gold.jsonl", "wb") as stream:
+        with output_file(out / "sessions-gold.jsonl", "--out", binary=True) as stream:
             carrying = write_gold_sessions(sessions.values(), gold, stream)
         print(
             f"{out / 'sessions-gold.jsonl'}: {len(sessions)} sessions, {carrying} with "
             f"people's gold ({len(gold) - len(gold.pairs)} labelled items)"
         )
     if gold.pairs:
-        with open(out / "preferences.jsonl", "wb") as stream:
+        with output_file(out / "preferences.jsonl", "--out", binary=True) as stream:
             written = write_preferences(preference_rows(gold.pairs), stream)
         print(f"{out / 'preferences.jsonl'}: {written} preferences (arena --gold reads it)")
     events = store.events(live=False)
-    with open(out / "labels.jsonl", "w", encoding="utf-8") as stream:
+    with output_file(out / "labels.jsonl", "--out") as stream:
         for event in events:
             row = {"version": 1, **event.__dict__}
             stream.write(json.dumps(row, ensure_ascii=False) + "\n")
     print(f"{out / 'labels.jsonl'}: {len(events)} actions (labels, skips, the undone ones marked)")
     return 0
+
+
+#: The file only ``label export`` writes, which makes an unmarked folder its own.
+EXPORTED = ("labels.jsonl",)
 
 
 def _agreement(args: argparse.Namespace, run_dir: str) -> int:

@@ -15,6 +15,7 @@ from genir_eval.cli.engine_options import (
     config_from_args,
     engine_from_args,
 )
+from genir_eval.display import shown
 from genir_eval.errors import ConfigError, did_you_mean
 from genir_eval.figures import number_text
 from genir_eval.ingest import FORMATS, load_sessions, read_preferences
@@ -331,7 +332,7 @@ def format_result(result: dict[str, Any]) -> str:
             for name, b in (table.get(level) or {}).items():
                 ci = b.get("ci95") or (None, None)
                 lines.append(
-                    f"preferences {criterion} ({level}) {name}: agreement "
+                    f"preferences {shown(criterion)} ({level}) {shown(name)}: agreement "
                     f"{n(b['agreement'])} [{n(ci[0])}, {n(ci[1])}] over {b['decided']} "
                     f"decided pairs, score ties {b['score_ties']}, kappa {n(b['kappa'])}, "
                     f"missing {b['missing']}"

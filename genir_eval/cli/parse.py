@@ -9,9 +9,7 @@ half-written file behind (and an existing one untouched).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -69,10 +67,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from genir_eval.errors import InputError
     from genir_eval.ingest import iter_sessions, write_jsonl
+    from genir_eval.paths import check_output_path, output_file
 
     if args.format == "crowdrag":
         return _convert_crowdrag(args)
-    output = Path(args.output)
+    # what stands at the path is refused before any work; a missing folder is reported
+    # after the input, which may be wrong too
+    output = check_output_path(args.output, "--output", folder_exists=False)
     stream = iter_sessions(
         args.input, format=args.format, skip_invalid=args.skip_invalid, sources=args.sources
     )
@@ -91,28 +92,14 @@ def run(args: argparse.Namespace) -> int:
     # a killed parse's temporary output beside this one goes first
     remove_stale_parts(output.parent if str(output.parent) else Path("."), [output.name])
     try:
-        handle, temporary = tempfile.mkstemp(
-            prefix=f".{output.name}.{os.getpid()}.", suffix=".tmp", dir=output.parent or None
-        )
-    except OSError as error:
-        raise InputError(
-            f"cannot write the output there: {error.strerror or error}", path=str(output)
-        ) from None
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)  # as a plainly created file, not mkstemp's 0600
-        with os.fdopen(handle, "wb") as out:
+        with output_file(output, "--output", binary=True) as out:
             count = write_jsonl(counted(), out)
-        os.replace(temporary, output)
     except OSError as error:
         raise InputError(
             f"cannot write the output: {error.strerror or error}", path=str(output)
         ) from None
     finally:
         stream.close()
-        if os.path.exists(temporary):
-            os.unlink(temporary)
     for skipped in stream.skipped:
         print(f"genir-eval: skipped: {skipped}", file=sys.stderr)
     print(

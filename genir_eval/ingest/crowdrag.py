@@ -34,9 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
-import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -48,7 +46,14 @@ from genir_eval.ingest.jsonl import session_line
 from genir_eval.ingest.preferences import Preference, write_preferences
 from genir_eval.ingest.response import Citation, Piece, build_response
 from genir_eval.ingest.validate import id_as_read, validate_session
-from genir_eval.paths import claim_folder, owned_files, record_files
+from genir_eval.paths import (
+    claim_folder,
+    output_child,
+    output_file,
+    owned_files,
+    plain_name,
+    record_files,
+)
 from genir_eval.records import Link, Session, Turn
 from genir_eval.stale import remove_stale_parts
 from genir_eval.unique_keys import RepeatedKey, unique_keys
@@ -455,19 +460,8 @@ def _answer_session(answer: CrowdRagAnswer) -> Session:
 def _write(path: Path, write: Callable[[IO[bytes]], object]) -> None:
     """Write ``path`` through a temporary file beside it, moved into place when complete."""
     # ".NAME.<pid>.<random>.tmp": the next conversion removes the one a killed one left
-    handle, temporary = tempfile.mkstemp(
-        prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent
-    )
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
-        with os.fdopen(handle, "wb") as out:
-            write(out)
-        os.replace(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
+    with output_file(path, "--output", binary=True) as out:
+        write(out)
 
 
 #: The command named in the output folder's marker, and the files only it writes there.
@@ -503,14 +497,17 @@ def convert_crowdrag(folder: str | Path, output: str | Path) -> ConversionSummar
     by_system: dict[str, list[CrowdRagAnswer]] = defaultdict(list)
     for answer in data.answers:
         by_system[answer.system].append(answer)
-    written = [*CONVERTED, *(f"systems/{system}.jsonl" for system in by_system)]
+    written = [
+        *CONVERTED,
+        *(f"systems/{plain_name(system, 'a system name')}.jsonl" for system in by_system),
+    ]
     try:
         (output / "systems").mkdir(parents=True, exist_ok=True)
         remove_stale_parts(output, CONVERTED)
         remove_stale_parts(output / "systems", [Path(name).name for name in written])
         for system, answers in sorted(by_system.items()):
             _write(
-                output / "systems" / f"{system}.jsonl",
+                output_child(output, f"systems/{system}.jsonl", "--output"),
                 lambda out, answers=answers: out.writelines(  # type: ignore[misc]
                     session_line(a.session) for a in answers
                 ),

@@ -60,6 +60,7 @@ from genir_eval.ingest.segments import split_segments
 from genir_eval.ingest.stream import Lines, SeenIds, SessionStream, unexpected
 from genir_eval.ingest.validate import short_repr, validate_session
 from genir_eval.kind_names import CITATION_SUPPORT, LINK_USEFULNESS
+from genir_eval.paths import output_file
 from genir_eval.records import (
     SCHEMA_VERSION,
     SUPPORT_LEVELS,
@@ -91,7 +92,7 @@ def write_jsonl(sessions: Iterable[Session], path_or_file: str | Path | IO[str] 
     A path is written in binary; a file object may be text or binary.
     """
     if isinstance(path_or_file, (str, Path)):
-        with Path(path_or_file).open("wb") as stream:
+        with output_file(path_or_file, "the sessions file", binary=True) as stream:
             return _write(sessions, stream)
     if isinstance(path_or_file, io.TextIOBase):
         return _write_text(sessions, path_or_file)

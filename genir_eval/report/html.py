@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from genir_eval.figures import counted
+from genir_eval.paths import write_output
 from genir_eval.report.agreement import (  # noqa: F401 - moved, importable from here as before
     CORRELATIONS,
     LEVEL_TITLES,
@@ -697,7 +698,5 @@ def write_report(run: Run | str | os.PathLike[str], *, limits: ReportLimits | No
     """Render the report of a run (or run directory) into its ``report.html``."""
     loaded = run if isinstance(run, Run) else load_run(run)
     path = loaded.directory / REPORT_FILE
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(render_report(loaded, limits=limits), encoding="utf-8")
-    os.replace(tmp, path)
+    write_output(path, render_report(loaded, limits=limits), "the run's report")
     return path

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -11,6 +12,7 @@ from genir_eval.errors import ConfigError
 from genir_eval.judges.base import Label
 from genir_eval.judges.rubric.grading import GRADE_MAX
 from genir_eval.judges.rubric.kind import KIND as RUBRIC
+from genir_eval.paths import output_file
 
 __all__ = ["trec_query_id", "write_qrels", "write_run"]
 
@@ -37,10 +39,12 @@ def _passage_labels(labels: Iterable[Label]) -> list[tuple[Label, float]]:
     ]
 
 
-def _open(target: str | Path | IO[str]) -> tuple[IO[str], bool]:
+def _opened(target: str | Path | IO[str]) -> contextlib.AbstractContextManager[IO[str]]:
+    """A file path written as a new regular file (genir_eval.paths.output_file), or the
+    caller's own stream, left open."""
     if isinstance(target, (str, Path)):
-        return open(target, "w", encoding="utf-8"), True
-    return target, False
+        return output_file(target, "the TREC file")
+    return contextlib.nullcontext(target)
 
 
 def write_qrels(
@@ -53,13 +57,9 @@ def write_qrels(
     for lb, grade in _passage_labels(labels):
         value = int(bool(lb.extra.get("relevant"))) if binary else int(grade)
         rows.append((trec_query_id(lb.key.session_id, lb.key.turn), lb.key.item, value))
-    stream, close = _open(target)
-    try:
+    with _opened(target) as stream:
         for qid, doc, value in sorted(rows):
             stream.write(f"{qid} 0 {doc} {value}\n")
-    finally:
-        if close:
-            stream.close()
     return len(rows)
 
 
@@ -82,15 +82,11 @@ def write_run(
     for lb, grade in _passage_labels(labels):
         qid = trec_query_id(lb.key.session_id, lb.key.turn)
         by_query.setdefault(qid, []).append((lb.key.item, _score(lb, grade)))
-    stream, close = _open(target)
     n = 0
-    try:
+    with _opened(target) as stream:
         for qid in sorted(by_query):
             ranked = sorted(by_query[qid], key=lambda pair: -pair[1])
             for rank, (doc, score) in enumerate(ranked, start=1):
                 stream.write(f"{qid} Q0 {doc} {rank} {score:.4f} {tag}\n")
                 n += 1
-    finally:
-        if close:
-            stream.close()
     return n

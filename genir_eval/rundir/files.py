@@ -9,12 +9,12 @@ import hashlib
 import json
 import math
 import os
-import secrets
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from genir_eval.errors import InputError
+from genir_eval.paths import check_output_path, output_file
 from genir_eval.rundir.rows import OUTPUT_VERSION
 
 if TYPE_CHECKING:
@@ -31,38 +31,37 @@ __all__ = [
 
 def write_text_atomic(path: Path, text: str, digests: dict[str, str] | None = None) -> None:
     """Write ``text`` to ``path`` through a temporary file of a unique name in the same
-    folder, renamed into place: a reader sees the old file or the new one, never a part, and
-    two writers never share a temporary file. ``digests`` (when given) receives the SHA-256
-    of what this call wrote, under the file's name."""
+    folder, renamed into place (:func:`genir_eval.paths.output_file`, which refuses a path
+    where a device, a pipe or a link stands): a reader sees the old file or the new one,
+    never a part, and two writers never share a temporary file. ``digests`` (when given)
+    receives the SHA-256 of what this call wrote, under the file's name."""
     with _temporary(path, digests) as handle:
         handle.write(text)
 
 
-@contextlib.contextmanager
-def _temporary(path: Path, digests: dict[str, str] | None = None) -> Iterator[TextIO]:
+def _temporary(
+    path: Path, digests: dict[str, str] | None = None
+) -> contextlib.AbstractContextManager[TextIO]:
     """A text handle on a fresh temporary file beside ``path``, renamed onto ``path`` when
     the block ends without an error (and removed when it raises). ``digests`` (when given)
-    receives the SHA-256 of the temporary file under ``path``'s name."""
-    # O_EXCL on a random name, mode 0o666 so the umask applies as to any file (mkstemp's
-    # 0o600 would make the outputs private)
-    name = str(path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp"))
-    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with open(fd, "w", encoding="utf-8", newline="") as handle:
-            yield handle
-        _replace(Path(name), path, digests)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(name)
-        raise
+    receives the SHA-256 of the temporary file under ``path``'s name, taken before the
+    rename: a digest read back from ``path`` could be another writer's file, and a run.json
+    listing it would pass a folder mixed from two runs as one."""
+
+    def note(source: Path) -> None:
+        if digests is not None:
+            digests[path.name] = file_digest(source)
+
+    return output_file(path, "the output", before_rename=note)  # type: ignore[return-value]
 
 
 def _replace(source: Path, target: Path, digests: dict[str, str] | None) -> None:
-    """Rename this writer's private ``source`` onto ``target``, first noting its digest: a
-    digest read back from ``target`` could be another writer's file, and a run.json listing
-    it would pass a folder mixed from two runs as one."""
+    """Rename this writer's private ``source`` (a table's part file, written as it streams)
+    onto ``target``, first noting its digest (see :func:`_temporary`) and checking that
+    what stands at ``target`` is a regular file or nothing."""
     if digests is not None:
         digests[target.name] = file_digest(source)
+    check_output_path(target, "the output")
     os.replace(source, target)
 
 

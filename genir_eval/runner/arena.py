@@ -53,7 +53,7 @@ from genir_eval.judges.pairwise.rows import (
     style_features,
 )
 from genir_eval.judges.registry import make_judge
-from genir_eval.paths import claim_folder, release_folder
+from genir_eval.paths import claim_folder, real_path, release_folder
 from genir_eval.records import Turn
 from genir_eval.rundir.folder import (
     OUTPUT_VERSION,
@@ -578,7 +578,7 @@ async def arun_arena(
     judge = make_judge(NAME, **settings.options)
     assert isinstance(judge, PairwiseJudge)
     names = [s.name for s in settings.systems]
-    out = settings.out.resolve()
+    out = real_path(settings.out)
     made = not out.exists()
     # pairs.jsonl, arena.json and report.html are replaced: only in a folder an arena made
     claimed = claim_folder(out, settings.command, signature=ARENA_SIGNATURE, option="--out")

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from genir_eval import display
 from genir_eval.errors import InputError
 from genir_eval.meta.decide import NO_INTERVAL, too_small
 from genir_eval.rundir.folder import Level, Run, load_run
@@ -300,16 +300,9 @@ def cohen_dz(deltas: Sequence[float]) -> float | None:
 _EQUAL_SPREAD = 1e-9
 
 
-#: What a key shows escaped on output: control characters, line and paragraph separators,
-#: and the bidirectional controls (a U+202E in a session id would reverse the rest of the
-#: line on a terminal and in a pull-request comment).
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
-
-
-def shown(key: str) -> str:
-    """``key`` (a session id or ``"<session>#<turn>"`` from a run folder) as printed: every
-    control and bidirectional control character written as its escape (``\\u202e``)."""
-    return _UNSAFE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), key)
+# a key (a session id or "<session>#<turn>" from a run folder) as printed: every control and
+# bidirectional control character written as its escape (genir_eval.display)
+shown = display.shown
 
 
 def _mean(values: Sequence[float]) -> float | None:

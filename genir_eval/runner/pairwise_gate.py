@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from genir_eval.display import code_span
 from genir_eval.figures import counted
 from genir_eval.judges.pairwise.ranking import Outcomes
 
@@ -123,13 +124,13 @@ def gate_markdown(gate: Mapping[str, Any]) -> str:
     lines = [
         f"### Pairwise gate: {head}",
         "",
-        f"Win rate against `{gate['baseline']}` (ties count half; {level:.0%} bootstrap "
+        f"Win rate against {code_span(gate['baseline'], in_table=False)} (ties count half; {level:.0%} bootstrap "
         f"interval over queries); fails when the interval lies below {gate['threshold']:g}.",
         "",
         "| system | win rate [interval] | verdict |",
         "| --- | --- | --- |",
     ]
-    lines += [f"| `{n}` | {f} | {v} |" for n, f, v in map(_line, gate["candidates"])]
+    lines += [f"| {code_span(n)} | {f} | {v} |" for n, f, v in map(_line, gate["candidates"])]
     if gate.get("undecided"):
         lines += ["", "**Why it cannot decide**", "", *(f"- {r}" for r in gate["undecided"])]
     return "\n".join(lines) + "\n"

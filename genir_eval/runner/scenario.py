@@ -87,10 +87,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from genir_eval.errors import ConfigError, did_you_mean
+from genir_eval.errors import ConfigError, InputError, did_you_mean
 from genir_eval.llm.config import DEFAULT_CACHE_PATH, EngineConfig, engine_fields
 from genir_eval.llm.providers.factory import PROVIDER_NAMES
-from genir_eval.paths import real_path, why_missing
+from genir_eval.paths import plain_name, real_path, why_missing
 from genir_eval.runner.scenario_table import _show, _Table
 
 if sys.version_info >= (3, 11):
@@ -615,6 +615,15 @@ def _check_scores(
         check(meta.headline, "meta.headline", known)
 
 
+def _plain_name(name: str) -> str:
+    """The scenario's name, which names its output folder (``runs/<name>``): one plain
+    name, so that ``name = "../../escaped"`` cannot lead the run out of ``runs/``."""
+    try:
+        return plain_name(name, "name")
+    except InputError as error:
+        raise ConfigError(error.message) from None
+
+
 def parse_scenario(
     document: Mapping[str, Any], *, base_dir: str | os.PathLike[str] = ".", name: str = "scenario"
 ) -> Scenario:
@@ -625,7 +634,7 @@ def parse_scenario(
     version = top.integer("version", SCENARIO_VERSION, minimum=1)
     if version != SCENARIO_VERSION:
         raise ConfigError(f"version: expected {SCENARIO_VERSION}, got {version}")
-    scenario_name = top.string("name", name)
+    scenario_name = _plain_name(top.string("name", name))
     description = top.string("description", "")
     input_spec = _input(top.table("input"), base) if top.has("input") else None
     if input_spec is None:

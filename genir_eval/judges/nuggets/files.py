@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from genir_eval.errors import InputError
-from genir_eval.paths import why_missing
+from genir_eval.paths import output_file, why_missing
 from genir_eval.records import NUGGET_IMPORTANCE as IMPORTANCE
 
 __all__ = [
@@ -238,11 +238,9 @@ def nugget_rows(nugget_set: NuggetSet) -> list[dict[str, Any]]:
 
 def _write_lines(path: Path, rows: Iterable[Mapping[str, Any]]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
+    with output_file(path, "the nugget file") as handle:
         for row in rows:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-    tmp.replace(path)
     return path
 
 

@@ -66,6 +66,7 @@ from genir_eval.judges.prompting import (
 )
 from genir_eval.kind_names import NUGGETS_FILE
 from genir_eval.llm.providers.base import JudgmentKey
+from genir_eval.paths import append_output, write_output
 from genir_eval.records import Session, Turn
 
 __all__ = [
@@ -263,7 +264,7 @@ class NuggetJudge:
             return ()
         self._out = Path(out)
         self._out.mkdir(parents=True, exist_ok=True)
-        (self._out / NUGGETS_FILE).write_text("", encoding="utf-8")
+        write_output(self._out / NUGGETS_FILE, "", "the run's nugget file")
         self._written = set()
         return (NUGGETS_FILE,)
 
@@ -350,7 +351,7 @@ class NuggetJudge:
         if self._out is None or nugget_set.qid in self._written:
             return
         self._written.add(nugget_set.qid)
-        with (self._out / NUGGETS_FILE).open("a", encoding="utf-8") as handle:
+        with append_output(self._out / NUGGETS_FILE, "the run's nugget file") as handle:
             for row in nugget_rows(nugget_set):
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
 

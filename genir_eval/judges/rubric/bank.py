@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from genir_eval.errors import InputError
+from genir_eval.paths import write_output
 
 __all__ = [
     "RUBRIC_FILE_VERSION",
@@ -97,9 +98,7 @@ def write_rubric_file(rubric_file: RubricFile, directory: str | Path) -> Path:
     path = rubric_path(directory, rubric_file.session_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(_rubric_to_dict(rubric_file), ensure_ascii=False, indent=2)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(text + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_output(path, text + "\n", "the rubric bank")
     return path
 
 

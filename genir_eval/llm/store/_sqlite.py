@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from genir_eval.errors import StorageError
-from genir_eval.paths import why_missing
+from genir_eval.paths import database_refusal, why_missing
 
 __all__ = ["SqliteWorker", "connect", "storage_error"]
 
@@ -110,6 +110,9 @@ def storage_error(error: BaseException, path: Path, what: str, remedy: str) -> S
 
 def connect(path: str | Path, *, busy_timeout_ms: int = 60_000) -> sqlite3.Connection:
     path = Path(path)
+    refusal = database_refusal(path)
+    if refusal is not None:  # SQLite would open it and write through it
+        raise OSError(errno.EINVAL, f"{refusal} stands there, not a SQLite file", str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(
         str(path), isolation_level=None, check_same_thread=False, timeout=busy_timeout_ms / 1000

@@ -12,6 +12,7 @@ from typing import Any
 
 from genir_eval.errors import InputError
 from genir_eval.ingest.jsonl import read_jsonl
+from genir_eval.paths import write_output
 from genir_eval.runner.run import Overrides, run_scenario
 
 __all__ = ["judge_session"]
@@ -24,7 +25,7 @@ def judge_session(scenario: Path, session: Mapping[str, Any]) -> dict[str, Any]:
     :class:`~genir_eval.errors.InputError` naming the field when the session is not valid."""
     with tempfile.TemporaryDirectory(prefix="genir-judge-") as folder:
         path = Path(folder) / "session.jsonl"
-        path.write_text(json.dumps(session, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_output(path, json.dumps(session, ensure_ascii=False) + "\n", "the session")
         loaded = read_jsonl(path).sessions
         if len(loaded) != 1:
             raise InputError("session: expected one session")
