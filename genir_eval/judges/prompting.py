@@ -20,9 +20,10 @@ so no log text ever reaches a system message.
 Everything copied from a log (queries, responses, titles, urls, intents, source texts) goes
 through :func:`fence`: it is wrapped in ``<<<BEGIN NAME>>>`` / ``<<<END NAME>>>`` markers;
 any ``<<<`` or ``>>>`` inside the data is neutralised, so the data cannot close its fence and
-pose as instructions, and so are chat-template control tokens of every known shape
+pose as instructions, and so are the chat-template special tokens of the model families
 (``<|im_start|>``, ``[INST]``, ``[SYSTEM_PROMPT]``, ``<s>``, ``<start_of_turn>``,
-``<reserved_106>``, ``<用户>``, ...: :mod:`genir_eval.judges.chat_tokens`), which a server
+``<reserved_106>``, ``<用户>``, ``<seed:bos>``, ...: the list with its sources in
+:mod:`genir_eval.judges.chat_tokens`; a search title ``[PDF] ...`` is no token), which a server
 that formats the chat itself could otherwise read as a real turn boundary; they stay
 readable, their brackets turned into look-alikes. The templates tell the model that fenced
 text is data only.

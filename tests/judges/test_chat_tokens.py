@@ -1,10 +1,12 @@
-"""Chat-template control tokens of every model family are neutralised by shape, readably, and
-ordinary bracketed text is left alone (genir_eval/judges/chat_tokens.py).
+"""Chat-template special tokens of every model family are neutralised, readably, and
+ordinary bracketed text is left alone (genir_eval/judges/chat_tokens.py, driven by the token
+list genir_eval/data/chat_tokens.json).
 
-The tokens below are taken from the families' tokenizers and chat templates; they are not
-the pattern's own list. A second table generates tokens of the same shapes that no family in
-the first table uses (held out from the pattern's examples), so a list of known strings
-would fail it.
+The tokens below are written out here from the families' tokenizers and chat templates,
+apart from the data file, so a family dropped from the file fails. The neutraliser is a list
+of real tokens, not shapes: search-result titles such as ``[PDF] Real Shading in Unreal
+Engine 4`` reach the judges unchanged (issue 46: an upper-case-word-in-brackets shape
+rewrote 3 of 41 held-out URGE links).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from genir_eval.judges.chat_tokens import neutralise_chat_tokens
+from genir_eval.judges.chat_tokens import neutralise_chat_tokens, token_families
 from genir_eval.judges.prompting import fence
 
 # family: tokens (from the family's tokenizer_config.json / chat template)
@@ -37,25 +39,30 @@ FAMILY_TOKENS = {
     "BERT": ["[CLS]", "[SEP]", "[MASK]"],
     "MOSS": ["<eoh>", "<eom>"],
 }
-# the same shapes, tokens none of the families above spell: a list of known strings fails
-HELD_OUT = [
-    "<|start_of_role|>",
-    "<|header_start|>",
-    "<reserved_2>",
-    "<reserved_194>",
-    "<begin_of_turn>",
-    "<end_of_utterance>",
-    "<unused98>",
-    "[/TOOL_RESULTS]",
-    "[SYSTEM]",
-    "[BOT]",
-    "[sMASK]",
-    "<系统>",
-    "<助手>",
-    "</assistant>",
-    "<eot>",
-    "<｜tool▁calls▁begin｜>",
-]
+# the families the fourth red team found reaching the model intact (issue 46), and others
+# the first table lacked: each from its tokenizer_config.json / chat template
+MORE_FAMILIES = {
+    "Seed-OSS": ["<seed:bos>", "<seed:eos>", "<seed:think>", "</seed:think>"],
+    "TeleChat": ["<_user>", "<_bot>", "<_system>", "<_end>"],
+    "MiniMax": ["]~!b[", "]~b]", "[e~["],
+    "BlueLM": ["[|Human|]", "[|AI|]"],
+    "CodeLlama": ["<PRE>", "<SUF>", "<MID>", "<EOT>"],
+    "Granite": ["<|start_of_role|>", "<|end_of_role|>", "<|end_of_text|>"],
+    "OLMo": ["|||IP_ADDRESS|||", "|||EMAIL_ADDRESS|||"],
+    "StarCoder": ["<fim_prefix>", "<fim_middle>", "<fim_suffix>", "<filename>", "<gh_stars>"],
+    "Falcon": [">>TITLE<<", ">>QUESTION<<", ">>ANSWER<<"],
+    "InternLM": ["<|action_start|>", "<|interpreter|>", "<eoa>"],
+    "Yi": ["<|startoftext|>", "<|im_sep|>"],
+    "Llama 3 reserved": ["<|reserved_special_token_0|>", "<|reserved_special_token_247|>"],
+    "Llama 4": ["<|header_start|>", "<|header_end|>", "<|eot|>"],
+    "gpt-oss": ["<|start|>", "<|message|>", "<|channel|>"],
+    "GLM": ["[sMASK]", "<|observation|>"],
+    "Mistral tekken": ["[control_8]", "[/TOOL_RESULTS]", "[THINK]"],
+    "Gemma": ["<unused98>"],
+    "Baichuan": ["<reserved_2>", "<reserved_194>"],
+    "DeepSeek": ["<｜tool▁calls▁begin｜>", "<｜fim▁hole｜>"],
+}
+HELD_OUT = [t for tokens in MORE_FAMILIES.values() for t in tokens]
 # ordinary text: left exactly as it was
 ORDINARY = [
     "see [1] and [12]",
@@ -77,8 +84,28 @@ ORDINARY = [
     "【1】【3】",
     "《服务器》",
     "<<quoted>>",
+    # search-result and forum title prefixes: upper case in brackets, and not tokens
+    "[PDF] Real Shading in Unreal Engine 4",
+    "[DOC] Annual report 2023",
+    "[HTML] The full text",
+    "[PPT] Lecture 3",
+    "[XLS] Prices",
+    "[BOOK] Information Retrieval",
+    "[CITATION] Okapi at TREC-3",
+    "[B] Modern IR",
+    "[SOLVED] Wi-Fi drops",
+    "[OC] My photo",
+    "[FAQ] Shipping",
+    "[NEW] Release notes",
+    "f <| x |> g",
+    "a <|> b",
+    "<system>",
+    "<user>",
+    "[SYSTEM]",
+    "<pre>code</pre>",
+    "|| x ||",
 ]
-LOOK_ALIKES = str.maketrans({"‹": "<", "›": ">", "⟦": "[", "⟧": "]"})
+LOOK_ALIKES = str.maketrans({"‹": "<", "›": ">", "⟦": "[", "⟧": "]", "¦": "|"})
 ALL_TOKENS = [t for tokens in FAMILY_TOKENS.values() for t in tokens]
 
 
@@ -136,3 +163,35 @@ def test_a_megabyte_of_near_tokens_is_read_in_linear_time(hostile: str) -> None:
     start = time.process_time()
     neutralise_chat_tokens(hostile)
     assert time.process_time() - start < 10
+
+
+def test_every_family_in_the_data_names_its_source() -> None:
+    families = token_families()
+    assert len(families) >= 25
+    for family in families:
+        assert family.tokens or family.numbered, family.family
+        # a source names the model repository and the file the tokens are read from
+        assert "/" in family.source and any(
+            word in family.source for word in ("tokenizer", "chat_template", "template", "format")
+        ), family.family
+        assert all("{n}" in entry for entry in family.numbered), family.family
+    named = {f.family.split(" ")[0] for f in families}
+    for expected in ("Llama", "Mistral", "Gemma", "DeepSeek", "Seed-OSS", "TeleChat", "MiniMax"):
+        assert expected in named
+
+
+def test_every_listed_token_is_neutralised_and_numbered_ranges_too() -> None:
+    for family in token_families():
+        for token in family.tokens:
+            assert neutralise_chat_tokens(token) != token, (family.family, token)
+        for entry in family.numbered:
+            for number in ("0", "7", "250"):
+                token = entry.replace("{n}", number)
+                assert neutralise_chat_tokens(token) != token, (family.family, token)
+
+
+def test_no_listed_token_is_ordinary_text() -> None:
+    # the list is of tokens, never of words: no entry is one of the ordinary texts
+    listed = {t for family in token_families() for t in family.tokens}
+    assert not listed & set(ORDINARY)
+    assert "[PDF]" not in listed and "[DOC]" not in listed
