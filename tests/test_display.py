@@ -93,3 +93,13 @@ def test_the_fence_is_longer_than_every_backquote_run(name: str) -> None:
 )
 def test_markdown_text_is_literal(text: str, expected: str) -> None:
     assert markdown_text(text) == expected
+
+
+def test_the_command_lines_streams_escape_on_a_pipe_too(capsys) -> None:
+    # what a command prints reaches a pipe (a CI log, less -R) escaped, not only a terminal
+    from genir_eval.cli import _guarded_streams
+
+    with _guarded_streams():
+        print("name\x1b]0;owned\x07 \u202eevil\tcol\nnext")
+    out = capsys.readouterr().out
+    assert out == "name\\u001b]0;owned\\u0007 \\u202eevil\tcol\nnext\n"
