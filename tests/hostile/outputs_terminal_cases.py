@@ -24,7 +24,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hostile_cases import _cache_with_run, _preferences, _systems, run_case, session, write_jsonl
+from hostile_cases import (
+    _cache_with_run,
+    _crowdrag,
+    _preferences,
+    _systems,
+    run_case,
+    session,
+    write_jsonl,
+)
 
 
 @dataclass(frozen=True)
@@ -212,6 +220,38 @@ def _report_link_kept(d: Path) -> str | None:
     return None
 
 
+def _crowdrag_planted_link(d: Path) -> list[str]:
+    """A second CrowdRAG conversion into a folder whose answers.jsonl became a link."""
+    from genir_eval.cli import main
+
+    argv = _crowdrag(d)
+    assert main(argv) == 0
+    out = Path(argv[-1])
+    (out / "answers.jsonl").unlink()
+    _link_out(d, out / "answers.jsonl")
+    return argv
+
+
+def _converted_link_kept(d: Path) -> str | None:
+    if not (d / "converted" / "answers.jsonl").is_symlink():
+        return "the link was replaced"
+    if (d / "precious.txt").read_text(encoding="utf-8") != "keep me\n":
+        return "written through the link"
+    return None
+
+
+def _crowdrag_out_loop(d: Path) -> list[str]:
+    argv = _crowdrag(d)
+    _loop(d / "target")
+    return [*argv[:-1], str(d / "target")]
+
+
+def _run_cache_fifo(d: Path) -> list[str]:
+    _fifo(d / "target")
+    scenario = _scenario(d, "small")
+    return ["run", str(scenario), "--out", str(d / "run"), "--quiet", "--cache", str(d / "target")]
+
+
 # -- terminal and Markdown -------------------------------------------------------------------
 
 
@@ -314,6 +354,23 @@ CASES: list[Case] = [
     ),
     Case("scenario-name-dotdot", "outputs", _named_run(".."), 2, "name"),
     Case("scenario-name-separator", "outputs", _named_run("a/b"), 2, "path separator"),
+    Case(
+        "crowdrag-planted-link",
+        "outputs",
+        _crowdrag_planted_link,
+        2,
+        "symbolic link",
+        after=_converted_link_kept,
+    ),
+    Case("crowdrag-output-loop", "outputs", _crowdrag_out_loop, 2, "loops"),
+    Case(
+        "run-cache-fifo",
+        "outputs",
+        _run_cache_fifo,
+        2,
+        "FIFO",
+        after=_still(stat.S_ISFIFO, "FIFO"),
+    ),
     Case(
         "run-report-planted-link",
         "outputs",
