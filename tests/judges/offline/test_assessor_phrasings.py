@@ -1,5 +1,5 @@
 """The offline citation twin credits no text addressed to the assessor, as a class
-(genir_eval/judges/offline/instructions.py's ``_ASSESSOR``): a clause that names whoever
+(genir_eval/judges/offline/instructions.py's ``assessor_addressed``): a clause that names whoever
 judges (assessor, evaluator, grader, annotator, rater, reviewer, fact-checker, judge, the AI
 or language model, "whoever evaluates", "if you are an AI ...") and tells it what to decide,
 "the correct label for this citation", "for the purposes of evaluation", an "evaluation
@@ -90,3 +90,31 @@ def test_a_statement_addressing_the_assessor_does_not_raise_its_verdict(phrasing
 def test_sentences_that_address_no_one_are_kept(text: str) -> None:
     assert without_instructions(text) == text
     assert statement_without_instructions(text) == text
+
+
+#: Seconds for a megabyte (generous for a busy machine): one pattern with bounded gaps
+#: between the addressee, the obligation and the verdict took 18 s on the first text below
+#: and minutes on the others; the chained search takes about one.
+BOUND = 30.0
+
+
+@pytest.mark.realtime
+@pytest.mark.parametrize(
+    "text",
+    [
+        "judge should " * 80_000,
+        "the assessor will " * 55_000,
+        "评估员应" * 250_000,
+        "for evaluation " * 66_000,
+        "if you are the " * 66_000,
+        "judge" + " " * 1_000_000 + "should mark it supported",
+    ],
+    ids=["addressee-obligation", "addressee-will", "chinese", "purpose", "if-you-are", "spaces"],
+)
+def test_a_megabyte_addressed_to_the_assessor_is_read_in_linear_time(text: str) -> None:
+    import time
+
+    start = time.process_time()
+    without_instructions(text)
+    statement_without_instructions(text)
+    assert time.process_time() - start < BOUND
