@@ -317,6 +317,9 @@ async def arun_scenario(
 
     judges = {spec.id: make_judge(spec.name, **spec.options) for spec in loaded.judges}
     judge_files = _bind(judges, loaded, out, sessions)
+    for judge in judges.values():
+        for note in getattr(judge, "notes", ()):  # what a judge says of its files, one a line
+            say(note)
     infos = [_judge_info(judges[spec.id], spec) for spec in loaded.judges]
     groups = groups_of(loaded)
     engine_spec = loaded.engine

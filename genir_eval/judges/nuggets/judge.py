@@ -20,7 +20,12 @@ Nuggets are an editable artefact: a run writes them to ``nuggets.jsonl`` in its 
 reads such a file (or a TREC nuggetizer file) back, used as given: no nugget is made and
 only the assignment runs. A query id is the dataset's topic (``meta.topic``, as CrowdRAG's
 answers carry it) or the session id, with ``#<turn>`` for a session of several turns; with
-``pool="turn"`` it is always the session's.
+``pool="turn"`` it is always the session's. A collection's file (every topic of an
+evaluation) serves the queries the input has: the queries it has that the input does not
+are counted in one line of :attr:`NuggetJudge.notes` (a file sharing no query with the input
+is refused). Graded importance is kept as given and vital from ``vital_grade`` on
+(:func:`~.files.vital_mark` states the rule in the same notes). With nuggets given, a turn's
+query may be empty: the file's query stands in for it in the assignment prompt.
 
 Each turn gets one label, item ``nuggets``: its query's nuggets, each with the answer's
 assignment and reason, scored by the nugget measures (:mod:`genir_eval.metrics.nuggets`);
@@ -41,7 +46,14 @@ from typing import Any
 from genir_eval.errors import ConfigError, InputError
 from genir_eval.judges.base import JudgeStats, Label, ask
 from genir_eval.judges.common import generate_config
-from genir_eval.judges.nuggets.files import Nugget, NuggetSet, nugget_rows, read_nugget_file
+from genir_eval.judges.nuggets.files import (
+    UNGRADED,
+    Nugget,
+    NuggetSet,
+    nugget_rows,
+    read_nugget_file,
+    vital_mark,
+)
 from genir_eval.judges.nuggets.replies import (
     assignments_schema,
     coverage_reason,
@@ -181,8 +193,9 @@ class NuggetJudge:
             "nuggets",
             None,
             "a nugget file (genir-eval's or TREC nuggetizer JSONL) used as given: no nugget "
-            "is made, only the assignment runs",
+            "is made, only the assignment runs (in a scenario, relative to its folder)",
             type="text",
+            path=True,
         ),
         Option(
             "pool",
@@ -195,7 +208,17 @@ class NuggetJudge:
             "pool_logs",
             "",
             "more logs (comma-separated paths, canonical JSONL or any format genir-eval "
-            "reads) whose answers' cited sources join each query's pool",
+            "reads) whose answers' cited sources join each query's pool (in a scenario, "
+            "relative to its folder)",
+            path=True,
+        ),
+        Option(
+            "vital_grade",
+            None,
+            "with a nugget file of graded importance (numbers, e.g. 1-4): the grade from which "
+            "a nugget is vital (default: the middle of the file's grades)",
+            type="float",
+            range=(-1e9, 1e9),
         ),
         Option("max_nuggets", 30, "nuggets kept per query (TREC 2024 RAG: 30)", range=(1, 500)),
         Option("create_batch", 10, "sources read per creation call", range=(1, 200)),
@@ -229,6 +252,10 @@ class NuggetJudge:
         self._out: Path | None = None
         self._templates: dict[tuple[str, str], tuple[str, str]] = {}
         self._prepared = False
+        #: what the run should say of the nugget file (queries unused, the vital rule)
+        self.notes: tuple[str, ...] = ()
+        if self.options["nuggets"] is None and self.options["vital_grade"] is not None:
+            raise ConfigError(f"{NAME}: option 'vital_grade' is read only with 'nuggets'")
 
     @property
     def pooled(self) -> bool:
@@ -291,19 +318,35 @@ class NuggetJudge:
                             pool = self._pools[qid] = _Pool(turn.query, _earlier(session, turn))
                         pool.add(turn)
         if self.options["nuggets"] is not None:
-            path = str(self.options["nuggets"])
-            self._given = read_nugget_file(path)
-            if run_sessions is not None:
-                for qid, given in self._given.items():
-                    if qid not in qids:
-                        raise InputError(
-                            f"nuggets for query {qid!r}, which the run's input does not have "
-                            "(a query id is the session id, or the topic, with #<turn> in a "
-                            "session of several turns)",
-                            path=path,
-                            line=given.line or None,
-                            column="qid",
-                        )
+            self._read_given(qids if run_sessions is not None else None)
+
+    def _read_given(self, qids: set[str] | None) -> None:
+        """Read the given nugget file; against the run's query ids (``None``: unknown), say
+        how many of its queries the input does not have, and refuse it when it shares none."""
+        path = str(self.options["nuggets"])
+        self._given = read_nugget_file(path, vital_grade=self.options["vital_grade"])
+        _, rule = vital_mark(self._given.values(), self.options["vital_grade"])
+        notes = [f"nugget file {path}: {rule}"] if rule != UNGRADED else []
+        if qids is not None:
+            unused = [q for q in self._given if q not in qids]
+            if unused and len(unused) == len(self._given):
+                first = next(iter(self._given.values()))
+                raise InputError(
+                    f"none of the file's {len(unused)} queries is in the run's input (e.g. "
+                    f"{first.qid!r}; a query id is the session id, or meta.topic, with "
+                    "#<turn> in a session of several turns)",
+                    path=path,
+                    line=first.line or None,
+                    column="qid",
+                )
+            without = sorted(q for q in qids if q not in self._given)
+            notes.append(
+                f"nugget file {path}: {len(self._given) - len(unused)} of its "
+                f"{len(self._given)} queries used; {len(unused)} not in the run's input"
+                + (f" (e.g. {', '.join(repr(q) for q in unused[:3])})" if unused else "")
+                + (f"; {len(without)} of the input's queries have no nuggets" if without else "")
+            )
+        self.notes = tuple(notes)
 
     # -- nuggets for a query ---------------------------------------------------------------
 
@@ -328,6 +371,11 @@ class NuggetJudge:
                 return f"the nugget file {self.options['nuggets']} has no nuggets for query {qid!r}"
             self._write(given)
             return given
+        if not turn.query.strip():
+            return (
+                f"query {qid!r} is empty: nuggets are made from a query; give them "
+                "(option nuggets) to assign them without one"
+            )
         done = self._made.get(qid)
         if done is not None:
             return done
@@ -526,6 +574,7 @@ class NuggetJudge:
                 "id": n.id,
                 "text": n.text,
                 "importance": n.importance,
+                **({"grade": n.grade} if n.grade is not None else {}),
                 "assignment": assigned[n.id]["assignment"],
                 "reason": assigned[n.id]["reason"],
             }
@@ -546,8 +595,10 @@ class NuggetJudge:
     ) -> Label:
         text, version = self._template("assign", language)
         answer = _cut(turn.response_text, int(self.options["max_answer_chars"]))
+        # an answer logged without its query is assigned against the nugget file's query
+        query = turn.query if turn.query.strip() else found.query
         values = {
-            "query": fence(turn.query, "QUERY"),
+            "query": fence(query, "QUERY") if query.strip() else "(not given)",
             "answer": fence(answer, "ANSWER"),
             "nuggets": "\n".join(fence(n.text, f"NUGGET {n.id}") for n in batch),
         }
@@ -560,7 +611,7 @@ class NuggetJudge:
             f"{version}:{_digest([found.qid, shown])}",
         )
         config = self._config(engine, assignments_schema([n.id for n in batch]))
-        context = {"query": turn.query, "answer": answer, "nuggets": shown}
+        context = {"query": query, "answer": answer, "nuggets": shown}
         return await ask(
             engine,
             key,
