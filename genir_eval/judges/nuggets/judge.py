@@ -183,9 +183,9 @@ class NuggetJudge:
         "the nugget twin is a deterministic baseline: its nuggets are the sentences of the "
         "pooled cited sources most related to the query (embedding cosine with the semantic "
         "extra, else shared query terms), vital when closely related; an answer supports a "
-        "nugget when its best passage holds the nugget's stemmed content words or, with the "
-        "extra, its meaning (never shared word sequences, so restating counts as copying); "
-        "not an LLM's judgment"
+        "nugget by how much of it the whole answer covers: each clause's content words or, "
+        "with the extra, its meaning, wherever they stand (never shared word sequences, so "
+        "restating counts as copying); not an LLM's judgment"
     )
 
     OPTIONS: tuple[Option, ...] = (

@@ -166,10 +166,10 @@ def test_weighted_recall_by_hand() -> None:
 
 def test_the_fixture_files_load_as_published() -> None:
     nuggetizer = read_nugget_file(FIXTURES / "nuggetizer.jsonl")
-    assert list(nuggetizer) == ["heat-pumps", "sourdough", "tides"]
+    assert list(nuggetizer)[:3] == ["heat-pumps", "sourdough", "tides"] and len(nuggetizer) == 6
     assert nuggetizer["heat-pumps"].extra["trace"]["output_token_count"] == 96
     collection = read_nugget_file(FIXTURES / "collection.jsonl")
-    assert len(collection) == 6
+    assert len(collection) == 9
     graded = read_nugget_file(FIXTURES / "graded.jsonl")
     words = [len(n.text.split()) for s in graded.values() for n in s.nuggets]
     assert min(words) >= 25 and max(words) <= 45  # passage-length, as assessors excerpt
