@@ -354,7 +354,9 @@ class NuggetJudge:
         found = self._templates.get((step, language))
         if found is None:
             text = load_template(str(_PROMPTS / f"{step}.{language}.txt"), language)
-            shaping = {k: v for k, v in self.options.items() if k not in ("model", "nuggets")}
+            # the vital rule settles importance after the calls: no prompt shows it
+            unshaping = ("model", "nuggets", "vital_grade")
+            shaping = {k: v for k, v in self.options.items() if k not in unshaping}
             found = self._templates[(step, language)] = (text, template_version(text, shaping))
         return found
 
