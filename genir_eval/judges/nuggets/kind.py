@@ -19,7 +19,7 @@ from genir_eval.judges.kinds import (
     interval_text,
 )
 
-__all__ = ["Nuggets", "KIND", "NAME", "SCORES", "turn_scores"]
+__all__ = ["Nuggets", "KIND", "NAME", "SCORES", "turn_scores", "label_nuggets"]
 
 NAME = "nuggets"
 #: The scores a system is summarised by, TREC 2024 RAG's four and the weighted recall:
@@ -41,6 +41,13 @@ def _weight(nugget: Mapping[str, Any]) -> float:
     if isinstance(grade, (int, float)) and not isinstance(grade, bool):
         return float(grade)
     return _WEIGHT.get(str(nugget.get("importance")), 0.0)
+
+
+def label_nuggets(value: Any) -> list[Mapping[str, Any]]:
+    """A turn label's nuggets, each with its id, text, importance (and grade) and the
+    answer's assignment; none for a value that is not a nugget label."""
+    listed = value.get(NAME) if isinstance(value, Mapping) else None
+    return [n for n in listed if isinstance(n, Mapping)] if isinstance(listed, list) else []
 
 
 def turn_scores(value: Any) -> dict[str, float | None]:
