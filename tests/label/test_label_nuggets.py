@@ -34,7 +34,7 @@ def test_the_nugget_queue_shows_each_nugget_beside_the_answer(
     space = open_workspace(nugget_run, store=tmp_path / "labels.sqlite")
     queue = space.queues[NUGGET_QUEUE]
     assert len(queue.items) == 52  # 13 answers x 4 nuggets
-    assert [c.key for c in queue.choices] == ["n", "p", "s"]
+    assert [c.key for c in queue.choices] == ["n", "p", "y"]  # s stays skip
     item = queue.by_key[nugget_key("heat-pumps/alpha", 1, "g1")]
     nugget, answer = item.panes
     assert nugget.heading == "Nugget g1 (vital, grade 4)"

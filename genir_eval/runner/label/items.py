@@ -135,7 +135,7 @@ CHOICES[SESSION_SATISFACTION] = CHOICES[TURN_SATISFACTION]
 CHOICES[NUGGET_QUEUE] = (
     Choice(0.0, "n", "not: the answer does not give the nugget"),
     Choice(0.5, "p", "partial: the answer gives part of the nugget"),
-    Choice(1.0, "s", "support: the answer gives the nugget, in any words"),
+    Choice(1.0, "y", "support: the answer gives the nugget, in any words"),
 )
 #: A pair's label in its own terms (genir_eval/runner/label/pairs.py shows them as left and right).
 CHOICES[PAIRWISE] = (
