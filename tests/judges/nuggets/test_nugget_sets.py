@@ -174,3 +174,45 @@ def test_the_fixture_files_load_as_published() -> None:
     words = [len(n.text.split()) for s in graded.values() for n in s.nuggets]
     assert min(words) >= 25 and max(words) <= 45  # passage-length, as assessors excerpt
     assert {n.grade for s in graded.values() for n in s.nuggets} == {1, 2, 3, 4}
+
+
+# Hostile lines of a nugget file (issue 46.5's class, cases of this suite's own): each is
+# refused with its line, or read; none is a traceback.
+HOSTILE = [
+    '{"qid": "q", "query": "x", "nuggets": [{"text": "a", "importance": NaN}]}',
+    '{"qid": "q", "query": "x", "nuggets": [{"text": "a", "importance": 1e999}]}',
+    '{"qid": "q", "query": "x", "nuggets": [{"text": "a", "importance": true}]}',
+    '{"qid": 1.5, "query": "x", "nuggets": []}',
+    '{"qid": "q", "query": {"qid": "q", "text": "x"}, "nuggets": []}',
+    '{"qid": "q", "query": "x", "nuggets": ["a bare string"]}',
+    '{"qid": "q", "query": "x", "nuggets": [{"text": "a", "importance": "vital", "qid": 7}]}',
+    '{"version": 1, "qid": "q", "nugget_id": "n1", "text": "t", "importance": "okay", '
+    '"nuggetizer": "not an object"}',
+    '{"version": 1, "qid": "q", "nugget_id": "n1", "text": "t", "importance": "okay", '
+    '"origin": {"\\ud83d": 1}}',
+    "[" * 5000 + "]" * 5000,
+]
+
+
+@pytest.mark.parametrize("line", HOSTILE)
+def test_a_hostile_line_is_refused_where_it_stands_or_read(tmp_path: Path, line: str) -> None:
+    path = tmp_path / "n.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    try:
+        sets = read_nugget_file(path)
+    except InputError as error:
+        assert error.path == str(path) and error.line == 1
+        return
+    # read: it writes back in both layouts as UTF-8 and reads again
+    own = write_nugget_file(sets.values(), tmp_path / "own.jsonl")
+    write_nuggetizer_file(sets.values(), tmp_path / "trec.jsonl")
+    assert read_nugget_file(own).keys() <= sets.keys()
+
+
+def test_a_created_nugget_holding_a_lone_surrogate_is_a_reply_error() -> None:
+    from genir_eval.judges.nuggets.replies import parse_created
+    from genir_eval.judges.parsing import ReplyError
+
+    with pytest.raises(ReplyError, match="lone surrogate"):
+        parse_created(10)('{"nuggets": ["fine", "bad \\ud800 text"]}')
+    assert parse_created(10)('{"nuggets": ["fine \\ud83d\\ude00"]}') == ["fine \U0001f600"]
