@@ -212,3 +212,22 @@ def test_a_run_s_nugget_file_given_back_loads(tmp_path: Path) -> None:
     one, two = (_rows(tmp_path / d / "nuggets.jsonl") for d in ("one", "two"))
     assert [r["text"] for r in one] == [r["text"] for r in two]
     assert load_run(tmp_path / "two").info["status"]["ok"]
+
+
+def test_a_run_s_graded_nugget_file_reads_back_as_the_run_split_it(tmp_path: Path) -> None:
+    from genir_eval.judges.nuggets import read_nugget_file
+
+    scenario = (ROOT / "scenarios" / "nuggets-graded.toml").read_text(encoding="utf-8")
+    scenario = scenario.replace("vital_grade = 3", "vital_grade = 4").replace(
+        '"../fixtures/', f'"{ROOT}/fixtures/'
+    )
+    file = tmp_path / "s.toml"
+    file.write_text(scenario, encoding="utf-8")
+    run_scenario(file, out_dir=tmp_path / "run", overrides=OFFLINE)
+    back = read_nugget_file(tmp_path / "run" / "nuggets.jsonl")
+    split = {(n.grade, n.importance) for s in back.values() for n in s.nuggets}
+    # vital from grade 4 as the run said, not from the middle of the grades (2.5)
+    assert split == {(4, "vital"), (3, "okay"), (2, "okay"), (1, "okay")}
+    rows = _rows(tmp_path / "run" / "nuggets.jsonl")
+    assert {r["vital_grade"] for r in rows} == {4.0}
+    assert {r["importance"] for r in rows} == {1, 2, 3, 4}  # the grades kept as given

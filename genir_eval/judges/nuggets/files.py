@@ -57,6 +57,7 @@ __all__ = [
     "nugget_rows",
     "vital_mark",
     "UNGRADED",
+    "VITAL_GRADE",
     "write_nugget_file",
     "write_nuggetizer_file",
 ]
@@ -67,6 +68,8 @@ _TREC_KEYS = ("qid", "query", "nuggets")
 _TREC_NUGGET_KEYS = ("text", "importance")
 #: Where genir-eval's layout keeps a nuggetizer entry's keys that it uses for itself.
 _ENTRY_KEYS = "nuggetizer"
+#: The key a run's nugget file records its vital mark under, on each graded line.
+VITAL_GRADE = "vital_grade"
 #: What :func:`vital_mark` says of a file whose importance is words.
 UNGRADED = "importance given as vital/okay"
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -273,6 +276,10 @@ def read_nugget_file(
     }
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def _vital(grade: float, mark: float) -> str:
     return "vital" if grade >= mark else "okay"
 
@@ -282,11 +289,21 @@ def vital_mark(
 ) -> tuple[float | None, str]:
     """The grade from which a graded file's nuggets are vital, and the rule in words
     (``None`` and "importance given as vital/okay" for a file of words): ``vital_grade``
-    when given, else the middle of the lowest and highest grade in the file."""
-    grades = [n.grade for s in sets for n in s.nuggets if n.grade is not None]
-    if not grades:
+    when given, else the mark the file's lines record (``vital_grade``, as a run writes its
+    ``nuggets.jsonl``, so the file read back splits as the run did), else the middle of the
+    lowest and highest grade in the file."""
+    graded = [n for s in sets for n in s.nuggets if n.grade is not None]
+    if not graded:
         return None, UNGRADED
+    grades = [float(n.grade) for n in graded if n.grade is not None]
     low, high = min(grades), max(grades)
+    kept = {n.extra.get(VITAL_GRADE) for n in graded}
+    written = next(iter(kept)) if len(kept) == 1 else None
+    if vital_grade is None and isinstance(written, (int, float)) and _number(written):
+        return float(written), (
+            f"importance graded {low:g}-{high:g}; vital: grade >= {written:g} (the file's "
+            f"{VITAL_GRADE}, as the run that wrote it used)"
+        )
     if vital_grade is not None:
         return float(vital_grade), (
             f"importance graded {low:g}-{high:g}; vital: grade >= {vital_grade:g} (vital_grade)"

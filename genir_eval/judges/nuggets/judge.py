@@ -48,6 +48,7 @@ from genir_eval.judges.base import JudgeStats, Label, ask
 from genir_eval.judges.common import generate_config
 from genir_eval.judges.nuggets.files import (
     UNGRADED,
+    VITAL_GRADE,
     Nugget,
     NuggetSet,
     nugget_rows,
@@ -254,6 +255,8 @@ class NuggetJudge:
         self._prepared = False
         #: what the run should say of the nugget file (queries unused, the vital rule)
         self.notes: tuple[str, ...] = ()
+        #: a graded nugget file's vital mark (``None``: importance given as words)
+        self._mark: float | None = None
         if self.options["nuggets"] is None and self.options["vital_grade"] is not None:
             raise ConfigError(f"{NAME}: option 'vital_grade' is read only with 'nuggets'")
 
@@ -325,7 +328,7 @@ class NuggetJudge:
         how many of its queries the input does not have, and refuse it when it shares none."""
         path = str(self.options["nuggets"])
         self._given = read_nugget_file(path, vital_grade=self.options["vital_grade"])
-        _, rule = vital_mark(self._given.values(), self.options["vital_grade"])
+        self._mark, rule = vital_mark(self._given.values(), self.options["vital_grade"])
         notes = [f"nugget file {path}: {rule}"] if rule != UNGRADED else []
         if qids is not None:
             unused = [q for q in self._given if q not in qids]
@@ -402,6 +405,8 @@ class NuggetJudge:
         self._written.add(nugget_set.qid)
         with (self._out / NUGGETS_FILE).open("a", encoding="utf-8") as handle:
             for row in nugget_rows(nugget_set):
+                if self._mark is not None and not isinstance(row["importance"], str):
+                    row[VITAL_GRADE] = self._mark  # read back, it splits as this run did
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
 
     def _query_values(self, pool: _Pool) -> dict[str, str]:
