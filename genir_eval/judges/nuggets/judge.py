@@ -631,6 +631,21 @@ class NuggetJudge:
             language=language,
         )
 
+    async def later_prompts(self, session: Session, engine: Any) -> None:
+        """Send the assignment prompts, which a run builds only from usable nuggets, with
+        the session's statements standing for its queries' nuggets (the first vital): what
+        :mod:`genir_eval.judges.prompt_digests` renders after the creation prompts."""
+        language = self.language(session)
+        size = int(self.options["assign_batch"])
+        for turn in session.turns:
+            nuggets = tuple(
+                Nugget(f"n{i}", s.text, "vital" if i == 1 else "okay")
+                for i, s in enumerate(turn.statements, start=1)
+            )
+            found = NuggetSet(query_id(session, turn, pooled=self.pooled), turn.query, nuggets)
+            for number, batch in enumerate(_batches(found.nuggets, size), 1):
+                await self._assign(session, turn, found, batch, number, engine, language)
+
     def __repr__(self) -> str:
         return f"make_judge({NAME!r}, pool={self.options['pool']!r})"
 
