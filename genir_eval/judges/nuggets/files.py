@@ -331,8 +331,15 @@ def _read(where: Path) -> dict[str, NuggetSet]:
         if this == "nuggetizer":
             got = _trec_line(row, (str(where), number))
             if got.qid in found:
+                assigned = "answer_text" in row or any("assignment" in n.extra for n in got.nuggets)
+                hint = (
+                    " (this reads as the nuggetizer's assign output, one line per answer: give "
+                    "its create output, each query's nuggets once)"
+                    if assigned
+                    else ""
+                )
                 raise InputError(
-                    f"query {got.qid!r} is on line {found[got.qid].line} already",
+                    f"query {got.qid!r} is on line {found[got.qid].line} already{hint}",
                     path=str(where),
                     line=number,
                     column="qid",

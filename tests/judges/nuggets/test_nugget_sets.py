@@ -216,3 +216,20 @@ def test_a_created_nugget_holding_a_lone_surrogate_is_a_reply_error() -> None:
     with pytest.raises(ReplyError, match="lone surrogate"):
         parse_created(10)('{"nuggets": ["fine", "bad \\ud800 text"]}')
     assert parse_created(10)('{"nuggets": ["fine \\ud83d\\ude00"]}') == ["fine \U0001f600"]
+
+
+def test_the_nuggetizer_s_assign_output_is_named_when_given_as_nuggets(tmp_path: Path) -> None:
+    # the assign output repeats a query per answer, its nuggets with their assignment
+    line = {
+        "query": "What is Python?",
+        "qid": "q1",
+        "answer_text": "Python is a language.",
+        "run_id": "run-123",
+        "nuggets": [
+            {"text": "Python is a language", "importance": "vital", "assignment": "support"}
+        ],
+    }
+    path = _write(tmp_path / "assigned.jsonl", [line, {**line, "run_id": "run-456"}])
+    with pytest.raises(InputError, match="assign output") as caught:
+        read_nugget_file(path)
+    assert (caught.value.line, caught.value.column) == (2, "qid")
