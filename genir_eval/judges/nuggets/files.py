@@ -56,6 +56,8 @@ __all__ = [
     "read_nugget_file",
     "nugget_rows",
     "vital_mark",
+    "GivenNuggets",
+    "read_given_nuggets",
     "UNGRADED",
     "VITAL_GRADE",
     "write_nugget_file",
@@ -385,6 +387,48 @@ def _one_way(
 
 def _given_importance(nugget: Nugget) -> Any:
     return nugget.grade if nugget.grade is not None else nugget.importance
+
+
+@dataclass(frozen=True)
+class GivenNuggets:
+    """A nugget file given to a run: its nugget sets, its vital mark (``None``: importance
+    given as words) and what the run should say of it, a line each."""
+
+    sets: dict[str, NuggetSet]
+    mark: float | None
+    notes: tuple[str, ...]
+
+
+def read_given_nuggets(
+    path: str, *, vital_grade: float | None = None, qids: set[str] | None = None
+) -> GivenNuggets:
+    """Read the nugget file a run is given: against the run's query ids (``None``:
+    unknown) say in one line how many of its queries the input does not have (a
+    collection's file serves the queries the input has), and refuse a file that shares no
+    query with the input (a located error at its first query)."""
+    sets = read_nugget_file(path, vital_grade=vital_grade)
+    mark, rule = vital_mark(sets.values(), vital_grade)
+    notes = [f"nugget file {path}: {rule}"] if rule != UNGRADED else []
+    if qids is not None:
+        unused = [q for q in sets if q not in qids]
+        if unused and len(unused) == len(sets):
+            first = next(iter(sets.values()))
+            raise InputError(
+                f"none of the file's {len(unused)} queries is in the run's input (e.g. "
+                f"{first.qid!r}; a query id is the session id, or meta.topic, with "
+                "#<turn> in a session of several turns)",
+                path=path,
+                line=first.line or None,
+                column="qid",
+            )
+        without = sorted(q for q in qids if q not in sets)
+        notes.append(
+            f"nugget file {path}: {len(sets) - len(unused)} of its {len(sets)} queries used; "
+            f"{len(unused)} not in the run's input"
+            + (f" (e.g. {', '.join(repr(q) for q in unused[:3])})" if unused else "")
+            + (f"; {len(without)} of the input's queries have no nuggets" if without else "")
+        )
+    return GivenNuggets(sets, mark, tuple(notes))
 
 
 def nugget_rows(nugget_set: NuggetSet) -> list[dict[str, Any]]:

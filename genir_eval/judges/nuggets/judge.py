@@ -39,22 +39,20 @@ import asyncio
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from genir_eval.errors import ConfigError, InputError
+from genir_eval.errors import ConfigError
 from genir_eval.judges.base import JudgeStats, Label, ask
 from genir_eval.judges.common import generate_config
 from genir_eval.judges.nuggets.files import (
-    UNGRADED,
     VITAL_GRADE,
     Nugget,
     NuggetSet,
     nugget_rows,
-    read_nugget_file,
-    vital_mark,
+    read_given_nuggets,
 )
+from genir_eval.judges.nuggets.pools import Pool, Source, cited_sources, earlier_queries
 from genir_eval.judges.nuggets.replies import (
     assignments_schema,
     coverage_reason,
@@ -103,57 +101,11 @@ TASKS = (TASK_CREATE, TASK_IMPORTANCE, TASK_ASSIGN)
 _PROMPTS = Path(__file__).parent / "prompts"
 
 
-@dataclass(frozen=True)
-class Source:
-    """A source text in a query's pool (told apart by url and text)."""
-
-    url: str
-    title: str
-    text: str
-    #: the log has no text for it: its title stands in
-    title_only: bool = False
-
-
-@dataclass
-class _Pool:
-    """What a query's nuggets are made from: its text, the session's earlier queries, the
-    cited sources of its answers (in the order first met) and how many answers cite them."""
-
-    query: str
-    context: tuple[str, ...]
-    sources: dict[tuple[str, str], Source] = field(default_factory=dict)
-    answers: int = 0
-
-    def add(self, turn: Turn) -> None:
-        self.answers += 1
-        for source in cited_sources(turn):
-            self.sources.setdefault((source.url, source.text), source)
-
-
-def cited_sources(turn: Turn) -> list[Source]:
-    """The turn's cited sources that have text; when none has (a log of urls and titles,
-    as URGE's), the cited links' titles, marked as such: a title states little, but it is
-    all the log says of what the answer drew on."""
-    cited = [link for link in turn.links if link.id in set(turn.cited_link_ids)]
-    with_text = [Source(link.url, link.title, link.text or "") for link in cited if link.has_text]
-    if with_text:
-        return with_text
-    return [
-        Source(link.url, link.title, link.title, title_only=True)
-        for link in cited
-        if link.title.strip()
-    ]
-
-
 def query_id(session: Session, turn: Turn, *, pooled: bool = True) -> str:
     """The query id a turn's nuggets are filed under (see the module docstring)."""
     topic = session.meta.get("topic") if pooled else None
     base = str(topic) if isinstance(topic, (str, int)) and str(topic) else session.session_id
     return base if len(session.turns) == 1 else f"{base}#{turn.index}"
-
-
-def _earlier(session: Session, turn: Turn) -> tuple[str, ...]:
-    return tuple(t.query for t in session.turns if t.index < turn.index)
 
 
 def _batches(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
@@ -246,7 +198,7 @@ class NuggetJudge:
         self.options: Mapping[str, Any] = option_values(self.OPTIONS, options)
         self.stats = JudgeStats()
         self._given: dict[str, NuggetSet] | None = None
-        self._pools: dict[str, _Pool] = {}
+        self._pools: dict[str, Pool] = {}
         self._made: dict[str, NuggetSet | str] = {}
         self._pending: dict[str, asyncio.Future[NuggetSet | str]] = {}
         self._written: set[str] = set()
@@ -318,38 +270,19 @@ class NuggetJudge:
                     if self.pooled and self.options["nuggets"] is None:
                         pool = self._pools.get(qid)
                         if pool is None:
-                            pool = self._pools[qid] = _Pool(turn.query, _earlier(session, turn))
+                            pool = self._pools[qid] = Pool(
+                                turn.query, earlier_queries(session, turn)
+                            )
                         pool.add(turn)
         if self.options["nuggets"] is not None:
             self._read_given(qids if run_sessions is not None else None)
 
     def _read_given(self, qids: set[str] | None) -> None:
-        """Read the given nugget file; against the run's query ids (``None``: unknown), say
-        how many of its queries the input does not have, and refuse it when it shares none."""
-        path = str(self.options["nuggets"])
-        self._given = read_nugget_file(path, vital_grade=self.options["vital_grade"])
-        self._mark, rule = vital_mark(self._given.values(), self.options["vital_grade"])
-        notes = [f"nugget file {path}: {rule}"] if rule != UNGRADED else []
-        if qids is not None:
-            unused = [q for q in self._given if q not in qids]
-            if unused and len(unused) == len(self._given):
-                first = next(iter(self._given.values()))
-                raise InputError(
-                    f"none of the file's {len(unused)} queries is in the run's input (e.g. "
-                    f"{first.qid!r}; a query id is the session id, or meta.topic, with "
-                    "#<turn> in a session of several turns)",
-                    path=path,
-                    line=first.line or None,
-                    column="qid",
-                )
-            without = sorted(q for q in qids if q not in self._given)
-            notes.append(
-                f"nugget file {path}: {len(self._given) - len(unused)} of its "
-                f"{len(self._given)} queries used; {len(unused)} not in the run's input"
-                + (f" (e.g. {', '.join(repr(q) for q in unused[:3])})" if unused else "")
-                + (f"; {len(without)} of the input's queries have no nuggets" if without else "")
-            )
-        self.notes = tuple(notes)
+        """Read the given nugget file against the run's query ids (``None``: unknown)."""
+        given = read_given_nuggets(
+            str(self.options["nuggets"]), vital_grade=self.options["vital_grade"], qids=qids
+        )
+        self._given, self._mark, self.notes = given.sets, given.mark, given.notes
 
     # -- nuggets for a query ---------------------------------------------------------------
 
@@ -388,7 +321,7 @@ class NuggetJudge:
         if pending is None or pending.get_loop() is not asyncio.get_running_loop():
             pool = self._pools.get(qid)
             if pool is None or not self.pooled:
-                pool = _Pool(turn.query, _earlier(session, turn))
+                pool = Pool(turn.query, earlier_queries(session, turn))
                 pool.add(turn)
             pending = asyncio.ensure_future(self._create(qid, pool, engine, language))
             self._pending[qid] = pending
@@ -409,14 +342,14 @@ class NuggetJudge:
                     row[VITAL_GRADE] = self._mark  # read back, it splits as this run did
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
 
-    def _query_values(self, pool: _Pool) -> dict[str, str]:
+    def _query_values(self, pool: Pool) -> dict[str, str]:
         earlier = "\n".join(f"- {q}" for q in pool.context)
         return {
             "query": fence(pool.query, "QUERY"),
             "context": fence(earlier, "EARLIER QUERIES") if earlier else "(first query)",
         }
 
-    async def _create(self, qid: str, pool: _Pool, engine: Any, language: str) -> NuggetSet | str:
+    async def _create(self, qid: str, pool: Pool, engine: Any, language: str) -> NuggetSet | str:
         """Make the query's nuggets: the sources a window at a time, then importance."""
         sources = list(pool.sources.values())
         if not sources:
@@ -451,7 +384,7 @@ class NuggetJudge:
     async def _create_step(
         self,
         qid: str,
-        pool: _Pool,
+        pool: Pool,
         facts: Sequence[str],
         window: Sequence[Source],
         number: int,
@@ -492,7 +425,7 @@ class NuggetJudge:
         )
 
     async def _importance(
-        self, qid: str, pool: _Pool, facts: Sequence[str], engine: Any, language: str
+        self, qid: str, pool: Pool, facts: Sequence[str], engine: Any, language: str
     ) -> list[str] | str:
         text, version = self._template("importance", language)
         ids = [f"f{i}" for i in range(1, len(facts) + 1)]
