@@ -107,9 +107,9 @@ class NuggetRecall(NuggetMeasure):
     NAME: ClassVar[str] = "nugget-recall"
     SHORT: ClassVar[str] = "nugget_recall"
     SUMMARY = (
-        "the share of the query's nuggets the answer supports, a partial support counting "
-        "`partial` (TREC 2024 RAG 'all'; partial=0 is 'strict all'); a session's is its "
-        "turns' mean"
+        "the coverage of the query's nuggets: the share of them the answer supports, a "
+        "partial support counting `partial` (TREC 2024 RAG 'all'; partial=0 is 'strict "
+        "all'); a session's is its turns' mean"
     )
     partial: float = 0.5
 
@@ -125,9 +125,9 @@ class VitalNuggetRecall(NuggetMeasure):
     SHORT: ClassVar[str] = "vital_nugget_recall"
     VITAL_ONLY: ClassVar[bool] = True
     SUMMARY = (
-        "the share of the query's vital nuggets the answer supports, a partial support "
-        "counting `partial` (TREC 2024 RAG 'vital'; partial=0 is 'strict vital'); a "
-        "session's is its turns' mean"
+        "the coverage of the query's vital nuggets: the share of them the answer supports, a "
+        "partial support counting `partial` (TREC 2024 RAG 'vital'; partial=0 is 'strict "
+        "vital'); none for a query without vital nuggets; a session's is its turns' mean"
     )
     partial: float = 0.5
 
@@ -143,7 +143,8 @@ class WeightedNuggetRecall(NuggetMeasure):
     NAME: ClassVar[str] = "weighted-nugget-recall"
     SHORT: ClassVar[str] = "weighted_nugget_recall"
     SUMMARY = (
-        "the share of the query's nugget weight the answer supports, each nugget weighing "
+        "the coverage of the query's nuggets by weight: the share of their weight the answer "
+        "supports, each nugget weighing "
         "its importance grade as the nugget file gives it (e.g. 1-4), else vital 1 and okay "
         "0.5 (the AutoNuggetizer's weighted score), a partial support counting `partial`; a "
         "session's is its turns' mean"

@@ -78,8 +78,8 @@ class Nuggets(JudgeKind):
     judges_nuggets = True
     own_score = (
         "0-1",
-        "the share of the query's nuggets the answer supports, a partial support counting "
-        "half (TREC 2024 RAG 'all')",
+        "the coverage of the query's nuggets: the share of them the answer supports, a "
+        "partial support counting half (TREC 2024 RAG 'all')",
     )
 
     def turn_value(self, value: Any, n_segments: int) -> float | None:
