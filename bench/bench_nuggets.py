@@ -55,28 +55,11 @@ SCORES = (
     "vital_nugget_recall",
     "vital_nugget_recall(partial=0)",
 )
-#: The twin's a-priori designs: its assignment marks (words full/partial, meaning
-#: full/partial) and its vital mark (meaning), each a choice made before any figure.
+#: The twin's a-priori creation designs: what one nugget is cut from (the assignment's design
+#: is chosen on labelled pairs by ``bench/nugget_assignment_cv.py``).
 DESIGNS: dict[str, dict[str, Any]] = {
     "clauses": {"NUGGET_UNIT": "clause"},
     "sentences": {"NUGGET_UNIT": "sentence"},
-    "clauses, meaning loose": {
-        "NUGGET_UNIT": "clause",
-        "FULL_SEMANTIC": 0.7,
-        "PARTIAL_SEMANTIC": 0.55,
-    },
-    "clauses, meaning only": {
-        "NUGGET_UNIT": "clause",
-        "FULL_TERMS": 2.0,
-        "PARTIAL_TERMS": 2.0,
-        "FULL_SEMANTIC": 0.7,
-        "PARTIAL_SEMANTIC": 0.55,
-    },
-    "clauses, meaning only strict": {
-        "NUGGET_UNIT": "clause",
-        "FULL_TERMS": 2.0,
-        "PARTIAL_TERMS": 2.0,
-    },
 }
 
 

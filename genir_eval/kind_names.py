@@ -19,6 +19,7 @@ __all__ = [
     "PAIRWISE",
     "KIND_NAMES",
     "NUGGETS_FILE",
+    "NUGGET_GOLD",
 ]
 
 LINK_USEFULNESS = "link_usefulness"
@@ -31,6 +32,11 @@ PAIRWISE = "pairwise"
 
 #: The built-in kinds' names.
 KIND_NAMES = (LINK_USEFULNESS, SPANS, SATISFACTION, ITEM, RUBRIC, CITATION_SUPPORT, PAIRWISE)
+
+#: The gold field of people's nugget labels: per turn, each nugget id of the turn's query
+#: with whether the answer supports it (``support``, ``partial_support``, ``not_support``),
+#: as the nugget judge assigns them.
+NUGGET_GOLD = "nugget_assignments"
 
 #: The file a run's nugget judge writes into the run folder (its nuggets, one a line), which
 #: ``run.json`` lists with its SHA-256 like the tables (:data:`genir_eval.rundir.rows.RUN_FILES`).

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from genir_eval.kind_names import CITATION_SUPPORT, LINK_USEFULNESS
+from genir_eval.kind_names import CITATION_SUPPORT, LINK_USEFULNESS, NUGGET_GOLD
 
 SCHEMA_VERSION = 1
 #: genir-eval's own version (``pyproject.toml``'s): what ``genir-eval --version`` prints,
@@ -142,6 +142,9 @@ class Gold:
     by citation id.
     ``thumbs`` is the user's per-turn binary feedback as products collect it (1 = thumbs up,
     0 = thumbs down, ``None`` = none given) and ``feedback_text`` their free-text comment.
+    ``nugget_assignments`` gives, per turn, people's label of each nugget of the turn's query
+    (its id in the nugget file) on TREC 2024 RAG's scale (``support``, ``partial_support``,
+    ``not_support``), ``None`` for a turn not labelled.
     """
 
     session_satisfaction: float | None = None
@@ -154,6 +157,7 @@ class Gold:
     citation_support: tuple[tuple[Mapping[int, str], ...], ...] | None = None
     thumbs: tuple[int | None, ...] | None = None
     feedback_text: tuple[str | None, ...] | None = None
+    nugget_assignments: tuple[Mapping[str, str] | None, ...] | None = None
 
 
 THUMBS_TEXT = {1: "up", 0: "down"}
@@ -227,6 +231,8 @@ def _gold_to_dict(g: Gold) -> dict[str, Any]:
         out[CITATION_SUPPORT] = [
             [{str(k): v for k, v in stmt.items()} for stmt in turn] for turn in g.citation_support
         ]
+    if g.nugget_assignments is not None:
+        out[NUGGET_GOLD] = [None if turn is None else dict(turn) for turn in g.nugget_assignments]
     return out
 
 
@@ -262,6 +268,7 @@ def _gold_from_dict(d: Mapping[str, Any]) -> Gold:
     citation_support = d.get(CITATION_SUPPORT)
     thumbs = d.get("thumbs")
     feedback_text = d.get("feedback_text")
+    nuggets = d.get(NUGGET_GOLD)
     return Gold(
         session_satisfaction=d.get("session_satisfaction"),
         query_satisfaction=None if query_satisfaction is None else tuple(query_satisfaction),
@@ -289,6 +296,11 @@ def _gold_from_dict(d: Mapping[str, Any]) -> Gold:
         feedback_text=None
         if feedback_text is None
         else tuple(None if t is None else str(t) for t in feedback_text),
+        nugget_assignments=None
+        if nuggets is None
+        else tuple(
+            None if turn is None else {str(k): str(v) for k, v in turn.items()} for turn in nuggets
+        ),
     )
 
 

@@ -152,6 +152,11 @@ def _check(args: argparse.Namespace) -> None:
         raise ConfigError(f"--min-win-rate: expected a number in [0, 1], got {args.min_win_rate}")
     if not 0 < args.alpha < 1:
         raise ConfigError(f"--alpha: expected a number in (0, 1), got {args.alpha}")
+    if args.nugget_option and not args.nuggets:
+        raise ConfigError(
+            f"--nugget-option {args.nugget_option[0]}: nugget options are read only with "
+            "--nuggets (add it, or drop the option)"
+        )
 
 
 def _nugget_options(pairs: list[str]) -> dict[str, Any]:

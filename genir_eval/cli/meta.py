@@ -275,6 +275,8 @@ def run(args: argparse.Namespace) -> int:
     bind = getattr(judge, "bind_run", None)
     if bind is not None:  # a judge reading all the sessions first (nuggets pool each query's)
         bind(lambda: iter(sessions), None)
+    for note in getattr(judge, "notes", ()):  # what it notes of its files, a line each
+        print(f"genir-eval: {note}", file=sys.stderr)
     try:
         result = asyncio.run(_run(args, sessions, judge, options))
     except ValueError as error:

@@ -26,7 +26,9 @@ Reading validates every line before building records, and names file, line and f
 * gold: satisfactions are numbers from 1 to 5 (or null), link usefulness integers 0-3,
   citation usefulness integers 0-3, citation support ``"full"``, ``"partial"`` or ``"none"``
   per statement and cited link, thumbs ``"up"``/``"down"`` (or true/false, 1/0) or
-  null, feedback texts strings or null, and per-turn gold lists have one entry per turn;
+  null, feedback texts strings or null, nugget assignments per turn a map of nugget id to
+  ``"support"``, ``"partial_support"`` or ``"not_support"`` (or null: not labelled), and
+  per-turn gold lists have one entry per turn;
 * a link's ``text`` (its source passage) may be left out or null, else it is a string.
 
 Unknown keys, at the top level or in nested objects, are accepted and ignored, so files
@@ -59,8 +61,11 @@ from genir_eval.ingest.result import LoadResult
 from genir_eval.ingest.segments import split_segments
 from genir_eval.ingest.stream import Lines, SeenIds, SessionStream, unexpected
 from genir_eval.ingest.validate import short_repr, validate_session
-from genir_eval.kind_names import CITATION_SUPPORT, LINK_USEFULNESS
+from genir_eval.kind_names import CITATION_SUPPORT, LINK_USEFULNESS, NUGGET_GOLD
 from genir_eval.paths import output_file
+from genir_eval.records import (
+    NUGGET_ASSIGNMENTS as NUGGET_LABELS,
+)
 from genir_eval.records import (
     SCHEMA_VERSION,
     SUPPORT_LEVELS,
@@ -298,6 +303,7 @@ _KEYS = {
         CITATION_SUPPORT,
         "thumbs",
         "feedback_text",
+        NUGGET_GOLD,
     ),
     "dissatisfaction": ("choices", "additional"),
 }
@@ -558,6 +564,18 @@ def _validate_gold(gold: Any, n_turns: int) -> None:
                         f"{at}[{j}].{key}",
                         f"{short_repr(verdict)} is not one of {', '.join(SUPPORT_LEVELS)}",
                     )
+    for i, labels in enumerate(_per_turn(gold, NUGGET_GOLD, n_turns) or ()):
+        if labels is None:
+            continue  # a turn nobody labelled
+        at = f"gold.{NUGGET_GOLD}[{i}]"
+        for key, verdict in _object(labels, at).items():
+            if not key.strip():
+                raise _FieldError(at, "a nugget id is empty")
+            if verdict not in NUGGET_LABELS:
+                raise _FieldError(
+                    f"{at}.{key}",
+                    f"{short_repr(verdict)} is not one of {', '.join(NUGGET_LABELS)}",
+                )
     for i, thumb in enumerate(_per_turn(gold, "thumbs", n_turns) or ()):
         key = thumb.strip().lower() if isinstance(thumb, str) else thumb
         known = isinstance(key, (str, bool, int)) and key in THUMBS_VALUE

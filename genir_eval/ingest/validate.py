@@ -12,7 +12,9 @@ The rules, checked in this order:
   bidirectional controls such as U+202E);
   turns are numbered 1, 2, ... in order;
 * every turn has a non-empty query and a response with text, and that text has at least one
-  statement (a response without citations is one statement without citations);
+  statement (a response without citations is one statement without citations); a session
+  whose ``meta.topic`` names the query it answers may leave its queries empty (the topic's
+  nuggets, given in a nugget file, carry the query: assignment needs no more);
 * link ids are citation numbers (integers from 0 to 10^18 - 1), each listed once per turn,
   each with a url; every citation of a statement is one of the turn's link ids (no phantom
   links: a link that is cited must be judged and reported);
@@ -139,18 +141,26 @@ def _check_session(session: Session, derived: bool) -> None:
             _text(value, key, key)
     if not session.turns:
         raise _Problem("turns", "the session has no turns")
+    topic = session.meta.get("topic") if isinstance(session.meta, Mapping) else None
+    named = isinstance(topic, (str, int)) and not isinstance(topic, bool) and str(topic).strip()
     for position, turn in enumerate(session.turns, start=1):
-        _check_turn(turn, position, f"turns[{position - 1}]", derived)
+        _check_turn(turn, position, f"turns[{position - 1}]", derived, query_given=not named)
     if session.gold is not None:
         _check_gold(session.gold, session.turns)
 
 
-def _check_turn(turn: Turn, position: int, where: str, derived: bool) -> None:
+def _check_turn(
+    turn: Turn, position: int, where: str, derived: bool, *, query_given: bool = True
+) -> None:
     at = f"turn {position}"
     if turn.index != position:
         raise _Problem(f"{where}.index", f"{at}: turns are numbered 1, 2, ... (found {turn.index})")
-    if not _text(turn.query, f"{where}.query", f"{at}: the query").strip():
-        raise _Problem(f"{where}.query", f"{at}: the query is empty")
+    if not _text(turn.query, f"{where}.query", f"{at}: the query").strip() and query_given:
+        raise _Problem(
+            f"{where}.query",
+            f"{at}: the query is empty (a session may leave it out only when its meta.topic "
+            "names the query, whose nuggets a nugget file gives)",
+        )
     text = _text(turn.response_text, f"{where}.response_text", f"{at}: the response")
     if not text.strip():
         raise _Problem(f"{where}.response_text", f"{at}: the response holds no text")

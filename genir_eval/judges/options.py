@@ -60,6 +60,8 @@ class Option:
     range: tuple[float, float] | None = None
     type: str | None = None
     only: tuple[str, ...] | None = None
+    #: the value names files (comma-separated): a scenario resolves each against its folder
+    path: bool = False
 
     def __post_init__(self) -> None:
         if self.value_type not in TYPES:

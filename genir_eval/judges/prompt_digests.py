@@ -10,8 +10,10 @@ the commit that makes it (``bench/prompt_digests.py`` prints the digests and the
 
 The judges are run through :class:`RecordingEngine`, which keeps every request and answers
 each with text that is not a reply, so every judge renders its first prompts and the repair
-prompt that follows an unusable reply; prompts a judge only builds from a usable reply (a
-rubric's grading prompts, ITEM's later iterations) are not rendered.
+prompt that follows an unusable reply; prompts a judge only builds from a usable reply are
+rendered when the judge sends them itself from its ``later_prompts(session, engine)`` (the
+nugget judge's assignment, with the session's statements standing for nuggets), else not (a
+rubric's grading prompts, ITEM's later iterations).
 """
 
 from __future__ import annotations
@@ -109,6 +111,9 @@ async def _render(name: str, session: Session, language: str) -> list[Request]:
         await compare(pair, engine)
     else:
         await judge(session, engine)
+    later = getattr(judge, "later_prompts", None)
+    if later is not None:  # prompts the judge builds only from a usable reply
+        await later(session, engine)
     return engine.requests
 
 

@@ -138,13 +138,14 @@ def figures_for(score: str, figures: Sequence[Figure] | None = None) -> list[Fig
 def is_grounding(score: str) -> bool:
     """Whether ``score`` is a grounding score: a statement-usefulness or citation measure
     (``sdcg_urge``, ``citation_precision``, also from another judge's labels,
-    ``sdcg_urge@link_usefulness.true``, or from gold, ``gold:sdcg_urge``)."""
+    ``sdcg_urge@link_usefulness.true``, or from gold, ``gold:sdcg_urge``). A nugget measure
+    is not one: it is the coverage of the query's nuggets, whatever the answer cites."""
     base = score.removeprefix("gold:").split("@", 1)[0]
     try:
-        parse_measure(base)
+        measure = parse_measure(base)
     except ConfigError:
         return False
-    return True
+    return measure.LEVEL != "nugget"
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ from genir_eval.metrics.nuggets import (
     NuggetMeasure,
     NuggetRecall,
     VitalNuggetRecall,
+    WeightedNuggetRecall,
 )
 from genir_eval.metrics.parse import parse_measure
 from genir_eval.metrics.usefulness import gold_statement_usefulness, statement_usefulness
@@ -57,6 +58,7 @@ __all__ = [
     "NuggetMeasure",
     "NuggetRecall",
     "VitalNuggetRecall",
+    "WeightedNuggetRecall",
     "AGGREGATIONS",
     "CITATION_MEASURES",
     "DEFAULT_CITATION_MEASURES",

@@ -178,6 +178,22 @@ def _is_citation_measure(text: str) -> bool:
         return False
 
 
+def _nugget_measure(text: str) -> bool:
+    try:
+        return parse_measure(text).LEVEL == "nugget"
+    except ConfigError:
+        return False
+
+
+def nugget_judge_ids(run: Run) -> list[str]:
+    """The judges whose labels feed the nugget measures, the first giving the plain names."""
+    return [
+        str(j.get("id") or j.get("name"))
+        for j in run.info.get("judges") or []
+        if isinstance(j, Mapping) and judge_kind(str(j.get("kind"))).judges_nuggets
+    ]
+
+
 def _short(reason: str) -> str:
     """A failure reason reduced to its class (``permanent: HTTP 400 ...`` -> ``permanent``)."""
     head = reason.split(":", 1)[0].strip()
@@ -231,7 +247,8 @@ def missing_reasons(
     """Why each score has no value, per score name: counts of reasons over the sessions (or
     turns) where it is missing.
 
-    Reasons, by where the score comes from: a link measure is missing for a session (turn)
+    Reasons, by where the score comes from: a nugget measure where its judge failed, else
+    because the query has no (vital) nuggets; a link measure is missing for a session (turn)
     with no cited link ("no citations"), whose cited links all lack the judge's label (the
     judge's failure class), or whose cited links have no usable label otherwise; a judge's
     own score is missing where the judge failed (its failure class) or did not judge that
@@ -243,6 +260,7 @@ def missing_reasons(
     """
     measures = scenario_measures(run)
     link_judges = link_judge_ids(run)
+    nugget_judges = nugget_judge_ids(run)
     keys = links if links is not None else read_link_keys(run)
     failures = FailureIndex(run, level)
 
@@ -255,6 +273,14 @@ def missing_reasons(
     def reason_for(name: str, session_id: str, turn: int | None) -> str:
         base = name[5:] if name.startswith("gold:") else name
         base, _, at_judge = base.partition("@")
+        if _nugget_measure(base):
+            # a nugget measure rests on the query's nuggets, not on citations: without a
+            # failure it is missing because the query has none of the nuggets it counts
+            judge = at_judge or (nugget_judges[0] if nugget_judges else "")
+            vital = parse_measure(base).VITAL_ONLY  # type: ignore[attr-defined]
+            return failure_reason(judge, session_id, turn) or (
+                "the query has no vital nuggets" if vital else "the query has no nuggets"
+            )
         if base in measures or _is_citation_measure(base):
             if not keys.cited(session_id, turn):
                 return "no citations"

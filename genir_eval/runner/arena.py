@@ -589,6 +589,8 @@ async def arun_arena(
             store.read(settings.systems, settings.match)
             selection = select_pairs(settings, store)
             gold = read_gold(settings.gold, settings.gold_criterion, store, names)
+            # the nugget judge's options and file are checked before any pair is judged
+            nugget_judge = _nugget_judge(settings, say)
             judging = LocalJudging(
                 scenario, out, progress=progress, log=log, say=say, label="arena"
             )
@@ -602,7 +604,7 @@ async def arun_arena(
                         tally = await _judge_pairs(
                             judging, judge, selection, store, names, handle, window
                         )
-                        nuggets = await _nuggets(settings, judging, say)
+                        nuggets = await _nuggets(settings, nugget_judge, judging, say)
             except OSError as error:
                 raise StorageError(
                     f"cannot write pairs.jsonl: {error.strerror or error}", path=str(out)
@@ -658,18 +660,31 @@ async def arun_arena(
     return document
 
 
+def _nugget_judge(settings: ArenaSettings, say: Any) -> Any:
+    """The nugget judge, its options checked and its nugget file read against the systems'
+    queries (a located error before any call), when asked; its notes said."""
+    if settings.nuggets is None:
+        return None
+    from genir_eval.runner.arena_nuggets import nugget_judge
+
+    judge = nugget_judge(settings.systems, settings.nuggets)
+    for note in judge.notes:
+        say(note)
+    return judge
+
+
 async def _nuggets(
-    settings: ArenaSettings, judging: LocalJudging, say: Any
+    settings: ArenaSettings, judge: Any, judging: LocalJudging, say: Any
 ) -> dict[str, Any] | None:
     """Each system's nugget scores through the arena's engine, when asked."""
-    if settings.nuggets is None:
+    if judge is None:
         return None
     from genir_eval.runner.arena_nuggets import nugget_scores
 
     say(f"scoring the answers of {len(settings.systems)} systems with the nugget judge")
     return await nugget_scores(
         settings.systems,
-        settings.nuggets,
+        judge,
         judging.groups[0].engine,
         resamples=max(settings.resamples, 200),
         seed=settings.seed,

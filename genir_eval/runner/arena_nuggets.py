@@ -23,7 +23,7 @@ from genir_eval.judges.registry import make_judge
 from genir_eval.meta.resample import session_bootstrap
 from genir_eval.records import Session
 
-__all__ = ["nugget_scores"]
+__all__ = ["nugget_judge", "nugget_scores"]
 
 #: Answers judged at once (the memory bound: their sessions and labels).
 WINDOW = 200
@@ -33,16 +33,10 @@ def _mean(values: Sequence[float], _gold: Sequence[float] = ()) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-async def nugget_scores(
-    systems: Sequence[Any],
-    options: Mapping[str, Any],
-    engine: Any,
-    *,
-    resamples: int = 1000,
-    seed: int = 0,
-) -> dict[str, Any]:
-    """Each system's nugget scores (see the module docstring); ``systems`` have ``name`` and
-    ``path``, ``options`` are the nugget judge's."""
+def nugget_judge(systems: Sequence[Any], options: Mapping[str, Any]) -> Any:
+    """The nugget judge with ``options``, bound to every system's answers (the pools read,
+    a given nugget file checked against their queries): a bad option or file is refused
+    here, before the arena judges a pair."""
     judge: Any = make_judge("nuggets", **{"pool": "run", **dict(options)})
 
     def every() -> Iterator[Session]:
@@ -50,6 +44,19 @@ async def nugget_scores(
             yield from iter_sessions(system.path)
 
     judge.bind_run(every, None)
+    return judge
+
+
+async def nugget_scores(
+    systems: Sequence[Any],
+    judge: Any,
+    engine: Any,
+    *,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Each system's nugget scores (see the module docstring); ``systems`` have ``name`` and
+    ``path``, ``judge`` is :func:`nugget_judge`'s."""
     table: dict[str, Any] = {}
     for system in systems:
         values: dict[str, list[tuple[str, float]]] = defaultdict(list)
@@ -67,7 +74,7 @@ async def nugget_scores(
                         values[name].append((query, value))
         row: dict[str, Any] = {"name": system.name, "answers": answers, "missing": missing}
         row["ci95"] = {}
-        for name, _, _ in SCORES:
+        for name, *_ in SCORES:
             pairs = values.get(name, [])
             numbers = [v for _, v in pairs]
             row[name] = _mean(numbers)

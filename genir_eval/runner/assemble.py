@@ -264,10 +264,17 @@ def _assigned(value: Any) -> list[AssignedNugget] | None:
     if not isinstance(value, Mapping) or not isinstance(value.get("nuggets"), list):
         return None
     return [
-        AssignedNugget(str(n.get("importance")), n.get("assignment"))
+        AssignedNugget(str(n.get("importance")), n.get("assignment"), _grade(n.get("grade")))
         for n in value["nuggets"]
         if isinstance(n, Mapping)
     ]
+
+
+def _grade(value: Any) -> float | None:
+    """A nugget's importance grade as its label carries it (``None``: not graded)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return None
 
 
 @dataclass(frozen=True)

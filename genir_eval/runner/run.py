@@ -316,7 +316,7 @@ async def arun_scenario(
     out = _output_folder(loaded, out_dir)
 
     judges = {spec.id: make_judge(spec.name, **spec.options) for spec in loaded.judges}
-    judge_files = _bind(judges, loaded, out, sessions)
+    judge_files = _bind(judges, loaded, out, sessions, say)
     infos = [_judge_info(judges[spec.id], spec) for spec in loaded.judges]
     groups = groups_of(loaded)
     engine_spec = loaded.engine
@@ -434,7 +434,11 @@ def _input_digests(loaded: Scenario, *, reads_input: bool) -> dict[str, str | No
 
 
 def _bind(
-    judges: Mapping[str, Judge], loaded: Scenario, out: Path, sessions: Iterable[Session] | None
+    judges: Mapping[str, Judge],
+    loaded: Scenario,
+    out: Path,
+    sessions: Iterable[Session] | None,
+    say: Callable[[str], None],
 ) -> tuple[str, ...]:
     """Give the judges that read the run's input before judging it (``bind_run``: the
     nugget judge pools each query's sources and checks its nugget file) a way to read the
@@ -454,6 +458,8 @@ def _bind(
         bind = getattr(judge, "bind_run", None)
         if bind is not None:
             written.extend(bind(read, out) or ())
+        for note in getattr(judge, "notes", ()):  # what a judge says of its files, a line each
+            say(note)
     return tuple(written)
 
 

@@ -317,6 +317,22 @@ def _engine_value(t: _Table, base: Path, name: str, meta: Mapping[str, Any]) -> 
     raise ConfigError(f"{t.key(name)}: expected {expected}, got {_show(value)}")
 
 
+def _option_paths(name: str, options: dict[str, Any], base: Path, key: str) -> dict[str, Any]:
+    """A judge's options that name files (declared ``path`` in its option table) resolved
+    against the scenario's folder, as ``input.path`` is; a comma-separated list, each."""
+    from genir_eval.judges.base import REGISTRY
+
+    for option in getattr(REGISTRY.get(name), "OPTIONS", ()):
+        value = options.get(option.name)
+        if option.path and isinstance(value, str) and value.strip():
+            options[option.name] = ",".join(
+                str(_resolve(base, part.strip(), f"{key}.{option.name}"))
+                for part in value.split(",")
+                if part.strip()
+            )
+    return options
+
+
 def _template(value: Any, base: Path, key: str) -> str:
     """A judge's ``template=``: a packaged template's name, or a file path resolved against
     the scenario's folder (and read now, so a missing or unreadable file fails before any
@@ -380,7 +396,7 @@ def _judges(value: Any, default: LlmSpec, base: Path) -> tuple[JudgeSpec, ...]:
             options = {}
         if not isinstance(options, Mapping):
             raise ConfigError(f"{t.key('options')}: expected a table, got {_show(options)}")
-        options = dict(options)
+        options = _option_paths(name, dict(options), base, t.key("options"))
         if "template" in options:
             options["template"] = _template(
                 options["template"], base, f"{t.key('options')}.template"

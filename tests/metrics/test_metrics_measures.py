@@ -276,7 +276,7 @@ def test_parse_errors_name_what_is_wrong():
         "unknown measure 'sdcg_urg' (did you mean 'sdcg_urge'?); known: citation_precision, "
         "citation_recall, decreasing, equal, increasing, middle_high, middle_low, nugget_recall, "
         "rsdcg_urge, rsrbp_urge, sdcg, sdcg_urge, srbp, srbp_urge, unsupported_claims, "
-        "vital_nugget_recall"
+        "vital_nugget_recall, weighted_nugget_recall"
     )
     assert message("sdcg(b=1,b=2)") == "sDCG: parameter 'b' given twice in 'sdcg(b=1,b=2)'"
     assert message("sDCG(b=2=3)") == "sDCG: parameter 'b' is not a number in 'sDCG(b=2=3)'"

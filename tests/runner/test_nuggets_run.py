@@ -78,7 +78,9 @@ def test_demo_run_scores_and_writes_its_nuggets(demo: Path) -> None:
     assert system["answers"] == 4
     lo, hi = system["ci95"]["nugget_recall"]
     assert lo < system["nugget_recall"] < hi  # four queries that differ: a real width
-    assert "Nugget scores per system" in (demo / "report.html").read_text(encoding="utf-8")
+    assert "Coverage of the nuggets per system" in (demo / "report.html").read_text(
+        encoding="utf-8"
+    )
     # the strict score never exceeds the one counting partial support half
     scores = run.scores("nugget_recall")
     strict = run.scores("nugget_recall(partial=0)")
@@ -134,13 +136,9 @@ def test_a_regression_gate_on_nugget_recall(demo: Path, tmp_path: Path) -> None:
     assert not gate(comparison, max_drop=0.05, alpha=None).passed
 
 
-def test_a_nugget_for_a_query_not_in_the_logs_exits_2(
-    demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    rows = _rows(demo / "nuggets.jsonl")
+def _stray_scenario(demo: Path, tmp_path: Path, rows: list[dict[str, object]]) -> Path:
     path = tmp_path / "stray.jsonl"
-    stray = {**rows[0], "qid": "no-such-query", "nugget_id": "n1"}
-    path.write_text("".join(json.dumps(r) + "\n" for r in [*rows, stray]), encoding="utf-8")
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     scenario = tmp_path / "s.toml"
     scenario.write_text(
         SCENARIO.read_text(encoding="utf-8")
@@ -148,10 +146,39 @@ def test_a_nugget_for_a_query_not_in_the_logs_exits_2(
         .replace('pool = "run"', f'nuggets = "{path}"'),
         encoding="utf-8",
     )
+    return scenario
+
+
+def test_a_collection_file_serves_the_queries_the_input_has(
+    demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # issue 49.1: a collection's file covering queries the input does not have is used for
+    # those it has, and the unused count said in one line (it was refused)
+    rows = _rows(demo / "nuggets.jsonl")
+    stray = [{**rows[0], "qid": f"other-topic-{i}", "nugget_id": "n1"} for i in range(3)]
+    scenario = _stray_scenario(demo, tmp_path, [*rows, *stray])
+    code = main(["run", str(scenario), "--out", str(tmp_path / "out"), "--cache", "none"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    said = [line for line in err.splitlines() if "queries used" in line]
+    assert len(said) == 1
+    assert "4 of its 7 queries used; 3 not in the run's input" in said[0]
+    assert "'other-topic-0'" in said[0]
+    run = load_run(tmp_path / "out")
+    assert {r["qid"] for r in _rows(tmp_path / "out" / "nuggets.jsonl")} == {r["qid"] for r in rows}
+    assert run.info["status"]["ok"]
+
+
+def test_a_nugget_file_sharing_no_query_with_the_logs_exits_2(
+    demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = _rows(demo / "nuggets.jsonl")
+    stray = {**rows[0], "qid": "no-such-query", "nugget_id": "n1"}
+    scenario = _stray_scenario(demo, tmp_path, [stray])
     code = main(["run", str(scenario), "--out", str(tmp_path / "out"), "--cache", "none"])
     err = capsys.readouterr().err
     assert code == 2
-    assert f"{path}, line {len(rows) + 1}, column 'qid'" in err
+    assert f"{tmp_path / 'stray.jsonl'}, line 1, column 'qid'" in err
     assert "no-such-query" in err and "Traceback" not in err
     assert not (tmp_path / "out" / "journal.sqlite").exists()  # refused before any call
 

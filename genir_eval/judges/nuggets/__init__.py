@@ -2,9 +2,11 @@
 2024 RAG track evaluates cited answers (AutoNuggetizer, Pradeep et al., arXiv 2411.09607).
 
 Everything that knows the kind lives here: the judge (:mod:`.judge`: creation, importance,
-assignment; its replies parsed in :mod:`.replies`), the nugget files people edit (:mod:`.files`, genir-eval's and the nuggetizer's
-JSONL), its prompts (``prompts/``), its offline twin (:mod:`.twin`) and its kind
-(:mod:`.kind`). Importing the package registers the judge and its twin.
+assignment; its replies parsed in :mod:`.replies`, its sources pooled in :mod:`.pools`), the
+nugget files people edit and evaluations publish (:mod:`.files`: genir-eval's and the
+nuggetizer's JSONL, a collection's file, graded importance), its prompts (``prompts/``), its
+offline twin (:mod:`.twin`, reading a nugget over the whole answer with :mod:`.coverage`) and
+its kind (:mod:`.kind`). Importing the package registers the judge and its twin.
 """
 
 from genir_eval.judges.base import register_judge

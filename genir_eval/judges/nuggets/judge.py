@@ -20,7 +20,12 @@ Nuggets are an editable artefact: a run writes them to ``nuggets.jsonl`` in its 
 reads such a file (or a TREC nuggetizer file) back, used as given: no nugget is made and
 only the assignment runs. A query id is the dataset's topic (``meta.topic``, as CrowdRAG's
 answers carry it) or the session id, with ``#<turn>`` for a session of several turns; with
-``pool="turn"`` it is always the session's.
+``pool="turn"`` it is always the session's. A collection's file (every topic of an
+evaluation) serves the queries the input has: the queries it has that the input does not
+are counted in one line of :attr:`NuggetJudge.notes` (a file sharing no query with the input
+is refused). Graded importance is kept as given and vital from ``vital_grade`` on
+(:func:`~.files.vital_mark` states the rule in the same notes). With nuggets given, a turn's
+query may be empty: the file's query stands in for it in the assignment prompt.
 
 Each turn gets one label, item ``nuggets``: its query's nuggets, each with the answer's
 assignment and reason, scored by the nugget measures (:mod:`genir_eval.metrics.nuggets`);
@@ -34,14 +39,20 @@ import asyncio
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from genir_eval.errors import ConfigError, InputError
+from genir_eval.errors import ConfigError
 from genir_eval.judges.base import JudgeStats, Label, ask
 from genir_eval.judges.common import generate_config
-from genir_eval.judges.nuggets.files import Nugget, NuggetSet, nugget_rows, read_nugget_file
+from genir_eval.judges.nuggets.files import (
+    VITAL_GRADE,
+    Nugget,
+    NuggetSet,
+    nugget_rows,
+    read_given_nuggets,
+)
+from genir_eval.judges.nuggets.pools import Pool, Source, cited_sources, earlier_queries
 from genir_eval.judges.nuggets.replies import (
     assignments_schema,
     coverage_reason,
@@ -91,57 +102,11 @@ TASKS = (TASK_CREATE, TASK_IMPORTANCE, TASK_ASSIGN)
 _PROMPTS = Path(__file__).parent / "prompts"
 
 
-@dataclass(frozen=True)
-class Source:
-    """A source text in a query's pool (told apart by url and text)."""
-
-    url: str
-    title: str
-    text: str
-    #: the log has no text for it: its title stands in
-    title_only: bool = False
-
-
-@dataclass
-class _Pool:
-    """What a query's nuggets are made from: its text, the session's earlier queries, the
-    cited sources of its answers (in the order first met) and how many answers cite them."""
-
-    query: str
-    context: tuple[str, ...]
-    sources: dict[tuple[str, str], Source] = field(default_factory=dict)
-    answers: int = 0
-
-    def add(self, turn: Turn) -> None:
-        self.answers += 1
-        for source in cited_sources(turn):
-            self.sources.setdefault((source.url, source.text), source)
-
-
-def cited_sources(turn: Turn) -> list[Source]:
-    """The turn's cited sources that have text; when none has (a log of urls and titles,
-    as URGE's), the cited links' titles, marked as such: a title states little, but it is
-    all the log says of what the answer drew on."""
-    cited = [link for link in turn.links if link.id in set(turn.cited_link_ids)]
-    with_text = [Source(link.url, link.title, link.text or "") for link in cited if link.has_text]
-    if with_text:
-        return with_text
-    return [
-        Source(link.url, link.title, link.title, title_only=True)
-        for link in cited
-        if link.title.strip()
-    ]
-
-
 def query_id(session: Session, turn: Turn, *, pooled: bool = True) -> str:
     """The query id a turn's nuggets are filed under (see the module docstring)."""
     topic = session.meta.get("topic") if pooled else None
     base = str(topic) if isinstance(topic, (str, int)) and str(topic) else session.session_id
     return base if len(session.turns) == 1 else f"{base}#{turn.index}"
-
-
-def _earlier(session: Session, turn: Turn) -> tuple[str, ...]:
-    return tuple(t.query for t in session.turns if t.index < turn.index)
 
 
 def _batches(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
@@ -172,9 +137,9 @@ class NuggetJudge:
         "the nugget twin is a deterministic baseline: its nuggets are the sentences of the "
         "pooled cited sources most related to the query (embedding cosine with the semantic "
         "extra, else shared query terms), vital when closely related; an answer supports a "
-        "nugget when its best passage holds the nugget's stemmed content words or, with the "
-        "extra, its meaning (never shared word sequences, so restating counts as copying); "
-        "not an LLM's judgment"
+        "nugget by how much of it the whole answer covers: each clause's content words or, "
+        "with the extra, its meaning, wherever they stand (never shared word sequences, so "
+        "restating counts as copying); not an LLM's judgment"
     )
 
     OPTIONS: tuple[Option, ...] = (
@@ -182,8 +147,9 @@ class NuggetJudge:
             "nuggets",
             None,
             "a nugget file (genir-eval's or TREC nuggetizer JSONL) used as given: no nugget "
-            "is made, only the assignment runs",
+            "is made, only the assignment runs (in a scenario, relative to its folder)",
             type="text",
+            path=True,
         ),
         Option(
             "pool",
@@ -196,7 +162,17 @@ class NuggetJudge:
             "pool_logs",
             "",
             "more logs (comma-separated paths, canonical JSONL or any format genir-eval "
-            "reads) whose answers' cited sources join each query's pool",
+            "reads) whose answers' cited sources join each query's pool (in a scenario, "
+            "relative to its folder)",
+            path=True,
+        ),
+        Option(
+            "vital_grade",
+            None,
+            "with a nugget file of graded importance (numbers, e.g. 1-4): the grade from which "
+            "a nugget is vital (default: the middle of the file's grades)",
+            type="float",
+            range=(-1e9, 1e9),
         ),
         Option("max_nuggets", 30, "nuggets kept per query (TREC 2024 RAG: 30)", range=(1, 500)),
         Option("create_batch", 10, "sources read per creation call", range=(1, 200)),
@@ -223,13 +199,19 @@ class NuggetJudge:
         self.options: Mapping[str, Any] = option_values(self.OPTIONS, options)
         self.stats = JudgeStats()
         self._given: dict[str, NuggetSet] | None = None
-        self._pools: dict[str, _Pool] = {}
+        self._pools: dict[str, Pool] = {}
         self._made: dict[str, NuggetSet | str] = {}
         self._pending: dict[str, asyncio.Future[NuggetSet | str]] = {}
         self._written: set[str] = set()
         self._out: Path | None = None
         self._templates: dict[tuple[str, str], tuple[str, str]] = {}
         self._prepared = False
+        #: what the run should say of the nugget file (queries unused, the vital rule)
+        self.notes: tuple[str, ...] = ()
+        #: a graded nugget file's vital mark (``None``: importance given as words)
+        self._mark: float | None = None
+        if self.options["nuggets"] is None and self.options["vital_grade"] is not None:
+            raise ConfigError(f"{NAME}: option 'vital_grade' is read only with 'nuggets'")
 
     @property
     def pooled(self) -> bool:
@@ -289,22 +271,19 @@ class NuggetJudge:
                     if self.pooled and self.options["nuggets"] is None:
                         pool = self._pools.get(qid)
                         if pool is None:
-                            pool = self._pools[qid] = _Pool(turn.query, _earlier(session, turn))
+                            pool = self._pools[qid] = Pool(
+                                turn.query, earlier_queries(session, turn)
+                            )
                         pool.add(turn)
         if self.options["nuggets"] is not None:
-            path = str(self.options["nuggets"])
-            self._given = read_nugget_file(path)
-            if run_sessions is not None:
-                for qid, given in self._given.items():
-                    if qid not in qids:
-                        raise InputError(
-                            f"nuggets for query {qid!r}, which the run's input does not have "
-                            "(a query id is the session id, or the topic, with #<turn> in a "
-                            "session of several turns)",
-                            path=path,
-                            line=given.line or None,
-                            column="qid",
-                        )
+            self._read_given(qids if run_sessions is not None else None)
+
+    def _read_given(self, qids: set[str] | None) -> None:
+        """Read the given nugget file against the run's query ids (``None``: unknown)."""
+        given = read_given_nuggets(
+            str(self.options["nuggets"]), vital_grade=self.options["vital_grade"], qids=qids
+        )
+        self._given, self._mark, self.notes = given.sets, given.mark, given.notes
 
     # -- nuggets for a query ---------------------------------------------------------------
 
@@ -312,7 +291,9 @@ class NuggetJudge:
         found = self._templates.get((step, language))
         if found is None:
             text = load_template(str(_PROMPTS / f"{step}.{language}.txt"), language)
-            shaping = {k: v for k, v in self.options.items() if k not in ("model", "nuggets")}
+            # the vital rule settles importance after the calls: no prompt shows it
+            unshaping = ("model", "nuggets", "vital_grade")
+            shaping = {k: v for k, v in self.options.items() if k not in unshaping}
             found = self._templates[(step, language)] = (text, template_version(text, shaping))
         return found
 
@@ -329,6 +310,11 @@ class NuggetJudge:
                 return f"the nugget file {self.options['nuggets']} has no nuggets for query {qid!r}"
             self._write(given)
             return given
+        if not turn.query.strip():
+            return (
+                f"query {qid!r} is empty: nuggets are made from a query; give them "
+                "(option nuggets) to assign them without one"
+            )
         done = self._made.get(qid)
         if done is not None:
             return done
@@ -336,7 +322,7 @@ class NuggetJudge:
         if pending is None or pending.get_loop() is not asyncio.get_running_loop():
             pool = self._pools.get(qid)
             if pool is None or not self.pooled:
-                pool = _Pool(turn.query, _earlier(session, turn))
+                pool = Pool(turn.query, earlier_queries(session, turn))
                 pool.add(turn)
             pending = asyncio.ensure_future(self._create(qid, pool, engine, language))
             self._pending[qid] = pending
@@ -353,16 +339,18 @@ class NuggetJudge:
         self._written.add(nugget_set.qid)
         with append_output(self._out / NUGGETS_FILE, "the run's nugget file") as handle:
             for row in nugget_rows(nugget_set):
+                if self._mark is not None and not isinstance(row["importance"], str):
+                    row[VITAL_GRADE] = self._mark  # read back, it splits as this run did
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
 
-    def _query_values(self, pool: _Pool) -> dict[str, str]:
+    def _query_values(self, pool: Pool) -> dict[str, str]:
         earlier = "\n".join(f"- {q}" for q in pool.context)
         return {
             "query": fence(pool.query, "QUERY"),
             "context": fence(earlier, "EARLIER QUERIES") if earlier else "(first query)",
         }
 
-    async def _create(self, qid: str, pool: _Pool, engine: Any, language: str) -> NuggetSet | str:
+    async def _create(self, qid: str, pool: Pool, engine: Any, language: str) -> NuggetSet | str:
         """Make the query's nuggets: the sources a window at a time, then importance."""
         sources = list(pool.sources.values())
         if not sources:
@@ -397,7 +385,7 @@ class NuggetJudge:
     async def _create_step(
         self,
         qid: str,
-        pool: _Pool,
+        pool: Pool,
         facts: Sequence[str],
         window: Sequence[Source],
         number: int,
@@ -438,7 +426,7 @@ class NuggetJudge:
         )
 
     async def _importance(
-        self, qid: str, pool: _Pool, facts: Sequence[str], engine: Any, language: str
+        self, qid: str, pool: Pool, facts: Sequence[str], engine: Any, language: str
     ) -> list[str] | str:
         text, version = self._template("importance", language)
         ids = [f"f{i}" for i in range(1, len(facts) + 1)]
@@ -527,6 +515,7 @@ class NuggetJudge:
                 "id": n.id,
                 "text": n.text,
                 "importance": n.importance,
+                **({"grade": n.grade} if n.grade is not None else {}),
                 "assignment": assigned[n.id]["assignment"],
                 "reason": assigned[n.id]["reason"],
             }
@@ -547,8 +536,10 @@ class NuggetJudge:
     ) -> Label:
         text, version = self._template("assign", language)
         answer = _cut(turn.response_text, int(self.options["max_answer_chars"]))
+        # an answer logged without its query is assigned against the nugget file's query
+        query = turn.query if turn.query.strip() else found.query
         values = {
-            "query": fence(turn.query, "QUERY"),
+            "query": fence(query, "QUERY") if query.strip() else "(not given)",
             "answer": fence(answer, "ANSWER"),
             "nuggets": "\n".join(fence(n.text, f"NUGGET {n.id}") for n in batch),
         }
@@ -561,7 +552,7 @@ class NuggetJudge:
             f"{version}:{_digest([found.qid, shown])}",
         )
         config = self._config(engine, assignments_schema([n.id for n in batch]))
-        context = {"query": turn.query, "answer": answer, "nuggets": shown}
+        context = {"query": query, "answer": answer, "nuggets": shown}
         return await ask(
             engine,
             key,
@@ -573,6 +564,21 @@ class NuggetJudge:
             stats=self.stats,
             language=language,
         )
+
+    async def later_prompts(self, session: Session, engine: Any) -> None:
+        """Send the assignment prompts, which a run builds only from usable nuggets, with
+        the session's statements standing for its queries' nuggets (the first vital): what
+        :mod:`genir_eval.judges.prompt_digests` renders after the creation prompts."""
+        language = self.language(session)
+        size = int(self.options["assign_batch"])
+        for turn in session.turns:
+            nuggets = tuple(
+                Nugget(f"n{i}", s.text, "vital" if i == 1 else "okay")
+                for i, s in enumerate(turn.statements, start=1)
+            )
+            found = NuggetSet(query_id(session, turn, pooled=self.pooled), turn.query, nuggets)
+            for number, batch in enumerate(_batches(found.nuggets, size), 1):
+                await self._assign(session, turn, found, batch, number, engine, language)
 
     def __repr__(self) -> str:
         return f"make_judge({NAME!r}, pool={self.options['pool']!r})"

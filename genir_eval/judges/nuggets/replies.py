@@ -4,6 +4,7 @@ nuggets in words for the report."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -24,6 +25,7 @@ __all__ = [
 #: The longest nugget and reason a schema-constrained reply may write (a nugget is a short
 #: fact; a small model left unconstrained can repeat a phrase until its token budget ends).
 MAX_NUGGET_CHARS = 300
+_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_REASON_CHARS = 400
 
 
@@ -97,6 +99,10 @@ def parse_created(limit: int) -> Any:
                 item = expect_key(item, "text", "nugget", "fact")
             if not isinstance(item, str):
                 raise ReplyError(f"each nugget must be a string, got {item!r}")
+            if _SURROGATE.search(item):
+                # a lone UTF-16 surrogate ("\\ud800" in JSON) is no text: the run's
+                # nuggets.jsonl, written as UTF-8, could not hold it
+                raise ReplyError(f"nugget {item[:40]!r}... holds a lone surrogate, not text")
             text = " ".join(item.split())
             if text and text.lower() not in {o.lower() for o in out}:
                 out.append(text)

@@ -20,7 +20,13 @@ from genir_eval.errors import InputError
 from genir_eval.kind_names import CITATION_SUPPORT, LINK_USEFULNESS, PAIRWISE
 from genir_eval.records import SUPPORT_VALUE, Gold, Session, session_to_dict
 from genir_eval.runner.label.agreement import people_label
-from genir_eval.runner.label.items import SESSION_SATISFACTION, TURN_SATISFACTION
+from genir_eval.runner.label.items import (
+    NUGGET_QUEUE,
+    NUGGET_WORDS,
+    SESSION_SATISFACTION,
+    TURN_SATISFACTION,
+    nugget_where,
+)
 from genir_eval.runner.label.store import STORE_FILE, LabelStore
 
 __all__ = ["PeopleGold", "open_people_gold", "with_people_gold", "write_gold_sessions"]
@@ -38,9 +44,12 @@ class PeopleGold:
         self.sessions: dict[str, float] = {}
         #: pairwise labels: item key -> 1 (a), 0 (b) or 0.5 (tie)
         self.pairs: dict[str, float] = {}
+        #: (session, turn) -> nugget id -> support / partial_support / not_support
+        self.nuggets: dict[tuple[str, int], dict[str, str]] = {}
         for queue in (
             LINK_USEFULNESS,
             CITATION_SUPPORT,
+            NUGGET_QUEUE,
             TURN_SATISFACTION,
             SESSION_SATISFACTION,
             PAIRWISE,
@@ -54,6 +63,8 @@ class PeopleGold:
         body = item.split(":", 1)[1]
         if queue == PAIRWISE:
             self.pairs[item] = value
+        elif queue == NUGGET_QUEUE:
+            self._put_nugget(item, value)
         elif queue == LINK_USEFULNESS:
             sid, turn, link = body.rsplit(":", 2)
             self.links.setdefault((sid, int(turn)), {})[int(link)] = int(value)
@@ -67,6 +78,14 @@ class PeopleGold:
         else:
             self.sessions[body] = value
 
+    def _put_nugget(self, item: str, value: float) -> None:
+        """A (nugget, answer) label as its assignment word (TREC 2024 RAG's)."""
+        session_id, index, nugget = nugget_where(item)
+        word = NUGGET_WORDS.get(float(value))
+        if word is None:
+            raise InputError(f"label store: item {item!r}: {value!r} is not a nugget label")
+        self.nuggets.setdefault((session_id, index), {})[nugget] = word
+
     def __len__(self) -> int:
         return (
             sum(len(v) for v in self.links.values())
@@ -74,6 +93,7 @@ class PeopleGold:
             + len(self.turns)
             + len(self.sessions)
             + len(self.pairs)
+            + sum(len(v) for v in self.nuggets.values())
         )
 
     def gold(self, session: Session) -> Gold | None:
@@ -86,16 +106,19 @@ class PeopleGold:
             for t in turns
         )
         satisfaction = tuple(self.turns.get((sid, t.index)) for t in turns)
+        nuggets = tuple(self.nuggets.get((sid, t.index)) for t in turns)
         has_links = any(links)
         has_support = any(any(s) for s in support)
         has_turns = any(v is not None for v in satisfaction)
-        if not (has_links or has_support or has_turns or sid in self.sessions):
+        has_nuggets = any(nuggets)
+        if not (has_links or has_support or has_turns or has_nuggets or sid in self.sessions):
             return None
         return Gold(
             session_satisfaction=self.sessions.get(sid),
             query_satisfaction=satisfaction if has_turns else None,
             link_usefulness=links if has_links else None,
             citation_support=support if has_support else None,
+            nugget_assignments=nuggets if has_nuggets else None,
         )
 
 

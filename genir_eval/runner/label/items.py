@@ -3,7 +3,9 @@
 An :class:`Item` is one question put to a person, built from a run folder's rows (what the
 judges said) and the run's sessions (the text the person reads): a link's usefulness on
 URGE's 0-3 scale, whether a cited passage supports its statement (TREC 2024 RAG's
-full/partial/none), a turn's or a session's satisfaction on the users' 1-5 scale. Each
+full/partial/none), whether an answer gives a nugget of its query (TREC 2024 RAG's
+support/partial/not, the nugget beside the answer), a turn's or a session's satisfaction on
+the users' 1-5 scale. Each
 item carries the judges' labels on the person's scale, so the queue can pick the ones
 the judges are least sure of and the store can keep what the person was shown against.
 """
@@ -15,13 +17,24 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import quote, unquote
 
 from genir_eval.errors import InputError
 from genir_eval.ingest import load_sessions
 from genir_eval.ingest.loader import Format
-from genir_eval.kind_names import CITATION_SUPPORT, LINK_USEFULNESS, PAIRWISE, SATISFACTION
+from genir_eval.judges.kinds import judge_kind
+from genir_eval.judges.nuggets.kind import label_nuggets
+from genir_eval.kind_names import (
+    CITATION_SUPPORT,
+    LINK_USEFULNESS,
+    NUGGET_GOLD,
+    PAIRWISE,
+    SATISFACTION,
+)
 from genir_eval.records import SUPPORT_VALUE, Session, Turn
+from genir_eval.report.evidence import read_evidence
 from genir_eval.rundir import Run
+from genir_eval.rundir.rows import EVIDENCE_FILE
 
 __all__ = [
     "Choice",
@@ -31,10 +44,19 @@ __all__ = [
     "CHOICES",
     "run_items",
     "run_sessions",
+    "NUGGET_QUEUE",
+    "NUGGET_WORDS",
+    "nugget_key",
+    "nugget_where",
 ]
 
 TURN_SATISFACTION = "turn_satisfaction"
 SESSION_SATISFACTION = "session_satisfaction"
+#: The queue of (nugget, answer) items, named as the gold field its labels become.
+NUGGET_QUEUE = NUGGET_GOLD
+#: A nugget label's value -> the assignment word (the gain the nugget measures give it).
+NUGGET_WORDS = {1.0: "support", 0.5: "partial_support", 0.0: "not_support"}
+_NUGGET_VALUES = {word: value for value, word in NUGGET_WORDS.items()}
 
 
 @dataclass(frozen=True)
@@ -110,6 +132,11 @@ CHOICES: dict[str, tuple[Choice, ...]] = {
     ),
 }
 CHOICES[SESSION_SATISFACTION] = CHOICES[TURN_SATISFACTION]
+CHOICES[NUGGET_QUEUE] = (
+    Choice(0.0, "n", "not: the answer does not give the nugget"),
+    Choice(0.5, "p", "partial: the answer gives part of the nugget"),
+    Choice(1.0, "y", "support: the answer gives the nugget, in any words"),
+)
 #: A pair's label in its own terms (genir_eval/runner/label/pairs.py shows them as left and right).
 CHOICES[PAIRWISE] = (
     Choice(1.0, "a", "answer a is better"),
@@ -120,6 +147,7 @@ CHOICES[PAIRWISE] = (
 QUEUE_KINDS = (
     LINK_USEFULNESS,
     CITATION_SUPPORT,
+    NUGGET_QUEUE,
     TURN_SATISFACTION,
     SESSION_SATISFACTION,
     PAIRWISE,
@@ -257,6 +285,65 @@ def _satisfaction_items(
         )
 
 
+def nugget_key(session_id: str, turn: int, nugget_id: str) -> str:
+    """A (nugget, answer) item's key: its parts quoted, so a colon in a session or nugget id
+    cannot move the split (:func:`nugget_where` reads it back)."""
+    return f"nugget:{quote(session_id, safe='')}:{turn}:{quote(nugget_id, safe='')}"
+
+
+def nugget_where(key: str) -> tuple[str, int, str]:
+    """The session id, turn and nugget id of a :func:`nugget_key`."""
+    _, session_id, turn, nugget_id = key.split(":")
+    return unquote(session_id), int(turn), unquote(nugget_id)
+
+
+def _nugget_items(
+    run: Run, sessions: Mapping[str, Session], kinds: Mapping[str, str]
+) -> Iterator[Item]:
+    """Each nugget of each judged turn beside the answer, with every nugget judge's
+    assignment on the queue's scale (0, 0.5, 1), read from the run's evidence (a judge whose
+    kind assigns nuggets, its label items that are its own turn score)."""
+    own = {
+        judge: judge_kind(kind).own_items
+        for judge, kind in kinds.items()
+        if judge_kind(kind).judges_nuggets
+    }
+    judged: dict[tuple[str, int, str], dict[str, float | None]] = defaultdict(dict)
+    shown: dict[tuple[str, int, str], Mapping[str, Any]] = {}
+    evidence = read_evidence(run.directory / EVIDENCE_FILE, sessions)
+    for (sid, index), turn_evidence in evidence.items():
+        if index is None:
+            continue
+        for judgment in turn_evidence.judgments:
+            if judgment.item not in own.get(judgment.judge, frozenset()):
+                continue
+            for nugget in label_nuggets(judgment.value):
+                if nugget.get("id") is not None:
+                    where = (sid, index, str(nugget["id"]))
+                    word = nugget.get("assignment")
+                    judged[where][judgment.judge] = _NUGGET_VALUES.get(str(word))
+                    shown.setdefault(where, nugget)
+    for where, by_judge in judged.items():
+        sid, index, nugget_id = where
+        nugget = shown[where]
+        turn = _turn(sessions.get(sid), index)
+        grade = nugget.get("grade")
+        importance = str(nugget.get("importance") or "")
+        if isinstance(grade, (int, float)):
+            importance += f", grade {grade:g}"
+        yield Item(
+            key=nugget_key(sid, index, nugget_id),
+            queue=NUGGET_QUEUE,
+            session_id=sid,
+            turn=index,
+            panes=(
+                Pane(f"Nugget {nugget_id} ({importance})", str(nugget.get("text") or "")),
+                Pane("Query and answer", _conversation(turn) if turn else ""),
+            ),
+            judged=dict(by_judge),
+        )
+
+
 def _number(value: Any) -> float | None:
     if value is None or isinstance(value, bool):
         return None
@@ -274,6 +361,7 @@ def run_items(run: Run, sessions: Mapping[str, Session]) -> dict[str, list[Item]
     found: Iterable[Item] = [
         *_link_items(run, sessions, kinds),
         *(_support_items(run, sessions) if CITATION_SUPPORT in kinds.values() else ()),
+        *_nugget_items(run, sessions, kinds),
         *_satisfaction_items(run, sessions, kinds),
     ]
     for item in found:

@@ -12,7 +12,12 @@ from urllib.parse import quote, urlencode
 
 from genir_eval.figures import number_text
 from genir_eval.kind_names import CITATION_SUPPORT, LINK_USEFULNESS, PAIRWISE
-from genir_eval.runner.label.items import SESSION_SATISFACTION, TURN_SATISFACTION, Item
+from genir_eval.runner.label.items import (
+    NUGGET_QUEUE,
+    SESSION_SATISFACTION,
+    TURN_SATISFACTION,
+    Item,
+)
 from genir_eval.runner.label.queue import Queue, Workspace
 from genir_eval.runner.label.selection import SampleSize
 
@@ -21,6 +26,7 @@ __all__ = ["index_page", "item_page", "done_page", "agreement_page", "QUEUE_TITL
 QUEUE_TITLES = {
     LINK_USEFULNESS: "Link usefulness (0-3)",
     CITATION_SUPPORT: "Citation support (full / partial / none)",
+    NUGGET_QUEUE: "Does the answer give the nugget (support / partial / not)",
     TURN_SATISFACTION: "Turn satisfaction (1-5)",
     SESSION_SATISFACTION: "Session satisfaction (1-5)",
     PAIRWISE: "Which answer is better (left / right / tie)",
