@@ -37,8 +37,9 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--token",
         default=None,
-        help=f"a secret every request must carry (default: ${TOKEN_VARIABLE}; required to bind "
-        "beyond the loopback)",
+        help=f"a secret every request must carry (required to bind beyond the loopback); "
+        f"prefer ${TOKEN_VARIABLE}: a --token given here is readable by every local user in "
+        "the process list (ps)",
     )
     parser.add_argument(
         "--store",
@@ -151,8 +152,16 @@ def serve(args: argparse.Namespace, run_dir: str) -> int:
     import uvicorn
 
     from genir_eval.runner.label.app import make_app
+    from genir_eval.runner.label.guard import machine_names
 
     token = args.token or os.environ.get(TOKEN_VARIABLE) or None
+    if args.token:
+        print(
+            f"genir-eval: warning: --token on the command line is readable by every local user "
+            f"in the process list (ps); set ${TOKEN_VARIABLE} instead",
+            file=sys.stderr,
+            flush=True,
+        )
     if not _loopback(args.host) and token is None:
         raise ConfigError(
             f"--host {args.host}: binding beyond the loopback needs a token (--token or "
@@ -172,7 +181,7 @@ def serve(args: argparse.Namespace, run_dir: str) -> int:
             f"--port {args.port}: cannot listen on {args.host} ({error.strerror})"
         ) from None
     port = sock.getsockname()[1]
-    hosts = {"127.0.0.1", "localhost", "::1", args.host}
+    hosts = machine_names(args.host)
     app = make_app(space, hosts=hosts, token=token, scenarios=_scenarios(args, space))
     shown = f"[{args.host}]" if family == socket.AF_INET6 else args.host
     print(

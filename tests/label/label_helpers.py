@@ -110,10 +110,13 @@ _LISTENING = re.compile(r"at (http://\S+/) ")
 
 
 @contextmanager
-def label_server(run_dir: Path, *args: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    """``genir-eval label RUN_DIR --port 0 ARGS`` in its own process: its URL and the process
-    (stopped, and killed if it will not stop, on the way out)."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+def label_server(
+    run_dir: Path, *args: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """``genir-eval label RUN_DIR --port 0 ARGS`` in its own process (``env`` its
+    environment, this one's by default): its URL and the process (stopped, and killed if it
+    will not stop, on the way out); ``process.said`` holds what it printed before its URL."""
+    env = {**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen(
         [sys.executable, "-m", "genir_eval", "label", str(run_dir), "--port", "0", *args],
         stderr=subprocess.PIPE,
@@ -123,11 +126,15 @@ def label_server(run_dir: Path, *args: str) -> Iterator[tuple[str, subprocess.Po
     )
     try:
         assert process.stderr is not None
-        line = process.stderr.readline()
-        found = _LISTENING.search(line)
-        if found is None:
-            rest = process.stderr.read() if process.poll() is not None else ""
-            raise AssertionError(f"the server did not start: {line}{rest}")
+        said = ""
+        found = None
+        while found is None:  # a warning (a --token on the command line) may come first
+            line = process.stderr.readline()
+            said += line
+            found = _LISTENING.search(line)
+            if not line:
+                raise AssertionError(f"the server did not start: {said}")
+        process.said = said  # type: ignore[attr-defined]
         url = found.group(1)
         deadline = time.monotonic() + 120
         while True:

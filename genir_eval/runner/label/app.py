@@ -10,7 +10,6 @@ requires a token (``Authorization: Bearer`` or the cookie ``/?token=`` sets).
 
 from __future__ import annotations
 
-import hmac
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -22,102 +21,29 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 from genir_eval.errors import GenirError
 from genir_eval.runner.label import pages
 from genir_eval.runner.label.api_schema import openapi_schema
+from genir_eval.runner.label.guard import (
+    CSP,
+    LOOPBACK_NAMES,
+    TOKEN_COOKIE,
+    Guard,
+    token_cookie_value,
+)
 from genir_eval.runner.label.items import Item
 from genir_eval.runner.label.queue import Queue, Workspace
 from genir_eval.runner.label.store import Event, NotInQueue, check_labeller
 
 __all__ = ["make_app", "CSP", "TOKEN_COOKIE"]
 
-CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
-)
-TOKEN_COOKIE = "genir_label_token"
 STATIC = Path(__file__).parent / "static"
-MAX_BODY = 8 * 1024 * 1024
-_SAFE = {"GET", "HEAD", "OPTIONS"}
 
 
 def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
-
-
-class Guard:
-    """Host check, token, cross-site refusal and the security headers, around the app."""
-
-    def __init__(self, app: ASGIApp, *, hosts: set[str], token: str | None) -> None:
-        self.app = app
-        self.hosts = hosts
-        self.token = token
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        refusal = self._refusal(scope, headers)
-
-        async def with_headers(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                extra = [
-                    (b"content-security-policy", CSP.encode()),
-                    (b"x-content-type-options", b"nosniff"),
-                    (b"referrer-policy", b"no-referrer"),
-                    (b"x-frame-options", b"DENY"),
-                    (b"cross-origin-opener-policy", b"same-origin"),
-                ]
-                message = {**message, "headers": [*message.get("headers", []), *extra]}
-            await send(message)
-
-        if refusal is not None:
-            await refusal(scope, receive, with_headers)
-            return
-        await self.app(scope, receive, with_headers)
-
-    def _refusal(self, scope: Scope, headers: Mapping[str, str]) -> Response | None:
-        host = headers.get("host", "")
-        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-        if name.strip("[]") not in self.hosts:
-            return _error(400, f"Host {host!r} is not this server's name")
-        if self.token is not None and not self._has_token(scope, headers):
-            return _error(401, "this server needs its token: open /?token=TOKEN once")
-        if scope["method"] in _SAFE:
-            return None
-        origin = headers.get("origin")
-        scheme = scope.get("scheme", "http")
-        if origin is not None and origin != f"{scheme}://{host}":
-            return _error(403, f"cross-site request refused (Origin {origin!r})")
-        if headers.get("sec-fetch-site") in {"cross-site", "same-site"}:
-            return _error(403, "cross-site request refused (Sec-Fetch-Site)")
-        kind = headers.get("content-type", "").split(";")[0].strip().lower()
-        if kind != "application/json":
-            return _error(415, "send JSON (Content-Type: application/json)")
-        length = headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > MAX_BODY:
-            return _error(413, f"request body over {MAX_BODY} bytes")
-        return None
-
-    def _has_token(self, scope: Scope, headers: Mapping[str, str]) -> bool:
-        assert self.token is not None
-        given = headers.get("authorization", "").removeprefix("Bearer ").strip()
-        cookie = ""
-        for part in headers.get("cookie", "").split(";"):
-            key, _, value = part.strip().partition("=")
-            if key == TOKEN_COOKIE:
-                cookie = value
-        query = scope.get("query_string", b"").decode("latin-1")
-        from urllib.parse import parse_qs
-
-        in_query = (parse_qs(query).get("token") or [""])[0] if scope["path"] == "/" else ""
-        secret = self.token.encode("utf-8")
-        return any(
-            hmac.compare_digest(t.encode("utf-8"), secret) for t in (given, cookie, in_query) if t
-        )
 
 
 def _item_json(queue: Queue, item: Item, *, reveal: bool) -> dict[str, Any]:
@@ -207,7 +133,9 @@ class _Server:
     async def index(self, request: Request) -> Response:
         if "token" in request.query_params and self.token is not None:
             response = RedirectResponse("/", status_code=303)
-            response.set_cookie(TOKEN_COOKIE, self.token, httponly=True, samesite="strict")
+            response.set_cookie(
+                TOKEN_COOKIE, token_cookie_value(self.token), httponly=True, samesite="strict"
+            )
             return response
         name = request.query_params.get("labeller") or None
         if name is not None:
@@ -362,7 +290,8 @@ def make_app(
 ) -> ASGIApp:
     """The server's ASGI application over ``space``; ``hosts`` the names the Host header
     may give (the loopback names by default), ``token`` required on every request when set,
-    ``scenarios`` the scenarios ``POST /api/judge`` may name."""
+    ``scenarios`` the scenarios ``POST /api/judge`` may name. The checks in front of it are
+    :mod:`genir_eval.runner.label.guard`'s."""
     server = _Server(space, token, scenarios or {})
     routes = [
         Route("/", server.index),
@@ -386,4 +315,4 @@ def make_app(
             GenirError: server.genir_error,
         },
     )
-    return Guard(app, hosts=hosts or {"127.0.0.1", "localhost", "::1"}, token=token)
+    return Guard(app, hosts=hosts or LOOPBACK_NAMES, token=token)
