@@ -201,6 +201,7 @@ def _export(args: argparse.Namespace, run_dir: str) -> int:
     from genir_eval.runner.label.gold import PeopleGold, write_gold_sessions
     from genir_eval.runner.label.items import run_sessions
     from genir_eval.runner.label.pairs import is_arena, preference_rows
+    from genir_eval.runner.label.queue import store_owner
     from genir_eval.runner.label.store import STORE_FILE, LabelStore
 
     if not args.out:
@@ -214,10 +215,11 @@ def _export(args: argparse.Namespace, run_dir: str) -> int:
         raise InputError(
             f"{store_path}: no label store here (`genir-eval label {run_dir}` makes one)"
         )
-    store = LabelStore(store_path)
+    store = LabelStore(store_path, readonly=True, owner=store_owner(directory))
+    events = store.events(live=False)  # every row checked before anything is written
+    gold = PeopleGold(store)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    gold = PeopleGold(store)
     if run is not None:
         sessions = run_sessions(run)
         with open(out / "sessions-gold.jsonl", "wb") as stream:
@@ -230,7 +232,6 @@ def _export(args: argparse.Namespace, run_dir: str) -> int:
         with open(out / "preferences.jsonl", "wb") as stream:
             written = write_preferences(preference_rows(gold.pairs), stream)
         print(f"{out / 'preferences.jsonl'}: {written} preferences (arena --gold reads it)")
-    events = store.events(live=False)
     with open(out / "labels.jsonl", "w", encoding="utf-8") as stream:
         for event in events:
             row = {"version": 1, **event.__dict__}

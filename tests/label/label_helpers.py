@@ -14,6 +14,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from http.cookiejar import CookieJar
 from pathlib import Path
 from typing import Any
 
@@ -161,10 +162,20 @@ def label_server(
             process.stderr.close()
 
 
+#: The test process's browser: it keeps the labeller session's cookie, as a browser does
+#: (a name belongs to the session that first labelled under it).
+_BROWSER = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(CookieJar()))
+
+
 def call(
-    url: str, method: str = "GET", body: Any = None, headers: dict[str, str] | None = None
+    url: str,
+    method: str = "GET",
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+    opener: urllib.request.OpenerDirector | None = None,
 ) -> tuple[int, Any]:
-    """One request; its status and its JSON body."""
+    """One request (from ``opener``, this process's one browser by default); its status
+    and its JSON body."""
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(url, data=data, method=method)
     if body is not None:
@@ -172,8 +183,13 @@ def call(
     for key, value in (headers or {}).items():
         request.add_header(key, value)
     try:
-        with urllib.request.urlopen(request, timeout=60) as reply:
+        with (opener or _BROWSER).open(request, timeout=60) as reply:
             return reply.status, json.loads(reply.read() or b"null")
     except urllib.error.HTTPError as error:
         with error:
             return error.code, json.loads(error.read() or b"null")
+
+
+def browser() -> urllib.request.OpenerDirector:
+    """Another person's browser: a client with cookies of its own."""
+    return urllib.request.build_opener(urllib.request.HTTPCookieProcessor(CookieJar()))

@@ -11,7 +11,8 @@ requires a token (``Authorization: Bearer`` or the cookie ``/?token=`` sets).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from genir_eval.errors import GenirError
 from genir_eval.runner.label import pages
@@ -35,11 +36,59 @@ from genir_eval.runner.label.guard import (
 )
 from genir_eval.runner.label.items import Item
 from genir_eval.runner.label.queue import Queue, Workspace
-from genir_eval.runner.label.store import Event, NotInQueue, check_labeller
+from genir_eval.runner.label.store import (
+    Event,
+    NameTaken,
+    NotInQueue,
+    check_labeller,
+    new_session,
+)
 
-__all__ = ["make_app", "CSP", "TOKEN_COOKIE"]
+__all__ = ["make_app", "CSP", "TOKEN_COOKIE", "SESSION_COOKIE"]
 
 STATIC = Path(__file__).parent / "static"
+#: The cookie naming a labeller's browser session: a name belongs to the session that
+#: first labelled under it, so two people who type the same name are told apart.
+SESSION_COOKIE = "genir_label_session"
+_SESSION_SHAPE = re.compile(r"[A-Za-z0-9_-]{16,64}")
+
+
+class LabellerSession:
+    """Gives every request its labeller session (``scope['state']['labeller_session']``):
+    the cookie's, or a new one the response sets."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        session = None
+        for key, value in scope["headers"]:
+            if key.lower() != b"cookie":
+                continue
+            for part in value.decode("latin-1").split(";"):
+                name, _, given = part.strip().partition("=")
+                if name == SESSION_COOKIE and _SESSION_SHAPE.fullmatch(given):
+                    session = given
+        fresh = session is None
+        session = session or new_session()
+        scope.setdefault("state", {})["labeller_session"] = session
+
+        async def with_cookie(message: Message) -> None:
+            if fresh and message["type"] == "http.response.start":
+                cookie = (
+                    f"{SESSION_COOKIE}={session}; Path=/; Max-Age=31536000; HttpOnly; "
+                    "SameSite=Strict"
+                )
+                message = {
+                    **message,
+                    "headers": [*message.get("headers", []), (b"set-cookie", cookie.encode())],
+                }
+            await send(message)
+
+        await self.app(scope, receive, with_cookie)
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -124,11 +173,16 @@ class _Server:
         except LookupError as error:
             raise NotInQueue(str(error)) from None
 
-    def labeller_of(self, value: Any) -> str:
+    async def labeller_of(self, request: Request, value: Any) -> str:
+        """The labeller's name, held by this request's session (:class:`NameTaken` when
+        another session holds it)."""
         try:
-            return check_labeller(value)
+            name = check_labeller(value)
         except ValueError as error:
             raise _Bad(str(error)) from None
+        session = request.scope["state"]["labeller_session"]
+        await run_in_threadpool(self.space.store.claim_name, name, session)
+        return name
 
     async def index(self, request: Request) -> Response:
         if "token" in request.query_params and self.token is not None:
@@ -140,9 +194,11 @@ class _Server:
         name = request.query_params.get("labeller") or None
         if name is not None:
             try:
-                check_labeller(name)
-            except ValueError as error:
+                await self.labeller_of(request, name)
+            except _Bad as error:
                 return HTMLResponse(f"<p>{pages._e(error)}</p>", status_code=422)
+            except NameTaken as error:
+                return HTMLResponse(f"<p>{pages._e(error)}</p>", status_code=409)
         return HTMLResponse(await run_in_threadpool(pages.index_page, self.space, name))
 
     async def label_page(self, request: Request) -> Response:
@@ -150,7 +206,10 @@ class _Server:
         name = request.query_params.get("labeller")
         if not name:
             return RedirectResponse("/", status_code=303)
-        labeller = self.labeller_of(name)
+        try:
+            labeller = await self.labeller_of(request, name)
+        except NameTaken as error:
+            return HTMLResponse(f"<p>{pages._e(error)}</p>", status_code=409)
         reveal = request.query_params.get("reveal") == "1"
         key = await run_in_threadpool(
             self.space.store.next_item, queue.name, labeller, queue.per_item
@@ -191,7 +250,7 @@ class _Server:
 
     async def next_item(self, request: Request) -> Response:
         queue = self.queue_of(request)
-        labeller = self.labeller_of(request.query_params.get("labeller", ""))
+        labeller = await self.labeller_of(request, request.query_params.get("labeller", ""))
         reveal = request.query_params.get("reveal") == "1"
         key = await run_in_threadpool(
             self.space.store.next_item, queue.name, labeller, queue.per_item
@@ -203,7 +262,7 @@ class _Server:
     async def post_label(self, request: Request) -> Response:
         queue = self.queue_of(request)
         data = await _body(request, ("key", "labeller", "value"))
-        labeller = self.labeller_of(data["labeller"])
+        labeller = await self.labeller_of(request, data["labeller"])
         value = data["value"]
         allowed = [c.value for c in queue.choices]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value not in allowed:
@@ -234,7 +293,7 @@ class _Server:
     async def post_skip(self, request: Request) -> Response:
         queue = self.queue_of(request)
         data = await _body(request, ("key", "labeller"))
-        labeller = self.labeller_of(data["labeller"])
+        labeller = await self.labeller_of(request, data["labeller"])
         event = await run_in_threadpool(
             lambda: self.space.store.save(
                 queue.name,
@@ -249,7 +308,7 @@ class _Server:
     async def post_undo(self, request: Request) -> Response:
         queue = self.queue_of(request)
         data = await _body(request, ("labeller",))
-        labeller = self.labeller_of(data["labeller"])
+        labeller = await self.labeller_of(request, data["labeller"])
         event = await run_in_threadpool(self.space.store.undo, queue.name, labeller)
         return JSONResponse({"undone": None if event is None else _event_json(event)})
 
@@ -274,6 +333,9 @@ class _Server:
     async def not_in_queue(self, request: Request, error: Exception) -> Response:
         return _error(404, str(error))
 
+    async def name_taken(self, request: Request, error: Exception) -> Response:
+        return _error(409, str(error))
+
     async def bad(self, request: Request, error: Exception) -> Response:
         return _error(422, str(error))
 
@@ -284,7 +346,7 @@ class _Server:
 def make_app(
     space: Workspace,
     *,
-    hosts: set[str] | None = None,
+    hosts: Iterable[str] | None = None,
     token: str | None = None,
     scenarios: Mapping[str, Path] | None = None,
 ) -> ASGIApp:
@@ -311,8 +373,9 @@ def make_app(
         routes=routes,
         exception_handlers={
             NotInQueue: server.not_in_queue,
+            NameTaken: server.name_taken,
             _Bad: server.bad,
             GenirError: server.genir_error,
         },
     )
-    return Guard(app, hosts=hosts or LOOPBACK_NAMES, token=token)
+    return Guard(LabellerSession(app), hosts=hosts or LOOPBACK_NAMES, token=token)

@@ -22,6 +22,8 @@ from genir_eval.ingest.loader import Format
 from genir_eval.kind_names import CITATION_SUPPORT, LINK_USEFULNESS, PAIRWISE, SATISFACTION
 from genir_eval.records import SUPPORT_VALUE, Session, Turn
 from genir_eval.rundir import Run
+from genir_eval.rundir.files import file_digest
+from genir_eval.runner.label.keys import item_key
 
 __all__ = [
     "Choice",
@@ -58,9 +60,9 @@ class Pane:
 class Item:
     """One question of a queue.
 
-    ``key`` names it in the store and the API (``link:<session>:<turn>:<link>``,
-    ``support:<session>:<turn>:<statement>:<link>``, ``turn:<session>:<turn>``,
-    ``session:<session>``); ``judged`` maps each judge of the kind to its label on the
+    ``key`` names it in the store and the API (:func:`~genir_eval.runner.label.keys.item_key`:
+    ``link:["<session>",<turn>,<link>]``, ``support:[...]``, ``turn:[...]``,
+    ``session:[...]``); ``judged`` maps each judge of the kind to its label on the
     person's scale (``None`` where it is missing); ``panes`` are what the page shows,
     side by side when there are two.
     """
@@ -143,6 +145,13 @@ def run_sessions(run: Run) -> dict[str, Session]:
             f"{run.directory / 'run.json'}: input.path: {path} is not there any more "
             "(the labelling page shows the sessions' text from it)"
         )
+    recorded = given.get("sha256")
+    if recorded and file_digest(Path(path)) != recorded:
+        raise InputError(
+            f"{run.directory / 'run.json'}: input.sha256: {path} changed since the run "
+            f"(SHA-256 {recorded[:12]} then, {file_digest(Path(path))[:12]} now): the labels "
+            "would be about other text than the judges read; run the scenario again"
+        )
     loaded = load_sessions(
         path, format=cast(Format | None, given.get("format")), sources=given.get("sources")
     )
@@ -180,7 +189,7 @@ def _link_items(
         labels = row.get("labels") or {}
         source = link.text if link is not None and link.text else "(no source text in the log)"
         yield Item(
-            key=f"link:{sid}:{index}:{link_id}",
+            key=item_key("link", sid, index, link_id),
             queue=LINK_USEFULNESS,
             session_id=sid,
             turn=index,
@@ -209,7 +218,7 @@ def _support_items(run: Run, sessions: Mapping[str, Session]) -> Iterator[Item]:
         passage = link.text if link is not None and link.text else "(no source text in the log)"
         statement_text, heading = texts[where]
         yield Item(
-            key=f"support:{sid}:{index}:{statement}:{link_id}",
+            key=item_key("support", sid, index, statement, link_id),
             queue=CITATION_SUPPORT,
             session_id=sid,
             turn=index,
@@ -231,7 +240,7 @@ def _satisfaction_items(
         sid, index = str(row["session_id"]), int(row["turn"])
         scores = row.get("scores") or {}
         yield Item(
-            key=f"turn:{sid}:{index}",
+            key=item_key("turn", sid, index),
             queue=TURN_SATISFACTION,
             session_id=sid,
             turn=index,
@@ -248,7 +257,7 @@ def _satisfaction_items(
         scores = row.get("scores") or {}
         turns = session.turns if session is not None else ()
         yield Item(
-            key=f"session:{sid}",
+            key=item_key("session", sid),
             queue=SESSION_SATISFACTION,
             session_id=sid,
             turn=None,
