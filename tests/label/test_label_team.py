@@ -280,3 +280,80 @@ def test_a_token_on_the_command_line_is_warned_about(hostile_run: Path, tmp_path
         assert "warning" not in process.said  # type: ignore[attr-defined]
         assert call(url + "api/queues", headers={"Authorization": "Bearer t"})[0] == 200
         assert call(url + "api/queues")[0] == 401
+
+
+# -- who labels, and how many at once ------------------------------------------------------
+
+
+def _queue_store(path: Path, n: int = 3) -> tuple[Any, list[str]]:
+    from genir_eval.runner.label.keys import item_key
+    from genir_eval.runner.label.store import LabelStore
+
+    keys = [item_key("turn", "s", i) for i in range(1, n + 1)]
+    store = LabelStore(path, create=True)
+    store.ensure_queue("turn_satisfaction", [(k, None) for k in keys], per_item=2)
+    return store, keys
+
+
+def test_two_people_typing_one_name_are_told_apart(tmp_path: Path) -> None:
+    from genir_eval.runner.label.store import NameTaken
+
+    store, _ = _queue_store(tmp_path / "l.sqlite")
+    store.claim_name("ann", "session-one")
+    store.claim_name("ann", "session-one")  # the same person coming back
+    with pytest.raises(NameTaken, match="'ann' is taken"):
+        store.claim_name("ann", "session-two")
+    store.claim_name("ann 2", "session-two")
+    store.claim_name("bob", "session-one")  # one browser may label under several names
+
+
+def test_per_item_2_never_hands_an_item_to_three_at_once(tmp_path: Path) -> None:
+    from genir_eval.runner.label.store import LEASE_SECONDS
+
+    store, keys = _queue_store(tmp_path / "l.sqlite")
+    q = "turn_satisfaction"
+    t = 1_000_000.0
+    # worked by hand: ann and bob take item 1 (two leases = per_item), carol gets item 2
+    assert store.next_item(q, "ann", 2, now=t) == keys[0]
+    assert store.next_item(q, "bob", 2, now=t) == keys[0]
+    assert store.next_item(q, "carol", 2, now=t) == keys[1]
+    assert store.next_item(q, "ann", 2, now=t + 1) == keys[0], "a reload keeps one's item"
+    store.save(q, keys[0], "ann", value=4)  # ann's lease ends with her label
+    assert store.next_item(q, "dan", 2, now=t + 2) == keys[1]  # 1 label + bob's lease
+    # bob walks away: his lease ends and dan may take item 1
+    later = t + LEASE_SECONDS + 1
+    assert store.next_item(q, "carol", 2, now=later) == keys[0]
+    assert store.next_item(q, "dan", 2, now=later) == keys[1]
+    assert store.next_item(q, "erin", 2, now=later) == keys[1]
+    assert store.next_item(q, "fay", 2, now=later) == keys[2]
+
+
+@pytest.mark.slow
+def test_the_server_tells_two_browsers_with_one_name_apart(
+    hostile_run: Path, tmp_path: Path
+) -> None:
+    from label_helpers import browser
+
+    with label_server(hostile_run, "--store", str(tmp_path / "l.sqlite")) as (url, _):
+        one, two = browser(), browser()
+        nxt = url + "api/queues/turn_satisfaction/next?labeller=ann"
+        status, reply = call(nxt, opener=one)
+        assert status == 200 and reply["next"] is not None
+        status, reply = call(nxt, opener=two)
+        assert status == 409 and "'ann' is taken" in reply["error"]
+        assert call(nxt, opener=one)[0] == 200
+        status, _ = call(url + "api/queues/turn_satisfaction/next?labeller=ann2", opener=two)
+        assert status == 200
+        body = {"key": "x", "labeller": "ann"}
+        assert call(url + "api/queues/turn_satisfaction/undo", "POST", body, opener=two)[0] == 409
+
+
+@pytest.mark.slow
+def test_the_server_hands_an_item_to_per_item_people_at_once(
+    hostile_run: Path, tmp_path: Path
+) -> None:
+    store = str(tmp_path / "l.sqlite")
+    with label_server(hostile_run, "--store", store, "--per-item", "2") as (url, _):
+        nxt = url + "api/queues/turn_satisfaction/next?labeller="
+        handed = [call(nxt + who)[1]["next"]["key"] for who in ("ann", "bob", "carol")]
+        assert handed[0] == handed[1] != handed[2]
