@@ -274,9 +274,10 @@ class LabelStore:
         stored = self.owner()
         if stored is not None and stored.run != owner.run:
             raise ConfigError(
-                f"{self.path}: this label store holds another run's labels (run digest "
-                f"{stored.run[:12]}, this run's {owner.run[:12]}): give that run's folder, or "
-                "another --store for this one"
+                f"{self.path}: this label store holds another run's labels (table store, key "
+                f"run: {stored.run[:12]}; this run folder's is {owner.run[:12]}: another run, "
+                "or this one run again since): give that run's folder, or another --store "
+                "for this one"
             )
 
     def check_input(self, digest: str, input_path: str | Path) -> None:
