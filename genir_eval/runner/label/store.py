@@ -402,11 +402,18 @@ class LabelStore:
         when another session does (two people who typed the same name are told, not
         merged)."""
         check_labeller(labeller)
-        with self._write() as db:
+        with self._connect() as db:  # the common case, a name already held, reads only
             row = db.execute("SELECT session FROM labellers WHERE name=?", (labeller,)).fetchone()
-            if row is None:
-                db.execute("INSERT INTO labellers VALUES (?, ?, ?)", (labeller, session, _now()))
-                return
+        if row is None:
+            with self._write() as db:
+                row = db.execute(
+                    "SELECT session FROM labellers WHERE name=?", (labeller,)
+                ).fetchone()
+                if row is None:
+                    db.execute(
+                        "INSERT INTO labellers VALUES (?, ?, ?)", (labeller, session, _now())
+                    )
+                    return
         if str(row[0]) != session:
             raise NameTaken(
                 f"labeller: the name {labeller!r} is taken by someone else labelling here: "
