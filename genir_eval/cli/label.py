@@ -155,6 +155,14 @@ def serve(args: argparse.Namespace, run_dir: str) -> int:
     from genir_eval.runner.label.guard import machine_names
 
     token = args.token or os.environ.get(TOKEN_VARIABLE) or None
+    if token is not None:
+        try:
+            token.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ConfigError(
+                f"--token (or ${TOKEN_VARIABLE}): not valid UTF-8 text; a token is compared as "
+                "the bytes of its UTF-8"
+            ) from None
     if args.token:
         print(
             f"genir-eval: warning: --token on the command line is readable by every local user "

@@ -95,6 +95,7 @@ CORPUS: list[tuple[str, Edit, tuple[str, ...]]] = [
     ("item link:garbage", _set_item("link_usefulness", "link:garbage"), ("item", "link:garbage")),
     ("item of another kind", _set_item("link_usefulness", 'turn:["s-plain",1]'), ("item",)),
     ("item a number", _set_item("link_usefulness", 5), ("item",)),
+    ("item of no queue row", _set_item("link_usefulness", 'link:["nowhere",1,1]'), ("queue",)),
     ("labeller <script>", _set_event("labeller", "<script>"), ("labeller", "<script>")),
     ("seconds -5", _set_event("seconds", -5), ("seconds", "-5")),
     ("seconds text", _set_event("seconds", "soon"), ("seconds", "'soon'")),

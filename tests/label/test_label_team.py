@@ -357,3 +357,17 @@ def test_the_server_hands_an_item_to_per_item_people_at_once(
         nxt = url + "api/queues/turn_satisfaction/next?labeller="
         handed = [call(nxt + who)[1]["next"]["key"] for who in ("ann", "bob", "carol")]
         assert handed[0] == handed[1] != handed[2]
+
+
+@pytest.mark.slow
+def test_a_token_that_is_not_utf8_is_one_line(hostile_run: Path) -> None:
+    env: dict[Any, Any] = {k.encode(): v.encode() for k, v in os.environ.items()}
+    env[b"GENIR_EVAL_LABEL_TOKEN"] = b"caf\xe9"  # Latin-1 bytes: no UTF-8 text
+    done = subprocess.run(
+        [sys.executable, "-m", "genir_eval", "label", str(hostile_run), "--host", "0.0.0.0"],
+        capture_output=True,
+        timeout=120,
+        env=env,
+    )
+    assert done.returncode == 2, done.stderr
+    assert b"not valid UTF-8" in done.stderr and b"Traceback" not in done.stderr

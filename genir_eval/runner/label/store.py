@@ -546,7 +546,21 @@ class LabelStore:
             rows = db.execute(
                 f"SELECT {_COLUMNS} FROM events WHERE {' AND '.join(where)} ORDER BY id", args
             ).fetchall()
-        return [self._event(r) for r in rows]
+            queued = {
+                (str(q), str(i))
+                for q, i in db.execute(
+                    "SELECT queue, item FROM queue" + (" WHERE queue=?" if queue else ""),
+                    [queue] if queue else [],
+                )
+            }
+        events = [self._event(r) for r in rows]
+        for event in events:
+            if (event.queue, event.item) not in queued:
+                raise InputError(
+                    f"{self.path}: table events, id {event.id}: item: {event.item!r} is not "
+                    f"in the {event.queue} queue (table queue): a label of no item"
+                )
+        return events
 
     def labels(self, queue: str) -> dict[str, dict[str, Event]]:
         """Item -> labeller -> their label (their last one not undone; skips left out)."""
