@@ -55,7 +55,9 @@ _SESSION_SHAPE = re.compile(r"[A-Za-z0-9_-]{16,64}")
 
 class LabellerSession:
     """Gives every request its labeller session (``scope['state']['labeller_session']``):
-    the cookie's, or a new one the response sets."""
+    the cookie's, or a new one the response sets. ``SameSite=Lax``, not ``Strict``: a
+    labeller following a link to the page from elsewhere keeps their session (a new one
+    would find their own name taken); the cookie says who labels, it authorises nothing."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -79,8 +81,7 @@ class LabellerSession:
         async def with_cookie(message: Message) -> None:
             if fresh and message["type"] == "http.response.start":
                 cookie = (
-                    f"{SESSION_COOKIE}={session}; Path=/; Max-Age=31536000; HttpOnly; "
-                    "SameSite=Strict"
+                    f"{SESSION_COOKIE}={session}; Path=/; Max-Age=31536000; HttpOnly; SameSite=Lax"
                 )
                 message = {
                     **message,
