@@ -115,3 +115,80 @@ def test_every_builder_passes_the_cap_to_the_provider(monkeypatch: pytest.Monkey
     hooks = [h for c in made._clients for h in c._client.event_hooks["response"]]
     assert {h.limit for h in hooks} == {DEFAULT_MAX_REPLY_BYTES}
     asyncio.run(made.aclose())
+
+
+def _compressed_reply(body: bytes, coding: str) -> bytes:
+    import gzip
+    import zlib
+
+    data = gzip.compress(body) if coding == "gzip" else zlib.compress(body)
+    head = (
+        f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: {coding}\r\n"
+        f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n"
+    )
+    return head.encode() + data
+
+
+def _serve_once(reply: bytes) -> tuple[str, object]:
+    """A server answering one request with ``reply`` (raw bytes), in a thread."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def answer() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += conn.recv(65536)
+            head, _, body = data.partition(b"\r\n\r\n")
+            length = int(
+                next(
+                    line.split(b":")[1]
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length")
+                )
+            )
+            while len(body) < length:
+                body += conn.recv(65536)
+            conn.sendall(reply)
+        listener.close()
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    return f"http://127.0.0.1:{listener.getsockname()[1]}/v1", thread
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate"])
+def test_a_compression_bomb_is_cut_off_as_it_is_decoded(coding: str) -> None:
+    """64 MiB of one byte compresses to about 64 kB: under the cap on the wire, 64 times
+    over it decoded; the decoding stops at the cap."""
+    bomb = b'{"choices": [{"message": {"content": "' + b"a" * (64 << 20)
+    base_url, thread = _serve_once(_compressed_reply(bomb, coding))
+    provider = OpenAIProvider(model="m", base_url=base_url, api_key="k", max_reply_bytes=CAP)
+    with pytest.raises(ProviderError, match="reply too large"):
+        asyncio.run(_generate(provider))
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate"])
+def test_a_compressed_reply_within_the_cap_is_read(coding: str) -> None:
+    body = json.dumps(
+        {"choices": [{"message": {"content": "compressed reply"}}], "model": "m"}
+    ).encode()
+    base_url, thread = _serve_once(_compressed_reply(body, coding))
+    provider = OpenAIProvider(model="m", base_url=base_url, api_key="k", max_reply_bytes=CAP)
+    completion = asyncio.run(_generate(provider))
+    assert isinstance(completion, Completion) and completion.text == "compressed reply"
+
+
+def test_a_coding_not_asked_for_is_malformed() -> None:
+    head = (
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: br\r\n"
+        "Content-Length: 4\r\nConnection: close\r\n\r\nxxxx"
+    )
+    base_url, thread = _serve_once(head.encode())
+    provider = OpenAIProvider(model="m", base_url=base_url, api_key="k", max_reply_bytes=CAP)
+    with pytest.raises(ProviderError, match="Content-Encoding 'br'") as caught:
+        asyncio.run(_generate(provider))
+    assert caught.value.error_class == "transient"

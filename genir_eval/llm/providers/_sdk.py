@@ -8,6 +8,7 @@ import base64
 import functools
 import importlib
 import itertools
+import zlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -65,29 +66,57 @@ class ReplyTooLarge(Exception):
     """A reply that passed the cap on its bytes while it streamed."""
 
 
+#: The content codings a reply may come in: decoded here, through the cap, so a small
+#: compressed body cannot expand past it in memory (the requests ask for these alone).
+_INFLATE = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+ACCEPT_ENCODING = "gzip, deflate"
+
+
+def _over(limit: int) -> ReplyTooLarge:
+    return ReplyTooLarge(
+        f"reply too large: over {limit} bytes (max_reply_bytes), cut off as it streamed"
+    )
+
+
 @functools.cache
 def _capped_stream_class() -> Any:
     """:class:`httpx.AsyncByteStream` (the SDKs' HTTP library, imported when a provider is
-    made) stopping with :class:`ReplyTooLarge` once more than its ``limit`` bytes have come:
-    what a reply holds in memory is bounded by the cap, however long the server keeps
-    sending (a 200 reply streamed without end, a huge body)."""
+    made) stopping with :class:`ReplyTooLarge` once more than its ``limit`` bytes have come
+    on the wire or, for a compressed reply it decodes itself (``wbits``), once more than
+    ``limit`` decoded bytes would come out: what a reply holds in memory is bounded by the
+    cap, however long the server keeps sending (a 200 reply streamed without end, a huge
+    body, a compression bomb)."""
     httpx = importlib.import_module("httpx2")
 
     class CappedStream(httpx.AsyncByteStream):  # type: ignore[misc, name-defined]
-        def __init__(self, inner: Any, limit: int) -> None:
+        def __init__(self, inner: Any, limit: int, wbits: int | None = None) -> None:
             self._inner = inner
             self._limit = limit
+            self._wbits = wbits
 
         async def __aiter__(self) -> Any:
-            size = 0
+            wire = out = 0
+            inflate = None if self._wbits is None else zlib.decompressobj(self._wbits)
             async for chunk in self._inner:
-                size += len(chunk)
-                if size > self._limit:
-                    raise ReplyTooLarge(
-                        f"reply too large: over {self._limit} bytes (max_reply_bytes), cut "
-                        "off as it streamed"
-                    )
-                yield chunk
+                wire += len(chunk)
+                if wire > self._limit:
+                    raise _over(self._limit)
+                if inflate is not None:
+                    # at most one byte past the cap comes out: enough to know it is over
+                    chunk = inflate.decompress(chunk, self._limit - out + 1)
+                    if inflate.unconsumed_tail:
+                        raise _over(self._limit)
+                out += len(chunk)
+                if out > self._limit:
+                    raise _over(self._limit)
+                if chunk:
+                    yield chunk
+            if inflate is not None:
+                tail = inflate.flush()
+                if out + len(tail) > self._limit:
+                    raise _over(self._limit)
+                if tail:
+                    yield tail
 
         async def aclose(self) -> None:
             await self._inner.aclose()
@@ -98,23 +127,39 @@ def _capped_stream_class() -> Any:
 class _ReplyCap:
     """An HTTP client's response hook capping the body at ``limit`` bytes: the hook runs
     once the headers are in and before the body is read, so the body is read through the
-    cap (chunked or with a Content-Length, which is not trusted either)."""
+    cap (chunked or with a Content-Length, which is not trusted either). A gzip or deflate
+    body is decoded through the cap here (its Content-Encoding then removed, so the client
+    does not decode it again); any other coding is refused as malformed."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self._capped = _capped_stream_class()
 
     async def __call__(self, response: Any) -> None:
-        response.stream = self._capped(response.stream, self.limit)
+        coding = response.headers.get("content-encoding", "").strip().lower()
+        if coding in ("", "identity"):
+            response.stream = self._capped(response.stream, self.limit)
+        elif coding in _INFLATE:
+            del response.headers["content-encoding"]
+            response.stream = self._capped(response.stream, self.limit, _INFLATE[coding])
+        else:
+            raise ProviderError(
+                f"malformed response: Content-Encoding {coding[:40]!r}, not one of the "
+                f"codings asked for ({ACCEPT_ENCODING})",
+                error_class="transient",
+            )
 
 
-def _too_large(error: BaseException) -> ReplyTooLarge | None:
-    """The :class:`ReplyTooLarge` behind an SDK's error (it wraps what the transport
-    raised in its connection error), if any."""
+def _reply_refusal(error: BaseException) -> ProviderError | None:
+    """What the reply cap refused behind an SDK's error (the SDK wraps what its transport
+    raised in a connection error), as the provider error to record, if anything."""
     seen: set[int] = set()
     current: BaseException | None = error
     while current is not None and id(current) not in seen:
         if isinstance(current, ReplyTooLarge):
+            # the same request would stream as long again: not retried
+            return ProviderError(str(current), error_class="permanent")
+        if isinstance(current, ProviderError):
             return current
         seen.add(id(current))
         current = current.__cause__ or current.__context__
@@ -248,7 +293,8 @@ class SDKProvider(Provider):
                 http_client=http_client or _default_client(sdk, tls, max_reply_bytes),
                 max_retries=0,
                 timeout=limits,
-                default_headers=headers,
+                # only codings the reply cap decodes itself (_ReplyCap)
+                default_headers={"Accept-Encoding": ACCEPT_ENCODING, **(headers or {})},
             )
             for _ in range(shards)
         ]
@@ -264,10 +310,9 @@ class SDKProvider(Provider):
         try:
             return await call(next(self._next))
         except Exception as error:  # noqa: BLE001 - every SDK error is classified
-            too_large = _too_large(error)
-            if too_large is not None:
-                # the same request would stream as long again: not retried
-                raise ProviderError(str(too_large), error_class="permanent") from None
+            refused = _reply_refusal(error)
+            if refused is not None:
+                raise self.redact_error(refused) from None
             # The SDK's message may quote an error body that echoes the key: the chained
             # original is dropped (``from None``) so a traceback cannot print it either.
             raise self.redact_error(classify_exception(error)) from None
