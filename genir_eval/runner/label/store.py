@@ -11,15 +11,14 @@ A store says what it is and whose it is: its ``store`` table holds the format's 
 version and, once a server has opened it over a run, that run's digest and its logs'
 (:class:`StoreOwner`). A file is looked at read-only first and anything else (another
 SQLite file, a journal, a cache) is refused untouched: no table is made in it and its
-journal mode is left as it was. Every row is checked as it is read (a value off its
-queue's scale, a key that is not an item's, a name, a time), and a bad one is refused
-with the file, the table, the row's id, the field and the value.
+journal mode is left as it was. Every row is checked as it is read
+(:mod:`genir_eval.runner.label.rows`: a value off its queue's scale, a key that is not an
+item's, a name, a time), and a bad one is refused with the file, the table, the row's id,
+the field and the value.
 """
 
 from __future__ import annotations
 
-import math
-import re
 import secrets
 import sqlite3
 import time
@@ -28,12 +27,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from genir_eval.errors import ConfigError, InputError
-from genir_eval.kind_names import CITATION_SUPPORT, LINK_USEFULNESS, PAIRWISE
-from genir_eval.runner.label.items import CHOICES, SESSION_SATISFACTION, TURN_SATISFACTION
-from genir_eval.runner.label.keys import BadKey, item_key, legacy_parts, parse_item_key
+from genir_eval.runner.label.keys import BadKey, item_key, legacy_parts
+from genir_eval.runner.label.rows import (
+    Event,
+    check_labeller,
+    checked_event,
+    checked_queue_row,
+)
 
 __all__ = [
     "STORE_FILE",
@@ -46,6 +48,7 @@ __all__ = [
     "check_labeller",
     "NotInQueue",
     "NameTaken",
+    "new_session",
 ]
 
 STORE_FILE = "labels.sqlite"
@@ -54,15 +57,6 @@ STORE_VERSION = 2
 #: How long an item handed to a labeller stays theirs while they read it: others are not
 #: given it meanwhile when it already has as many people as ``--per-item`` asks.
 LEASE_SECONDS = 30 * 60
-_LABELLER = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._-]{0,39}")
-#: The kind of item key each queue holds (genir_eval/runner/label/keys.py).
-QUEUE_KEY_KIND = {
-    LINK_USEFULNESS: "link",
-    CITATION_SUPPORT: "support",
-    TURN_SATISFACTION: "turn",
-    SESSION_SATISFACTION: "session",
-    PAIRWISE: "pair",
-}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS store (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -101,33 +95,6 @@ class NotInQueue(LookupError):
 
 class NameTaken(ValueError):
     """A labeller's name another person (another browser session) already labels under."""
-
-
-def check_labeller(name: str) -> str:
-    """A labeller's name as given, or a :class:`ValueError` saying what a name may hold."""
-    if not isinstance(name, str) or not _LABELLER.fullmatch(name):
-        raise ValueError(
-            "labeller: a name of 1-40 letters, digits, spaces, '.', '_' or '-', "
-            "starting with a letter or digit"
-        )
-    return name
-
-
-@dataclass(frozen=True)
-class Event:
-    """One saved action: a label (``value``) or a skip (``value`` ``None``)."""
-
-    id: int
-    queue: str
-    item: str
-    labeller: str
-    action: str
-    value: float | None
-    comment: str
-    judge_label: float | None
-    judge_shown: bool
-    seconds: float | None
-    saved_at: str
 
 
 def _now() -> str:
@@ -290,9 +257,14 @@ class LabelStore:
                 f"--store {self.path}` opens it over its run)"
             )
         if stored.input_sha256 != digest:
-            what = "an arena's pairs" if stored.input_sha256 is None else "other logs"
+            what = (
+                "other logs"
+                if stored.input_sha256
+                else "no logs it can name (an arena's pairs, or a run that kept no digest of "
+                "its logs)"
+            )
             raise InputError(
-                f"{self.path}: these labels are about {what} than {input_path} (SHA-256 "
+                f"{self.path}: these labels are about {what}, not {input_path} (SHA-256 "
                 f"{(stored.input_sha256 or '-')[:12]} in the store, {digest[:12]} now): "
                 "label the run made from these logs"
             )
@@ -356,7 +328,7 @@ class LabelStore:
                 "SELECT rowid, item, judge_label FROM queue WHERE queue=? ORDER BY position",
                 (queue,),
             ).fetchall()
-            stored = [self._queue_row(queue, r) for r in rows]
+            stored = [checked_queue_row(self.path, queue, r) for r in rows]
             k_key = f"per_item:{queue}"
             row = db.execute("SELECT value FROM store WHERE key=?", (k_key,)).fetchone()
             if not stored:
@@ -378,12 +350,6 @@ class LabelStore:
             )
         return stored
 
-    def _queue_row(self, queue: str, row: Sequence[Any]) -> str:
-        where = f"{self.path}: table queue, row {row[0]}"
-        item = _item(where, queue, row[1])
-        _optional_number(where, "judge_label", row[2])
-        return item
-
     def judge_label(self, queue: str, item: str) -> float | None:
         with self._connect() as db:
             row = db.execute(
@@ -392,8 +358,8 @@ class LabelStore:
             ).fetchone()
         if row is None:
             raise NotInQueue(f"item {item!r} is not in the {queue!r} queue")
-        self._queue_row(queue, row)
-        return _optional_number("", "judge_label", row[2])
+        checked_queue_row(self.path, queue, row)
+        return None if row[2] is None else float(row[2])  # checked just above
 
     # -- who labels ---------------------------------------------------------------------
 
@@ -491,7 +457,7 @@ class LabelStore:
             ).fetchone()
             if row is None:
                 return None
-            event = self._event(row)
+            event = checked_event(self.path, row)
             db.execute("UPDATE events SET undone_at=? WHERE id=?", (_now(), row[0]))
         return event
 
@@ -553,7 +519,7 @@ class LabelStore:
                     [queue] if queue else [],
                 )
             }
-        events = [self._event(r) for r in rows]
+        events = [checked_event(self.path, r) for r in rows]
         for event in events:
             if (event.queue, event.item) not in queued:
                 raise InputError(
@@ -581,93 +547,7 @@ class LabelStore:
             ).fetchone()
         return int(count), None if seconds is None else float(seconds)
 
-    def _event(self, row: Sequence[Any]) -> Event:
-        """An events row, checked field by field (:class:`InputError` naming the file, the
-        table, the row's id, the field and the value)."""
-        where = f"{self.path}: table events, id {row[0]!r}"
-        queue = row[1]
-        if queue not in CHOICES:
-            raise InputError(f"{where}: queue: {queue!r} is not one of {', '.join(CHOICES)}")
-        item = _item(where, queue, row[2])
-        labeller = row[3]
-        try:
-            check_labeller(labeller)
-        except ValueError as error:
-            raise InputError(f"{where}: {error} (got {labeller!r})") from None
-        action = row[4]
-        value = _optional_number(where, "value", row[5])
-        if action == "label":
-            allowed = [c.value for c in CHOICES[queue]]
-            if value is None or value not in allowed:
-                raise InputError(
-                    f"{where}: value: {row[5]!r} is not one of "
-                    f"{', '.join(f'{v:g}' for v in sorted(allowed))} ({queue})"
-                )
-        elif action == "skip":
-            if value is not None:
-                raise InputError(f"{where}: value: {row[5]!r} on a skip (a skip has none)")
-        else:
-            raise InputError(f"{where}: action: {action!r} is not 'label' or 'skip'")
-        comment = row[6]
-        if comment is not None and not isinstance(comment, str):
-            raise InputError(f"{where}: comment: {comment!r} is not text")
-        judge = _optional_number(where, "judge_label", row[7])
-        if row[8] not in (0, 1):
-            raise InputError(f"{where}: judge_shown: {row[8]!r} is not 0 or 1")
-        seconds = _optional_number(where, "seconds", row[9])
-        if seconds is not None and seconds < 0:
-            raise InputError(f"{where}: seconds: {row[9]!r} is below 0")
-        saved_at = _time(where, "saved_at", row[10])
-        return Event(
-            int(row[0]),
-            queue,
-            item,
-            labeller,
-            action,
-            value,
-            str(comment or ""),
-            judge,
-            bool(row[8]),
-            seconds,
-            saved_at,
-        )
-
 
 _COLUMNS = (
     "id, queue, item, labeller, action, value, comment, judge_label, judge_shown, seconds, saved_at"
 )
-
-
-def _item(where: str, queue: str, item: Any) -> str:
-    """``item`` when it is a key of ``queue``'s kind, else a located :class:`InputError`."""
-    try:
-        kind, _ = parse_item_key(item)
-    except BadKey as error:
-        raise InputError(f"{where}: item: {item!r}: {error}") from None
-    wanted = QUEUE_KEY_KIND.get(queue)
-    if wanted is None:
-        raise InputError(f"{where}: queue: {queue!r} is not one of {', '.join(QUEUE_KEY_KIND)}")
-    if kind != wanted:
-        raise InputError(f"{where}: item: {item!r} is a {kind} key in the {queue} queue")
-    return str(item)
-
-
-def _optional_number(where: str, field: str, value: Any) -> float | None:
-    """A stored number (``None`` for NULL): a finite SQLite integer or real, not text."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(f"{where}: {field}: {value!r} is not a number")
-    if not math.isfinite(value):
-        raise InputError(f"{where}: {field}: {value!r} is not a finite number")
-    return float(value)
-
-
-def _time(where: str, field: str, value: Any) -> str:
-    if not isinstance(value, str):
-        raise InputError(f"{where}: {field}: {value!r} is not a time")
-    try:
-        datetime.fromisoformat(value)
-    except ValueError:
-        raise InputError(f"{where}: {field}: {value!r} is not an ISO 8601 time") from None
-    return value
