@@ -78,8 +78,8 @@ def _canonical(name: str) -> str:
 def machine_names(bound: str | None = None) -> frozenset[str]:
     """The names a request to this machine may give as its Host: the loopback names,
     ``bound`` (the address given to ``--host``), the machine's host name and fully
-    qualified name, and every address they resolve to here (the local resolver's answer,
-    not a remote DNS name's)."""
+    qualified name, every address they resolve to here (the local resolver's answer, not a
+    remote DNS name's) and the addresses it sends from on its default routes."""
     names = {*LOOPBACK_NAMES}
     if bound:
         names.add(bound)
@@ -93,7 +93,23 @@ def machine_names(bound: str | None = None) -> frozenset[str]:
                 names.add(str(info[4][0]).split("%")[0])
         except (OSError, UnicodeError):
             pass
+    names.update(_routed_addresses())
     return frozenset(_canonical(n) for n in names if n)
+
+
+def _routed_addresses() -> set[str]:
+    """The addresses this machine sends from on its default routes, IPv4 and IPv6 (a UDP
+    socket connected to a documentation address: the kernel picks the source address and
+    no packet is sent)."""
+    found = set()
+    for family, target in ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1")):
+        try:
+            with socket.socket(family, socket.SOCK_DGRAM) as probe:
+                probe.connect((target, 9))
+                found.add(str(probe.getsockname()[0]).split("%")[0])
+        except OSError:
+            pass
+    return found
 
 
 def _split_host(host: str) -> str:
