@@ -70,6 +70,9 @@ SETTINGS: dict[str, Setting] = {
         Setting("tpm", True, 1, 10**12),
         Setting("max_attempts", True, 1, 1_000),
         Setting("timeout", False, 0, _DAY, above=True),
+        # a reply's bytes: at least 64 KiB (a judgment with log-probabilities is tens of
+        # kilobytes), at most 1 GiB (what the process may hold of one reply)
+        Setting("max_reply_bytes", True, 65_536, 2**30),
         Setting("deadline", False, 0, 30 * _DAY, above=True),
         Setting("max_missing", False, 0, 1),
         Setting("stop_after", True, 0, 10**9),

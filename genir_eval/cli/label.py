@@ -38,8 +38,9 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--token",
         default=None,
-        help=f"a secret every request must carry (default: ${TOKEN_VARIABLE}; required to bind "
-        "beyond the loopback)",
+        help=f"a secret every request must carry (required to bind beyond the loopback); "
+        f"prefer ${TOKEN_VARIABLE}: a --token given here is readable by every local user in "
+        "the process list (ps)",
     )
     parser.add_argument(
         "--store",
@@ -152,8 +153,24 @@ def serve(args: argparse.Namespace, run_dir: str) -> int:
     import uvicorn
 
     from genir_eval.runner.label.app import make_app
+    from genir_eval.runner.label.guard import machine_names
 
     token = args.token or os.environ.get(TOKEN_VARIABLE) or None
+    if token is not None:
+        try:
+            token.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ConfigError(
+                f"--token (or ${TOKEN_VARIABLE}): not valid UTF-8 text; a token is compared as "
+                "the bytes of its UTF-8"
+            ) from None
+    if args.token:
+        print(
+            f"genir-eval: warning: --token on the command line is readable by every local user "
+            f"in the process list (ps); set ${TOKEN_VARIABLE} instead",
+            file=sys.stderr,
+            flush=True,
+        )
     if not _loopback(args.host) and token is None:
         raise ConfigError(
             f"--host {args.host}: binding beyond the loopback needs a token (--token or "
@@ -173,7 +190,7 @@ def serve(args: argparse.Namespace, run_dir: str) -> int:
             f"--port {args.port}: cannot listen on {args.host} ({error.strerror})"
         ) from None
     port = sock.getsockname()[1]
-    hosts = {"127.0.0.1", "localhost", "::1", args.host}
+    hosts = machine_names(args.host)
     app = make_app(space, hosts=hosts, token=token, scenarios=_scenarios(args, space))
     shown = f"[{args.host}]" if family == socket.AF_INET6 else args.host
     print(
@@ -194,6 +211,7 @@ def _export(args: argparse.Namespace, run_dir: str) -> int:
     from genir_eval.runner.label.gold import PeopleGold, write_gold_sessions
     from genir_eval.runner.label.items import run_sessions
     from genir_eval.runner.label.pairs import is_arena, preference_rows
+    from genir_eval.runner.label.queue import store_owner
     from genir_eval.runner.label.store import STORE_FILE, LabelStore
 
     if not args.out:
@@ -207,10 +225,11 @@ def _export(args: argparse.Namespace, run_dir: str) -> int:
         raise InputError(
             f"{store_path}: no label store here (`genir-eval label {run_dir}` makes one)"
         )
-    store = LabelStore(store_path)
+    store = LabelStore(store_path, readonly=True, owner=store_owner(directory))
+    events = store.events(live=False)  # every row checked before anything is written
+    gold = PeopleGold(store)
     out = Path(args.out)
     claim_folder(out, "label export", signature=EXPORTED, option="--out")
-    gold = PeopleGold(store)
     if run is not None:
         sessions = run_sessions(run)
         with output_file(out / "sessions-gold.jsonl", "--out", binary=True) as stream:
@@ -223,7 +242,6 @@ def _export(args: argparse.Namespace, run_dir: str) -> int:
         with output_file(out / "preferences.jsonl", "--out", binary=True) as stream:
             written = write_preferences(preference_rows(gold.pairs), stream)
         print(f"{out / 'preferences.jsonl'}: {written} preferences (arena --gold reads it)")
-    events = store.events(live=False)
     with output_file(out / "labels.jsonl", "--out") as stream:
         for event in events:
             row = {"version": 1, **event.__dict__}

@@ -263,7 +263,7 @@ def run(args: argparse.Namespace) -> int:
     if args.labels:
         from genir_eval.runner.label.gold import open_people_gold, with_people_gold
 
-        people = open_people_gold(args.labels)
+        people = open_people_gold(args.labels, args.input)
         sessions = list(with_people_gold(sessions, people))
         print(
             f"genir-eval: gold from people's labels: {len(people)} items in {args.labels}",

@@ -77,8 +77,8 @@ def _people_gold_sessions(args: argparse.Namespace) -> Iterator[Session] | None:
     from genir_eval.runner.label.gold import open_people_gold, with_people_gold
     from genir_eval.runner.scenario import load_scenario
 
-    people = open_people_gold(args.labels)
     given = load_scenario(args.scenario).input
+    people = open_people_gold(args.labels, given.path)
     print(
         f"genir-eval: gold from people's labels: {len(people)} items in {args.labels}",
         file=sys.stderr,

@@ -39,13 +39,15 @@ def open_provider(
     config: EngineConfig, name: str, *, model: str | None = None, base_url: str | None = None
 ) -> Provider:
     """The provider ``name`` for ``model`` at ``base_url``, its attempt timeout and HTTP
-    connection pools set from ``config`` (``timeout``, ``concurrency``)."""
+    connection pools and the cap on a reply's bytes set from ``config`` (``timeout``,
+    ``concurrency``, ``max_reply_bytes``)."""
     return make_provider(
         name,
         model=model,
         base_url=base_url,
         timeout=config.timeout,
         concurrency=config.concurrency,
+        max_reply_bytes=config.max_reply_bytes,
     )
 
 

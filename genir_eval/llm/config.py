@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from genir_eval.errors import ConfigError
+from genir_eval.llm.providers.base import DEFAULT_MAX_REPLY_BYTES
 from genir_eval.llm.store.cache import CACHE_MODES
 from genir_eval.settings import SETTINGS, check_setting
 
@@ -33,6 +34,8 @@ __all__ = [
     "DEFAULT_MAX_MISSING",
     "DEFAULT_STOP_AFTER",
     "DEFAULT_GIVE_UP_AFTER",
+    "DEFAULT_MAX_REPLY_BYTES",
+    "DEFAULT_MAX_REPLY_BYTES",
     "CACHE_MODES",
     "EXECUTORS",
     "EngineConfig",
@@ -72,6 +75,12 @@ class EngineConfig:
     tpm: int | None = _setting(None, "tokens per minute (default: no cap)")
     max_attempts: int = _setting(6, "attempts per call")
     timeout: float = _setting(60.0, "seconds per attempt")
+    max_reply_bytes: int = _setting(
+        DEFAULT_MAX_REPLY_BYTES,
+        "bytes a reply may take on the wire: a longer one is cut off as it streams and the "
+        "call recorded as failed, saying so",
+        metavar="BYTES",
+    )
     deadline: float = _setting(
         300.0,
         "seconds per judgment from its first send (not its wait for a slot), retries included",

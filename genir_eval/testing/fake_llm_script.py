@@ -33,8 +33,11 @@ FaultKind = Literal[
     "drop",  # close the connection without answering
     "malformed",  # 200 with a body that is not the protocol's JSON
     "hang",  # never answer (until the client gives up)
+    "endless",  # 200, then a chunked body that never ends (until the client hangs up)
 ]
 
+#: The faults a :class:`FaultPlan` draws from by default; ``endless`` only when named (each
+#: one streams until the client's cap on a reply stops it).
 ALL_FAULTS: tuple[str, ...] = (
     "rate_limit",
     "quota",
@@ -48,6 +51,7 @@ ALL_FAULTS: tuple[str, ...] = (
     "malformed",
     "hang",
 )
+KNOWN_FAULTS: tuple[str, ...] = (*ALL_FAULTS, "endless")
 
 
 @dataclass(frozen=True)
@@ -62,8 +66,8 @@ class Fault:
     message: str | None = None
 
     def __post_init__(self) -> None:
-        if self.kind not in ALL_FAULTS:
-            raise ValueError(f"unknown fault kind {self.kind!r}; expected one of {ALL_FAULTS}")
+        if self.kind not in KNOWN_FAULTS:
+            raise ValueError(f"unknown fault kind {self.kind!r}; expected one of {KNOWN_FAULTS}")
 
 
 @dataclass(frozen=True)
@@ -122,6 +126,8 @@ class ServerStats:
     admitted: list[float] = field(default_factory=list)
     rate_limited: int = 0
     auth_values: set[str] = field(default_factory=set)
+    #: bytes of body the ``endless`` fault wrote before the client hung up
+    endless_bytes: int = 0
 
     def max_in_window(self, window_s: float, *, admitted: bool = False) -> int:
         """Largest number of requests that arrived within any window of ``window_s``

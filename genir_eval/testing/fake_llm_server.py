@@ -390,6 +390,9 @@ class FakeLLMServer(_Address):
             assert self._stopping is not None
             await self._stopping.wait()
             return False
+        if kind == "endless":
+            await self._endless(writer)
+            return False
         if kind == "malformed":
             self.stats.by_status[200] += 1
             self._send(writer, 200, b'{"choices": [ {"message": ', content_type="application/json")
@@ -425,6 +428,26 @@ class FakeLLMServer(_Address):
         self._send(writer, status, _error_body(protocol, err, message), extra=extra)
         await writer.drain()
         return True
+
+    async def _endless(self, writer: asyncio.StreamWriter) -> None:
+        """A 200 whose chunked body never ends: the opening of a reply, then the same 64 KiB
+        chunk until the client hangs up (or the server stops)."""
+        self.stats.by_status[200] += 1
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n"
+        )
+        opening = b'{"choices": [{"message": {"role": "assistant", "content": "'
+        filler = b"endless " * 8192
+        chunk = b"%x\r\n%s\r\n" % (len(filler), filler)
+        writer.write(b"%x\r\n%s\r\n" % (len(opening), opening))
+        try:
+            while self._stopping is None or not self._stopping.is_set():
+                writer.write(chunk)
+                await writer.drain()
+                self.stats.endless_bytes += len(filler)
+        except (ConnectionError, RuntimeError):
+            return
 
     def _check(
         self, protocol: Literal["openai", "anthropic"], headers: dict[str, str], body: bytes

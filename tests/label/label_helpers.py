@@ -14,6 +14,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from http.cookiejar import CookieJar
 from pathlib import Path
 from typing import Any
 
@@ -110,10 +111,13 @@ _LISTENING = re.compile(r"at (http://\S+/) ")
 
 
 @contextmanager
-def label_server(run_dir: Path, *args: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    """``genir-eval label RUN_DIR --port 0 ARGS`` in its own process: its URL and the process
-    (stopped, and killed if it will not stop, on the way out)."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+def label_server(
+    run_dir: Path, *args: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """``genir-eval label RUN_DIR --port 0 ARGS`` in its own process (``env`` its
+    environment, this one's by default): its URL and the process (stopped, and killed if it
+    will not stop, on the way out); ``process.said`` holds what it printed before its URL."""
+    env = {**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen(
         [sys.executable, "-m", "genir_eval", "label", str(run_dir), "--port", "0", *args],
         stderr=subprocess.PIPE,
@@ -123,11 +127,15 @@ def label_server(run_dir: Path, *args: str) -> Iterator[tuple[str, subprocess.Po
     )
     try:
         assert process.stderr is not None
-        line = process.stderr.readline()
-        found = _LISTENING.search(line)
-        if found is None:
-            rest = process.stderr.read() if process.poll() is not None else ""
-            raise AssertionError(f"the server did not start: {line}{rest}")
+        said = ""
+        found = None
+        while found is None:  # a warning (a --token on the command line) may come first
+            line = process.stderr.readline()
+            said += line
+            found = _LISTENING.search(line)
+            if not line:
+                raise AssertionError(f"the server did not start: {said}")
+        process.said = said  # type: ignore[attr-defined]
         url = found.group(1)
         deadline = time.monotonic() + 120
         while True:
@@ -154,10 +162,20 @@ def label_server(run_dir: Path, *args: str) -> Iterator[tuple[str, subprocess.Po
             process.stderr.close()
 
 
+#: The test process's browser: it keeps the labeller session's cookie, as a browser does
+#: (a name belongs to the session that first labelled under it).
+_BROWSER = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(CookieJar()))
+
+
 def call(
-    url: str, method: str = "GET", body: Any = None, headers: dict[str, str] | None = None
+    url: str,
+    method: str = "GET",
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+    opener: urllib.request.OpenerDirector | None = None,
 ) -> tuple[int, Any]:
-    """One request; its status and its JSON body."""
+    """One request (from ``opener``, this process's one browser by default); its status
+    and its JSON body."""
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(url, data=data, method=method)
     if body is not None:
@@ -165,8 +183,13 @@ def call(
     for key, value in (headers or {}).items():
         request.add_header(key, value)
     try:
-        with urllib.request.urlopen(request, timeout=60) as reply:
+        with (opener or _BROWSER).open(request, timeout=60) as reply:
             return reply.status, json.loads(reply.read() or b"null")
     except urllib.error.HTTPError as error:
         with error:
             return error.code, json.loads(error.read() or b"null")
+
+
+def browser() -> urllib.request.OpenerDirector:
+    """Another person's browser: a client with cookies of its own."""
+    return urllib.request.build_opener(urllib.request.HTTPCookieProcessor(CookieJar()))

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from genir_eval.ingest import load_sessions
+from genir_eval.runner.label.keys import parse_item_key
 from genir_eval.runner.label.queue import open_workspace
 
 
@@ -70,13 +71,13 @@ def test_export_writes_gold_the_readers_take(hostile_run: Path, tmp_path: Path) 
     assert done.returncode == 0, done.stderr
     sessions = {s.session_id: s for s in load_sessions(out / "sessions-gold.jsonl").sessions}
     for key, value in given["link_usefulness"]:
-        _, sid, turn, link = key.split(":")
+        _, (sid, turn, link) = parse_item_key(key)
         gold = sessions[sid].gold
         assert gold is not None and gold.link_usefulness is not None
         assert gold.link_usefulness[int(turn) - 1][int(link)] == value
     words = {0: "none", 1: "partial", 2: "full"}
     for key, value in given["citation_support"]:
-        _, sid, turn, statement, link = key.split(":")
+        _, (sid, turn, statement, link) = parse_item_key(key)
         support = sessions[sid].gold.citation_support  # type: ignore[union-attr]
         assert support is not None
         assert support[int(turn) - 1][int(statement) - 1][int(link)] == words[int(value)]

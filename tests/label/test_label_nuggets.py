@@ -68,7 +68,7 @@ def test_people_s_nugget_labels_become_gold_and_meet_the_judge(
             space.store.save(NUGGET_QUEUE, item.key, "ann", value=value[given[sid][nugget_id]])
             labelled += 1
     assert labelled == 24
-    gold = open_people_gold(store)
+    gold = open_people_gold(store, FIXTURES / "answers.jsonl")
     assert len(gold) == 24
     sessions = list(with_people_gold(load_sessions(FIXTURES / "answers.jsonl").sessions, gold))
     for session in sessions:

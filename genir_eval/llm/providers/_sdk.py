@@ -8,12 +8,18 @@ import base64
 import functools
 import importlib
 import itertools
+import zlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from genir_eval.errors import ConfigError
-from genir_eval.llm.providers.base import Provider, departure, report_departure
+from genir_eval.llm.providers.base import (
+    Provider,
+    ProviderError,
+    departure,
+    report_departure,
+)
 from genir_eval.llm.providers.classify import classify_exception
 
 __all__ = ["SDKProvider"]
@@ -54,6 +60,110 @@ async def _report_chunk_sent(_session: Any, _context: Any, _params: Any) -> None
     any wait for a connection and its set-up), so the request leaves now. A body written in
     several chunks is reported at the first (a judgment's body is one)."""
     report_departure()
+
+
+class ReplyTooLarge(Exception):
+    """A reply that passed the cap on its bytes while it streamed."""
+
+
+#: The content codings a reply may come in: decoded here, through the cap, so a small
+#: compressed body cannot expand past it in memory (the requests ask for these alone).
+_INFLATE = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+ACCEPT_ENCODING = "gzip, deflate"
+
+
+def _over(limit: int) -> ReplyTooLarge:
+    return ReplyTooLarge(
+        f"reply too large: over {limit} bytes (max_reply_bytes), cut off as it streamed"
+    )
+
+
+@functools.cache
+def _capped_stream_class() -> Any:
+    """:class:`httpx.AsyncByteStream` (the SDKs' HTTP library, imported when a provider is
+    made) stopping with :class:`ReplyTooLarge` once more than its ``limit`` bytes have come
+    on the wire or, for a compressed reply it decodes itself (``wbits``), once more than
+    ``limit`` decoded bytes would come out: what a reply holds in memory is bounded by the
+    cap, however long the server keeps sending (a 200 reply streamed without end, a huge
+    body, a compression bomb)."""
+    httpx = importlib.import_module("httpx2")
+
+    class CappedStream(httpx.AsyncByteStream):  # type: ignore[misc, name-defined]
+        def __init__(self, inner: Any, limit: int, wbits: int | None = None) -> None:
+            self._inner = inner
+            self._limit = limit
+            self._wbits = wbits
+
+        async def __aiter__(self) -> Any:
+            wire = out = 0
+            inflate = None if self._wbits is None else zlib.decompressobj(self._wbits)
+            async for chunk in self._inner:
+                wire += len(chunk)
+                if wire > self._limit:
+                    raise _over(self._limit)
+                if inflate is not None:
+                    # at most one byte past the cap comes out: enough to know it is over
+                    chunk = inflate.decompress(chunk, self._limit - out + 1)
+                    if inflate.unconsumed_tail:
+                        raise _over(self._limit)
+                out += len(chunk)
+                if out > self._limit:
+                    raise _over(self._limit)
+                if chunk:
+                    yield chunk
+            if inflate is not None:
+                tail = inflate.flush()
+                if out + len(tail) > self._limit:
+                    raise _over(self._limit)
+                if tail:
+                    yield tail
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    return CappedStream
+
+
+class _ReplyCap:
+    """An HTTP client's response hook capping the body at ``limit`` bytes: the hook runs
+    once the headers are in and before the body is read, so the body is read through the
+    cap (chunked or with a Content-Length, which is not trusted either). A gzip or deflate
+    body is decoded through the cap here (its Content-Encoding then removed, so the client
+    does not decode it again); any other coding is refused as malformed."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._capped = _capped_stream_class()
+
+    async def __call__(self, response: Any) -> None:
+        coding = response.headers.get("content-encoding", "").strip().lower()
+        if coding in ("", "identity"):
+            response.stream = self._capped(response.stream, self.limit)
+        elif coding in _INFLATE:
+            del response.headers["content-encoding"]
+            response.stream = self._capped(response.stream, self.limit, _INFLATE[coding])
+        else:
+            raise ProviderError(
+                f"malformed response: Content-Encoding {coding[:40]!r}, not one of the "
+                f"codings asked for ({ACCEPT_ENCODING})",
+                error_class="transient",
+            )
+
+
+def _reply_refusal(error: BaseException) -> ProviderError | None:
+    """What the reply cap refused behind an SDK's error (the SDK wraps what its transport
+    raised in a connection error), as the provider error to record, if anything."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ReplyTooLarge):
+            # the same request would stream as long again: not retried
+            return ProviderError(str(current), error_class="permanent")
+        if isinstance(current, ProviderError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def _tls_context() -> Any:
@@ -102,14 +212,16 @@ def _aiohttp_client_class(sdk: Any) -> Any:
     return TracedAioHttpClient
 
 
-def _default_client(sdk: Any, tls: Any) -> Any:
+def _default_client(sdk: Any, tls: Any, max_reply_bytes: int) -> Any:
     """The SDK's own aiohttp client with ``tls``, told to report when a request leaves.
 
     aiohttp rather than the SDK's default httpx transport (httpcore, h11, anyio): against
     the fake server at 64 in flight (``bench/bench_engine.py --cases sporadic``) the client
     spent 2.3 ms of CPU a judgment over aiohttp where it spent 3.2 over httpx, three quarters
     of which were that transport's."""
-    return _aiohttp_client_class(sdk)(verify=tls)
+    return _aiohttp_client_class(sdk)(
+        verify=tls, event_hooks={"response": [_ReplyCap(max_reply_bytes)]}
+    )
 
 
 def _credentials_apart(base_url: str) -> tuple[str, dict[str, str] | None]:
@@ -143,10 +255,12 @@ class SDKProvider(Provider):
         http_client: Any,
         timeout: float,
         pool_shards: int,
+        max_reply_bytes: int,
     ) -> None:
         """``pool_shards`` clients of ``client_class`` (one when ``http_client``, an httpx
-        client, is injected; it is told to report when a request leaves too), with the SDK's
-        own retries off: the engine retries, with its limits."""
+        client, is injected; it is told to report when a request leaves and to cap replies
+        too), with the SDK's own retries off: the engine retries, with its limits. A reply
+        over ``max_reply_bytes`` is cut off as it streams."""
         # credentials inside the URL (https://user:key@host) are secrets like the API key;
         # they are sent as HTTP Basic auth, the URL kept without them (over aiohttp they were
         # dropped: the SDK's Authorization header and the URL's user could not both be sent)
@@ -165,6 +279,7 @@ class SDKProvider(Provider):
         if http_client is not None:
             hooks = http_client.event_hooks
             hooks["request"] = [*hooks.get("request", ()), _trace_departure]
+            hooks["response"] = [*hooks.get("response", ()), _ReplyCap(max_reply_bytes)]
             http_client.event_hooks = hooks
             _preload_async_backend()
         # One TLS context for every shard: each builds its own otherwise, reading the CA
@@ -175,10 +290,11 @@ class SDKProvider(Provider):
                 api_key=api_key,
                 base_url=self._base_url,
                 # the SDK's own aiohttp client, told to report when a request leaves
-                http_client=http_client or _default_client(sdk, tls),
+                http_client=http_client or _default_client(sdk, tls, max_reply_bytes),
                 max_retries=0,
                 timeout=limits,
-                default_headers=headers,
+                # only codings the reply cap decodes itself (_ReplyCap)
+                default_headers={"Accept-Encoding": ACCEPT_ENCODING, **(headers or {})},
             )
             for _ in range(shards)
         ]
@@ -194,6 +310,9 @@ class SDKProvider(Provider):
         try:
             return await call(next(self._next))
         except Exception as error:  # noqa: BLE001 - every SDK error is classified
+            refused = _reply_refusal(error)
+            if refused is not None:
+                raise self.redact_error(refused) from None
             # The SDK's message may quote an error body that echoes the key: the chained
             # original is dropped (``from None``) so a traceback cannot print it either.
             raise self.redact_error(classify_exception(error)) from None

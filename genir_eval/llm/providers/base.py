@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 __all__ = [
+    "DEFAULT_MAX_REPLY_BYTES",
     "Message",
     "GenerateConfig",
     "Usage",
@@ -69,6 +70,12 @@ Role = Literal["system", "user", "assistant"]
 #: ``stopped``: not sent, because the engine stopped sending to this endpoint (see
 #: :mod:`genir_eval.llm.health`).
 ErrorClass = Literal["rate_limit", "transient", "permanent", "deadline", "cache_miss", "stopped"]
+
+
+#: A reply's size on the wire past which it is cut off as it streams: a chat completion with
+#: 20 log-probabilities for each of 4,000 tokens is about 8 MB, so 16 MiB cuts off only what
+#: no model's reply is (a server streaming without end held 2.1 GB before its timeout).
+DEFAULT_MAX_REPLY_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)

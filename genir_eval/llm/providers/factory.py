@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from genir_eval.errors import ConfigError
-from genir_eval.llm.providers.base import Provider
+from genir_eval.llm.providers.base import DEFAULT_MAX_REPLY_BYTES, Provider
 
 __all__ = ["PROVIDER_NAMES", "DEFAULT_MODELS", "resolve_provider", "make_provider"]
 
@@ -82,11 +82,13 @@ def make_provider(
     timeout: float = 60.0,
     concurrency: int | None = None,
     pool_shards: int | None = None,
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
 ) -> Provider:
     """A provider by name (``auto`` resolved by :func:`resolve_provider`). Its calls are
     spread over several HTTP connection pools (see ``OpenAIProvider``): ``pool_shards`` of
     them, else one per :data:`CALLS_PER_POOL` calls in flight at ``concurrency``. Every
-    engine builder (the run's and the other commands') goes through here, so they agree."""
+    engine builder (the run's and the other commands') goes through here, so they agree.
+    A reply longer than ``max_reply_bytes`` on the wire is cut off as it streams."""
     if pool_shards is None:
         pool_shards = max(1, (concurrency or 1) // CALLS_PER_POOL)
     resolved, _notice = resolve_provider(name, base_url=base_url, api_key=api_key)
@@ -105,6 +107,7 @@ def make_provider(
             http_client=http_client,
             timeout=timeout,
             pool_shards=pool_shards,
+            max_reply_bytes=max_reply_bytes,
         )
     from genir_eval.llm.providers.anthropic_provider import AnthropicProvider
 
@@ -115,4 +118,5 @@ def make_provider(
         http_client=http_client,
         timeout=timeout,
         pool_shards=pool_shards,
+        max_reply_bytes=max_reply_bytes,
     )

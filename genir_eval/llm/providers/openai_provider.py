@@ -15,6 +15,7 @@ from typing import Any
 from genir_eval.errors import ConfigError
 from genir_eval.llm.providers._sdk import SDKProvider
 from genir_eval.llm.providers.base import (
+    DEFAULT_MAX_REPLY_BYTES,
     Completion,
     GenerateConfig,
     Message,
@@ -50,6 +51,7 @@ class OpenAIProvider(SDKProvider):
         http_client: Any = None,
         timeout: float = 60.0,
         pool_shards: int = 1,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
     ) -> None:
         import httpx2  # the SDK's HTTP library: its Response is what a raw call returns
         import openai  # lazily: the package works without the SDK installed
@@ -73,6 +75,7 @@ class OpenAIProvider(SDKProvider):
             http_client=http_client,
             timeout=timeout,
             pool_shards=pool_shards,
+            max_reply_bytes=max_reply_bytes,
         )
 
     async def generate(

@@ -52,6 +52,8 @@ def _refusals(*codes: str) -> dict[str, Any]:
         "401": "the server's token is missing",
         "403": "a cross-site request",
         "404": "no such queue, or an item not in the queue",
+        "409": "the labeller's name is held by another session (the genir_label_session "
+        "cookie the server sets: keep it, or choose another name)",
         "413": "a body over 8 MB",
         "415": "a body that is not JSON",
         "422": "a field that is missing or wrong, named in the error",
@@ -66,7 +68,7 @@ def _post(summary: str, body: dict[str, Any], ok: str, schema: dict[str, Any]) -
             "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},
             "responses": {
                 ok: _json(schema, "saved"),
-                **_refusals("400", "401", "403", "404", "413", "415", "422"),
+                **_refusals("400", "401", "403", "404", "409", "413", "415", "422"),
             },
         }
     }
@@ -234,7 +236,7 @@ def openapi_schema(
                 "responses": {
                     "200": _json(_NEXT_REPLY, "the next item"),
                     **get_refusals,
-                    **_refusals("422"),
+                    **_refusals("409", "422"),
                 },
             }
         }

@@ -10,9 +10,9 @@ requires a token (``Authorization: Bearer`` or the cookie ``/?token=`` sets).
 
 from __future__ import annotations
 
-import hmac
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,102 +22,78 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from genir_eval.errors import GenirError
 from genir_eval.runner.label import pages
 from genir_eval.runner.label.api_schema import openapi_schema
+from genir_eval.runner.label.guard import (
+    CSP,
+    LOOPBACK_NAMES,
+    TOKEN_COOKIE,
+    Guard,
+    token_cookie_value,
+)
 from genir_eval.runner.label.items import Item
 from genir_eval.runner.label.queue import Queue, Workspace
-from genir_eval.runner.label.store import Event, NotInQueue, check_labeller
-
-__all__ = ["make_app", "CSP", "TOKEN_COOKIE"]
-
-CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+from genir_eval.runner.label.store import (
+    Event,
+    NameTaken,
+    NotInQueue,
+    check_labeller,
+    new_session,
 )
-TOKEN_COOKIE = "genir_label_token"
+
+__all__ = ["make_app", "CSP", "TOKEN_COOKIE", "SESSION_COOKIE"]
+
 STATIC = Path(__file__).parent / "static"
-MAX_BODY = 8 * 1024 * 1024
-_SAFE = {"GET", "HEAD", "OPTIONS"}
+#: The cookie naming a labeller's browser session: a name belongs to the session that
+#: first labelled under it, so two people who type the same name are told apart.
+SESSION_COOKIE = "genir_label_session"
+_SESSION_SHAPE = re.compile(r"[A-Za-z0-9_-]{16,64}")
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
+class LabellerSession:
+    """Gives every request its labeller session (``scope['state']['labeller_session']``):
+    the cookie's, or a new one the response sets. ``SameSite=Lax``, not ``Strict``: a
+    labeller following a link to the page from elsewhere keeps their session (a new one
+    would find their own name taken); the cookie says who labels, it authorises nothing."""
 
-
-class Guard:
-    """Host check, token, cross-site refusal and the security headers, around the app."""
-
-    def __init__(self, app: ASGIApp, *, hosts: set[str], token: str | None) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self.hosts = hosts
-        self.token = token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        refusal = self._refusal(scope, headers)
+        session = None
+        for key, value in scope["headers"]:
+            if key.lower() != b"cookie":
+                continue
+            for part in value.decode("latin-1").split(";"):
+                name, _, given = part.strip().partition("=")
+                if name == SESSION_COOKIE and _SESSION_SHAPE.fullmatch(given):
+                    session = given
+        fresh = session is None
+        session = session or new_session()
+        scope.setdefault("state", {})["labeller_session"] = session
 
-        async def with_headers(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                extra = [
-                    (b"content-security-policy", CSP.encode()),
-                    (b"x-content-type-options", b"nosniff"),
-                    (b"referrer-policy", b"no-referrer"),
-                    (b"x-frame-options", b"DENY"),
-                    (b"cross-origin-opener-policy", b"same-origin"),
-                ]
-                message = {**message, "headers": [*message.get("headers", []), *extra]}
+        async def with_cookie(message: Message) -> None:
+            if fresh and message["type"] == "http.response.start":
+                cookie = (
+                    f"{SESSION_COOKIE}={session}; Path=/; Max-Age=31536000; HttpOnly; SameSite=Lax"
+                )
+                message = {
+                    **message,
+                    "headers": [*message.get("headers", []), (b"set-cookie", cookie.encode())],
+                }
             await send(message)
 
-        if refusal is not None:
-            await refusal(scope, receive, with_headers)
-            return
-        await self.app(scope, receive, with_headers)
+        await self.app(scope, receive, with_cookie)
 
-    def _refusal(self, scope: Scope, headers: Mapping[str, str]) -> Response | None:
-        host = headers.get("host", "")
-        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-        if name.strip("[]") not in self.hosts:
-            return _error(400, f"Host {host!r} is not this server's name")
-        if self.token is not None and not self._has_token(scope, headers):
-            return _error(401, "this server needs its token: open /?token=TOKEN once")
-        if scope["method"] in _SAFE:
-            return None
-        origin = headers.get("origin")
-        scheme = scope.get("scheme", "http")
-        if origin is not None and origin != f"{scheme}://{host}":
-            return _error(403, f"cross-site request refused (Origin {origin!r})")
-        if headers.get("sec-fetch-site") in {"cross-site", "same-site"}:
-            return _error(403, "cross-site request refused (Sec-Fetch-Site)")
-        kind = headers.get("content-type", "").split(";")[0].strip().lower()
-        if kind != "application/json":
-            return _error(415, "send JSON (Content-Type: application/json)")
-        length = headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > MAX_BODY:
-            return _error(413, f"request body over {MAX_BODY} bytes")
-        return None
 
-    def _has_token(self, scope: Scope, headers: Mapping[str, str]) -> bool:
-        assert self.token is not None
-        given = headers.get("authorization", "").removeprefix("Bearer ").strip()
-        cookie = ""
-        for part in headers.get("cookie", "").split(";"):
-            key, _, value = part.strip().partition("=")
-            if key == TOKEN_COOKIE:
-                cookie = value
-        query = scope.get("query_string", b"").decode("latin-1")
-        from urllib.parse import parse_qs
-
-        in_query = (parse_qs(query).get("token") or [""])[0] if scope["path"] == "/" else ""
-        secret = self.token.encode("utf-8")
-        return any(
-            hmac.compare_digest(t.encode("utf-8"), secret) for t in (given, cookie, in_query) if t
-        )
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
 
 
 def _item_json(queue: Queue, item: Item, *, reveal: bool) -> dict[str, Any]:
@@ -198,23 +174,32 @@ class _Server:
         except LookupError as error:
             raise NotInQueue(str(error)) from None
 
-    def labeller_of(self, value: Any) -> str:
+    async def labeller_of(self, request: Request, value: Any) -> str:
+        """The labeller's name, held by this request's session (:class:`NameTaken` when
+        another session holds it)."""
         try:
-            return check_labeller(value)
+            name = check_labeller(value)
         except ValueError as error:
             raise _Bad(str(error)) from None
+        session = request.scope["state"]["labeller_session"]
+        await run_in_threadpool(self.space.store.claim_name, name, session)
+        return name
 
     async def index(self, request: Request) -> Response:
         if "token" in request.query_params and self.token is not None:
             response = RedirectResponse("/", status_code=303)
-            response.set_cookie(TOKEN_COOKIE, self.token, httponly=True, samesite="strict")
+            response.set_cookie(
+                TOKEN_COOKIE, token_cookie_value(self.token), httponly=True, samesite="strict"
+            )
             return response
         name = request.query_params.get("labeller") or None
         if name is not None:
             try:
-                check_labeller(name)
-            except ValueError as error:
+                await self.labeller_of(request, name)
+            except _Bad as error:
                 return HTMLResponse(f"<p>{pages._e(error)}</p>", status_code=422)
+            except NameTaken as error:
+                return HTMLResponse(f"<p>{pages._e(error)}</p>", status_code=409)
         return HTMLResponse(await run_in_threadpool(pages.index_page, self.space, name))
 
     async def label_page(self, request: Request) -> Response:
@@ -222,7 +207,10 @@ class _Server:
         name = request.query_params.get("labeller")
         if not name:
             return RedirectResponse("/", status_code=303)
-        labeller = self.labeller_of(name)
+        try:
+            labeller = await self.labeller_of(request, name)
+        except NameTaken as error:
+            return HTMLResponse(f"<p>{pages._e(error)}</p>", status_code=409)
         reveal = request.query_params.get("reveal") == "1"
         key = await run_in_threadpool(
             self.space.store.next_item, queue.name, labeller, queue.per_item
@@ -263,7 +251,7 @@ class _Server:
 
     async def next_item(self, request: Request) -> Response:
         queue = self.queue_of(request)
-        labeller = self.labeller_of(request.query_params.get("labeller", ""))
+        labeller = await self.labeller_of(request, request.query_params.get("labeller", ""))
         reveal = request.query_params.get("reveal") == "1"
         key = await run_in_threadpool(
             self.space.store.next_item, queue.name, labeller, queue.per_item
@@ -275,7 +263,7 @@ class _Server:
     async def post_label(self, request: Request) -> Response:
         queue = self.queue_of(request)
         data = await _body(request, ("key", "labeller", "value"))
-        labeller = self.labeller_of(data["labeller"])
+        labeller = await self.labeller_of(request, data["labeller"])
         value = data["value"]
         allowed = [c.value for c in queue.choices]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value not in allowed:
@@ -306,7 +294,7 @@ class _Server:
     async def post_skip(self, request: Request) -> Response:
         queue = self.queue_of(request)
         data = await _body(request, ("key", "labeller"))
-        labeller = self.labeller_of(data["labeller"])
+        labeller = await self.labeller_of(request, data["labeller"])
         event = await run_in_threadpool(
             lambda: self.space.store.save(
                 queue.name,
@@ -321,7 +309,7 @@ class _Server:
     async def post_undo(self, request: Request) -> Response:
         queue = self.queue_of(request)
         data = await _body(request, ("labeller",))
-        labeller = self.labeller_of(data["labeller"])
+        labeller = await self.labeller_of(request, data["labeller"])
         event = await run_in_threadpool(self.space.store.undo, queue.name, labeller)
         return JSONResponse({"undone": None if event is None else _event_json(event)})
 
@@ -346,6 +334,9 @@ class _Server:
     async def not_in_queue(self, request: Request, error: Exception) -> Response:
         return _error(404, str(error))
 
+    async def name_taken(self, request: Request, error: Exception) -> Response:
+        return _error(409, str(error))
+
     async def bad(self, request: Request, error: Exception) -> Response:
         return _error(422, str(error))
 
@@ -356,13 +347,14 @@ class _Server:
 def make_app(
     space: Workspace,
     *,
-    hosts: set[str] | None = None,
+    hosts: Iterable[str] | None = None,
     token: str | None = None,
     scenarios: Mapping[str, Path] | None = None,
 ) -> ASGIApp:
     """The server's ASGI application over ``space``; ``hosts`` the names the Host header
     may give (the loopback names by default), ``token`` required on every request when set,
-    ``scenarios`` the scenarios ``POST /api/judge`` may name."""
+    ``scenarios`` the scenarios ``POST /api/judge`` may name. The checks in front of it are
+    :mod:`genir_eval.runner.label.guard`'s."""
     server = _Server(space, token, scenarios or {})
     routes = [
         Route("/", server.index),
@@ -382,8 +374,9 @@ def make_app(
         routes=routes,
         exception_handlers={
             NotInQueue: server.not_in_queue,
+            NameTaken: server.name_taken,
             _Bad: server.bad,
             GenirError: server.genir_error,
         },
     )
-    return Guard(app, hosts=hosts or {"127.0.0.1", "localhost", "::1"}, token=token)
+    return Guard(LabellerSession(app), hosts=hosts or LOOPBACK_NAMES, token=token)

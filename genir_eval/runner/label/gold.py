@@ -19,6 +19,7 @@ import orjson
 from genir_eval.errors import InputError
 from genir_eval.kind_names import CITATION_SUPPORT, LINK_USEFULNESS, PAIRWISE
 from genir_eval.records import SUPPORT_VALUE, Gold, Session, session_to_dict
+from genir_eval.rundir.files import file_digest
 from genir_eval.runner.label.agreement import people_label
 from genir_eval.runner.label.items import (
     NUGGET_QUEUE,
@@ -27,6 +28,7 @@ from genir_eval.runner.label.items import (
     TURN_SATISFACTION,
     nugget_where,
 )
+from genir_eval.runner.label.keys import parse_item_key
 from genir_eval.runner.label.store import STORE_FILE, LabelStore
 
 __all__ = ["PeopleGold", "open_people_gold", "with_people_gold", "write_gold_sessions"]
@@ -60,23 +62,22 @@ class PeopleGold:
                     self._put(queue, item, value)
 
     def _put(self, queue: str, item: str, value: float) -> None:
-        body = item.split(":", 1)[1]
+        _, parts = parse_item_key(item)  # the store checked it against its queue
         if queue == PAIRWISE:
             self.pairs[item] = value
         elif queue == NUGGET_QUEUE:
             self._put_nugget(item, value)
         elif queue == LINK_USEFULNESS:
-            sid, turn, link = body.rsplit(":", 2)
-            self.links.setdefault((sid, int(turn)), {})[int(link)] = int(value)
+            sid, turn, link = parts
+            self.links.setdefault((sid, turn), {})[link] = int(value)
         elif queue == CITATION_SUPPORT:
-            sid, turn, statement, link = body.rsplit(":", 3)
-            where = (sid, int(turn), int(statement))
-            self.support.setdefault(where, {})[int(link)] = _SUPPORT_WORD[int(value)]
+            sid, turn, statement, link = parts
+            self.support.setdefault((sid, turn, statement), {})[link] = _SUPPORT_WORD[int(value)]
         elif queue == TURN_SATISFACTION:
-            sid, turn = body.rsplit(":", 1)
-            self.turns[(sid, int(turn))] = value
+            sid, turn = parts
+            self.turns[(sid, turn)] = value
         else:
-            self.sessions[body] = value
+            self.sessions[parts[0]] = value
 
     def _put_nugget(self, item: str, value: float) -> None:
         """A (nugget, answer) label as its assignment word (TREC 2024 RAG's)."""
@@ -122,14 +123,21 @@ class PeopleGold:
         )
 
 
-def open_people_gold(path: str | Path) -> PeopleGold:
-    """The people's gold of a store (``labels.sqlite``, or a run folder holding one)."""
+def open_people_gold(path: str | Path, logs: str | Path) -> PeopleGold:
+    """The people's gold of a store (``labels.sqlite``, or a run folder holding one), read
+    only, for the sessions of ``logs``: refused when the store labels other logs."""
     where = Path(path)
     if where.is_dir():
         where = where / STORE_FILE
     if not where.is_file():
         raise InputError(f"{where}: no label store here (`genir-eval label RUN_DIR` makes one)")
-    return PeopleGold(LabelStore(where))
+    store = LabelStore(where, readonly=True)
+    try:
+        digest = file_digest(Path(logs))
+    except OSError as error:
+        raise InputError(f"{logs}: cannot read the logs ({error.strerror or error})") from None
+    store.check_input(digest, logs)
+    return PeopleGold(store)
 
 
 def with_people_gold(sessions: Iterable[Session], gold: PeopleGold) -> Iterator[Session]:

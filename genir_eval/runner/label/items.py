@@ -17,7 +17,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
-from urllib.parse import quote, unquote
 
 from genir_eval.errors import InputError
 from genir_eval.ingest import load_sessions
@@ -34,7 +33,9 @@ from genir_eval.kind_names import (
 from genir_eval.records import SUPPORT_VALUE, Session, Turn
 from genir_eval.report.evidence import read_evidence
 from genir_eval.rundir import Run
+from genir_eval.rundir.files import file_digest
 from genir_eval.rundir.rows import EVIDENCE_FILE
+from genir_eval.runner.label.keys import item_key, parse_item_key
 
 __all__ = [
     "Choice",
@@ -80,9 +81,9 @@ class Pane:
 class Item:
     """One question of a queue.
 
-    ``key`` names it in the store and the API (``link:<session>:<turn>:<link>``,
-    ``support:<session>:<turn>:<statement>:<link>``, ``turn:<session>:<turn>``,
-    ``session:<session>``); ``judged`` maps each judge of the kind to its label on the
+    ``key`` names it in the store and the API (:func:`~genir_eval.runner.label.keys.item_key`:
+    ``link:["<session>",<turn>,<link>]``, ``support:[...]``, ``turn:[...]``,
+    ``session:[...]``); ``judged`` maps each judge of the kind to its label on the
     person's scale (``None`` where it is missing); ``panes`` are what the page shows,
     side by side when there are two.
     """
@@ -171,6 +172,13 @@ def run_sessions(run: Run) -> dict[str, Session]:
             f"{run.directory / 'run.json'}: input.path: {path} is not there any more "
             "(the labelling page shows the sessions' text from it)"
         )
+    recorded = given.get("sha256")
+    if recorded and file_digest(Path(path)) != recorded:
+        raise InputError(
+            f"{run.directory / 'run.json'}: input.sha256: {path} changed since the run "
+            f"(SHA-256 {recorded[:12]} then, {file_digest(Path(path))[:12]} now): the labels "
+            "would be about other text than the judges read; run the scenario again"
+        )
     loaded = load_sessions(
         path, format=cast(Format | None, given.get("format")), sources=given.get("sources")
     )
@@ -208,7 +216,7 @@ def _link_items(
         labels = row.get("labels") or {}
         source = link.text if link is not None and link.text else "(no source text in the log)"
         yield Item(
-            key=f"link:{sid}:{index}:{link_id}",
+            key=item_key("link", sid, index, link_id),
             queue=LINK_USEFULNESS,
             session_id=sid,
             turn=index,
@@ -237,7 +245,7 @@ def _support_items(run: Run, sessions: Mapping[str, Session]) -> Iterator[Item]:
         passage = link.text if link is not None and link.text else "(no source text in the log)"
         statement_text, heading = texts[where]
         yield Item(
-            key=f"support:{sid}:{index}:{statement}:{link_id}",
+            key=item_key("support", sid, index, statement, link_id),
             queue=CITATION_SUPPORT,
             session_id=sid,
             turn=index,
@@ -259,7 +267,7 @@ def _satisfaction_items(
         sid, index = str(row["session_id"]), int(row["turn"])
         scores = row.get("scores") or {}
         yield Item(
-            key=f"turn:{sid}:{index}",
+            key=item_key("turn", sid, index),
             queue=TURN_SATISFACTION,
             session_id=sid,
             turn=index,
@@ -276,7 +284,7 @@ def _satisfaction_items(
         scores = row.get("scores") or {}
         turns = session.turns if session is not None else ()
         yield Item(
-            key=f"session:{sid}",
+            key=item_key("session", sid),
             queue=SESSION_SATISFACTION,
             session_id=sid,
             turn=None,
@@ -286,15 +294,14 @@ def _satisfaction_items(
 
 
 def nugget_key(session_id: str, turn: int, nugget_id: str) -> str:
-    """A (nugget, answer) item's key: its parts quoted, so a colon in a session or nugget id
-    cannot move the split (:func:`nugget_where` reads it back)."""
-    return f"nugget:{quote(session_id, safe='')}:{turn}:{quote(nugget_id, safe='')}"
+    """A (nugget, answer) item's key (:func:`nugget_where` reads it back)."""
+    return item_key("nugget", session_id, turn, nugget_id)
 
 
 def nugget_where(key: str) -> tuple[str, int, str]:
     """The session id, turn and nugget id of a :func:`nugget_key`."""
-    _, session_id, turn, nugget_id = key.split(":")
-    return unquote(session_id), int(turn), unquote(nugget_id)
+    _, (session_id, turn, nugget_id) = parse_item_key(key)
+    return session_id, turn, nugget_id
 
 
 def _nugget_items(

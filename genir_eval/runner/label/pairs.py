@@ -21,8 +21,9 @@ from genir_eval.ingest.preferences import Preference
 from genir_eval.kind_names import PAIRWISE
 from genir_eval.records import Session, Turn
 from genir_eval.runner.label.items import Choice, Item, Pane
+from genir_eval.runner.label.keys import item_key, parse_item_key
 
-__all__ = ["ARENA_FILE", "is_arena", "arena_items", "WINNER_VALUE", "preference_rows"]
+__all__ = ["ARENA_FILE", "PAIRS_FILE", "is_arena", "arena_items", "WINNER_VALUE", "preference_rows"]
 
 ARENA_FILE = "arena.json"
 PAIRS_FILE = "pairs.jsonl"
@@ -49,11 +50,58 @@ def _input(folder: Path, given: str) -> Path:
 
 
 def _systems(folder: Path, document: Mapping[str, Any]) -> dict[str, dict[str, Session]]:
+    where = folder / ARENA_FILE
+    inputs = document.get("inputs") or []
+    if not isinstance(inputs, list):
+        raise InputError(f"{where}: inputs: a list of {{name, path}}, got {inputs!r:.80}")
     out = {}
-    for given in document.get("inputs") or []:
-        sessions = load_sessions(_input(folder, str(given["path"]))).sessions
-        out[str(given["name"])] = {s.session_id: s for s in sessions}
+    for number, given in enumerate(inputs, 1):
+        if not isinstance(given, dict) or not all(
+            isinstance(given.get(k), str) and given.get(k) for k in ("name", "path")
+        ):
+            raise InputError(
+                f"{where}: inputs, entry {number}: an object with a name and a path, got "
+                f"{given!r:.80}"
+            )
+        sessions = load_sessions(_input(folder, given["path"])).sessions
+        out[given["name"]] = {s.session_id: s for s in sessions}
     return out
+
+
+def _document(folder: Path) -> dict[str, Any]:
+    """``arena.json``: a JSON object, or a located :class:`InputError`."""
+    where = folder / ARENA_FILE
+    try:
+        document = json.loads(where.read_text(encoding="utf-8"))
+    except (ValueError, RecursionError) as error:
+        raise InputError(f"{where}: not valid JSON ({error})") from None
+    if not isinstance(document, dict):
+        raise InputError(
+            f"{where}: a JSON object (what `genir-eval arena` writes), got a "
+            f"{type(document).__name__}"
+        )
+    return document
+
+
+def _pair(path: Path, number: int, row: Any) -> tuple[str, int, str, str]:
+    """A ``pairs.jsonl`` row's session, turn and two systems, each checked."""
+    where = f"{path}: line {number}"
+    if not isinstance(row, dict):
+        raise InputError(f"{where}: a JSON object, got {row!r:.80}")
+    sid, turn = row.get("session_id"), row.get("turn")
+    if isinstance(sid, bool) or not isinstance(sid, (str, int)) or sid == "":
+        raise InputError(f"{where}: session_id: a session's id, got {sid!r:.80}")
+    if isinstance(turn, bool) or not isinstance(turn, int) or turn < 0:
+        raise InputError(f"{where}: turn: a turn's index (0 or more), got {turn!r:.80}")
+    for side in ("a", "b"):
+        if not isinstance(row.get(side), str) or not row.get(side):
+            raise InputError(f"{where}: {side}: a system's name, got {row.get(side)!r:.80}")
+    orders = row.get("orders")
+    if orders is not None and (
+        not isinstance(orders, list) or not all(isinstance(o, dict) for o in orders)
+    ):
+        raise InputError(f"{where}: orders: a list of objects, got {orders!r:.80}")
+    return str(sid), turn, row["a"], row["b"]
 
 
 def _turn(session: Session | None, index: int) -> Turn | None:
@@ -62,10 +110,11 @@ def _turn(session: Session | None, index: int) -> Turn | None:
     return next((t for t in session.turns if t.index == index), None)
 
 
-def _left_is_a(key: str) -> bool:
-    """The side ``a`` is shown on, drawn from the pair's key: random across pairs, the
-    same for every labeller and every reload."""
-    return hashlib.sha256(key.encode("utf-8")).digest()[0] % 2 == 0
+def _left_is_a(sid: str, turn: int, a: str, b: str) -> bool:
+    """The side ``a`` is shown on, drawn from the pair: random across pairs, the same for
+    every labeller and every reload, and the same as before item keys were JSON (drawn
+    from the version 1 key's text, so a migrated store's pairs keep their sides)."""
+    return hashlib.sha256(f"pair:{sid}:{turn}:{a}:{b}".encode()).digest()[0] % 2 == 0
 
 
 def _choices(left_is_a: bool) -> tuple[Choice, ...]:
@@ -79,15 +128,14 @@ def _choices(left_is_a: bool) -> tuple[Choice, ...]:
 
 def arena_items(folder: Path) -> list[Item]:
     """Every pair of the arena folder as an item of the pairwise queue."""
-    document = json.loads((folder / ARENA_FILE).read_text(encoding="utf-8"))
-    systems = _systems(folder, document)
+    systems = _systems(folder, _document(folder))
     items = []
-    for row in _rows(folder / PAIRS_FILE):
-        sid, index, a, b = str(row["session_id"]), int(row["turn"]), str(row["a"]), str(row["b"])
-        key = f"pair:{sid}:{index}:{a}:{b}"
+    for number, row in enumerate(_rows(folder / PAIRS_FILE), 1):
+        sid, index, a, b = _pair(folder / PAIRS_FILE, number, row)
+        key = item_key("pair", sid, index, a, b)
         turns = {name: _turn(systems.get(name, {}).get(sid), index) for name in (a, b)}
         query = next((t.query for t in turns.values() if t is not None), "")
-        left_is_a = _left_is_a(key)
+        left_is_a = _left_is_a(sid, index, a, b)
         shown = (a, b) if left_is_a else (b, a)
         panes = tuple(
             Pane(f"{side} answer", _answer(turns[name]))
@@ -129,8 +177,7 @@ def preference_rows(labels: Mapping[str, float]) -> list[Preference]:
     """People's pairwise labels (item key -> value) as rows of the preferences format."""
     out = []
     for key, value in labels.items():
-        _, body = key.split(":", 1)
-        sid, turn, a, b = body.rsplit(":", 3)
+        _, (sid, turn, a, b) = parse_item_key(key)
         out.append(
             Preference(
                 winner=_VALUE_WINNER[value],

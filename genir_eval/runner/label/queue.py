@@ -3,6 +3,8 @@ label store so every server on the store and every restart sees the same queue."
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,9 +13,10 @@ from typing import Any
 from genir_eval.errors import ConfigError, InputError
 from genir_eval.kind_names import PAIRWISE
 from genir_eval.rundir import load_run
+from genir_eval.rundir.files import file_digest
 from genir_eval.runner.label.agreement import people_label, queue_agreement
 from genir_eval.runner.label.items import CHOICES, Choice, Item, run_items, run_sessions
-from genir_eval.runner.label.pairs import arena_items, is_arena
+from genir_eval.runner.label.pairs import ARENA_FILE, PAIRS_FILE, arena_items, is_arena
 from genir_eval.runner.label.selection import (
     DEFAULT_WIDTH,
     SampleSize,
@@ -21,9 +24,12 @@ from genir_eval.runner.label.selection import (
     ppi_sample_size,
     random_order,
 )
-from genir_eval.runner.label.store import STORE_FILE, LabelStore
+from genir_eval.runner.label.store import STORE_FILE, LabelStore, StoreOwner
 
-__all__ = ["Queue", "Workspace", "open_workspace"]
+__all__ = ["Queue", "Workspace", "open_workspace", "store_owner"]
+
+#: The tables a run's items are made from: their digests (run.json's) make the run's.
+_ITEM_TABLES = ("links.jsonl", "citations.jsonl", "turns.jsonl", "sessions.jsonl")
 
 
 @dataclass(frozen=True)
@@ -89,6 +95,27 @@ class Workspace:
         }
 
 
+def _digest(parts: Mapping[str, Any]) -> str:
+    text = json.dumps(parts, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def store_owner(folder: str | Path) -> StoreOwner:
+    """Whose a store over ``folder`` is: a run's digest is the SHA-256 of its logs' digest
+    and its item tables' (``run.json`` keeps both), so a store made for one run is refused
+    for another; an arena's, of its ``arena.json`` and ``pairs.jsonl``."""
+    path = Path(folder)
+    if is_arena(path):
+        files = {name: file_digest(path / name) for name in (ARENA_FILE, PAIRS_FILE)}
+        return StoreOwner(_digest({"arena": files}), None)
+    run = load_run(path)
+    given = run.info.get("input") or {}
+    listed = run.info.get("files") or {}
+    tables = {name: listed.get(name) for name in _ITEM_TABLES}
+    logs = given.get("sha256")
+    return StoreOwner(_digest({"input": logs, "files": tables}), logs)
+
+
 def open_workspace(
     run_dir: str | Path,
     *,
@@ -117,7 +144,10 @@ def open_workspace(
             f"{directory}: no item to label (the run's judges label links, citations or "
             "satisfaction; this run has none of them)"
         )
-    labels = LabelStore(Path(store) if store is not None else directory / STORE_FILE)
+    owner = store_owner(folder)
+    labels = LabelStore(
+        Path(store) if store is not None else directory / STORE_FILE, create=True, owner=owner
+    )
     queues = {}
     for name, items in found.items():
         ordered = calibration_order(items)
@@ -133,4 +163,5 @@ def open_workspace(
             by_key,
             permutation=tuple(random_order(keys)),
         )
+    labels.claim(owner)  # its queues are this run's: the store is this run's from now on
     return Workspace(directory, labels, queues, title)
