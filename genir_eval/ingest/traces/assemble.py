@@ -163,7 +163,7 @@ class Assembler:
         try:
             session_id, user_id, turns, notes = _trace_turns(trace_id, trace, self.path)
         except InputError as error:
-            yield error
+            yield InputError(error.message, path=self.path, column=error.column)
             return
         notes = trace.notes + notes
         for note in notes:
@@ -197,7 +197,7 @@ class Assembler:
                 path=self.path,
             )
         draft.turns.sort(key=lambda t: t.key)
-        notes = list(draft.notes)
+        notes: list[str] = []  # what building the turns notes (links, markers)
         turns = []
         for index, turn in enumerate(draft.turns, start=1):
             try:
@@ -208,6 +208,9 @@ class Assembler:
                     path=self.path,
                     column=error.column,
                 )
+        for note in notes:
+            self.notes[_kind_of(note)] += 1
+        notes = draft.notes + notes
         meta: dict[str, Any] = {
             "traces": {
                 "source": self.source,

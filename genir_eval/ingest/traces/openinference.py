@@ -63,9 +63,9 @@ def as_text(value: Any, name: str, notes: list[str]) -> str | None:
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, (int, float, bool)):
-        notes.append(f"{name} is a {type(value).__name__}, read as text")
+        notes.append(f"{name} is a number ({type(value).__name__}), read as text")
         return str(value)
-    notes.append(f"{name} is a {type(value).__name__}, not text; left out")
+    notes.append(f"{name} is a {type(value).__name__} value, not text; left out")
     return None
 
 
