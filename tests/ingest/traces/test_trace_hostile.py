@@ -567,3 +567,22 @@ def test_a_late_span_of_a_closed_trace_is_located(tmp_path: Path) -> None:
     assert f"span {span_id(12)} of trace {trace_id(1)}" in str(raised.value)
     assert "larger window" in str(raised.value)
     assert len(list(iter_traces(path, format="otlp"))) == 1  # the default window holds it
+
+
+def test_the_fast_path_reads_what_json_format_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A well-formed request is read straight from its JSON; the same file read through
+    json_format and opentelemetry-proto's classes gives the same sessions."""
+    from genir_eval.ingest import load_sessions
+    from genir_eval.ingest.traces import otlp
+
+    path = Path(__file__).resolve().parents[3] / "fixtures" / "traces" / "rag_app.otlp.jsonl"
+    fast = load_sessions(path).sessions
+    calls: list[int] = []
+
+    def slow(*args: Any) -> None:
+        calls.append(1)
+        return None
+
+    monkeypatch.setattr(otlp, "_fast_steps", slow)
+    assert load_sessions(path).sessions == fast
+    assert calls and len(fast) == 6
