@@ -53,6 +53,16 @@ __all__ = ["DEFAULT_WINDOW", "Assembler"]
 DEFAULT_WINDOW = 20_000
 
 
+#: How many windows a closed trace or session is remembered, to name a late span of it; a
+#: span later still starts a trace of its own (its parent missing: a root, with a note).
+MEMORY = 10
+
+
+def _forget(closed: OrderedDict[int, int], before: int) -> None:
+    while closed and next(iter(closed.values())) < before:
+        closed.popitem(last=False)
+
+
 @dataclass
 class _Trace:
     steps: dict[str, Step] = field(default_factory=dict)
@@ -96,8 +106,10 @@ class Assembler:
         self.notes: Counter[str] = Counter()
         self._traces: OrderedDict[str, _Trace] = OrderedDict()
         self._sessions: OrderedDict[str, _SessionDraft] = OrderedDict()
-        self._closed_traces: set[int] = set()
-        self._closed_sessions: dict[int, int] = {}
+        # what was closed lately (hash -> where), to name a late span or trace; forgotten
+        # after MEMORY windows, so memory stays bounded by the window, not the file
+        self._closed_traces: OrderedDict[int, int] = OrderedDict()
+        self._closed_sessions: OrderedDict[int, int] = OrderedDict()
 
     def feed(self, step: Step) -> Iterator[Session | InputError]:
         self.position += 1
@@ -153,10 +165,12 @@ class Assembler:
                 break
             del self._sessions[session_id]
             self._closed_sessions[hash(session_id)] = self.position
+            _forget(self._closed_sessions, self.position - MEMORY * self.window)
             yield self._build(session_id, draft)
 
     def _close_trace(self, trace_id: str, trace: _Trace) -> Iterator[Session | InputError]:
-        self._closed_traces.add(hash(trace_id))
+        self._closed_traces[hash(trace_id)] = self.position
+        _forget(self._closed_traces, self.position - MEMORY * self.window)
         if trace.error is not None:
             yield trace.error
             return
