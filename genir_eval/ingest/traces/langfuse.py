@@ -53,13 +53,23 @@ def read_langfuse(path: Path) -> Iterator[Step | InputError]:
             if "observations" in row or ("type" not in row and _get(row, "traceId") is None):
                 yield _trace_step(row, place)
                 for position, observation in enumerate(row.get("observations") or []):
+                    field = f"observations[{position}]"
                     if not isinstance(observation, Mapping):
-                        raise _Bad(f"observations[{position}]", "is not an object")
-                    yield _observation_step(observation, f"{place}, observations[{position}]", row)
+                        raise _Bad(field, "is not an object")
+                    try:
+                        yield _observation_step(observation, f"{place}, {field}", row)
+                    except _Bad as bad:
+                        raise _Bad(f"{field}.{bad.field}", bad.message.split(" ", 1)[1]) from None
             else:
                 yield _observation_step(row, place, None)
         except _Bad as bad:
-            yield InputError(f"{where}: {bad.message}", path=str(path), line=line, column=bad.field)
+            yield InputError(
+                f"{where}: {bad.message}" if where.startswith("item") else bad.message,
+                path=str(path),
+                line=line,
+                row=int(where.split()[1]) if where.startswith("row ") else None,
+                column=bad.field,
+            )
 
 
 class _Bad(Exception):

@@ -48,7 +48,13 @@ def read_langsmith(path: Path) -> Iterator[Step | InputError]:
             yield _run_step(row, f"{path.name}, {where}")
         except ValueError as error:
             field, _, message = str(error).partition(": ")
-            yield InputError(f"{where}: {field} {message}", path=str(path), line=line, column=field)
+            yield InputError(
+                f"{where}: {field} {message}" if where.startswith("item") else f"{field} {message}",
+                path=str(path),
+                line=line,
+                row=int(where.split()[1]) if where.startswith("row ") else None,
+                column=field,
+            )
 
 
 def _id(value: Any, field: str) -> str:

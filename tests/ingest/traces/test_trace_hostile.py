@@ -586,3 +586,134 @@ def test_the_fast_path_reads_what_json_format_reads(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(otlp, "_fast_steps", slow)
     assert load_sessions(path).sessions == fast
     assert calls and len(fast) == 6
+
+
+def _langsmith_turn(**change: Any) -> list[dict[str, Any]]:
+    meta = {"extra": {"metadata": {"thread_id": "t1"}}, "trace_id": "r"}
+    runs = [
+        {
+            "id": "r",
+            "parent_run_id": None,
+            "run_type": "chain",
+            "inputs": {"question": "q?"},
+            "start_time": "2025-01-01T00:00:00Z",
+            "end_time": "2025-01-01T00:00:09Z",
+            **meta,
+        },
+        {
+            "id": "r-d",
+            "parent_run_id": "r",
+            "run_type": "retriever",
+            "outputs": {
+                "documents": [
+                    {"page_content": "text", "metadata": {"source": "https://a.example/1"}}
+                ]
+            },
+            "start_time": "2025-01-01T00:00:01Z",
+            "end_time": "2025-01-01T00:00:02Z",
+            **meta,
+        },
+        {
+            "id": "r-l",
+            "parent_run_id": "r",
+            "run_type": "llm",
+            "outputs": {"generations": [[{"text": "An answer [1]."}]]},
+            "start_time": "2025-01-01T00:00:03Z",
+            "end_time": "2025-01-01T00:00:08Z",
+            **meta,
+        },
+    ]
+    for index, values in change.items():
+        runs[int(index.removeprefix("run"))].update(values)
+    return runs
+
+
+def _rows(rows: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(r) + "\n" for r in rows)
+
+
+EXPORT_CASES = [
+    (
+        "langfuse",
+        "an observation without id",
+        _rows(
+            [
+                {
+                    "id": "t",
+                    "sessionId": "s",
+                    "input": "q?",
+                    "observations": [{"traceId": "t", "type": "GENERATION", "output": "a"}],
+                }
+            ]
+        ),
+        ("line 1", "observations[0].id", "not an id"),
+        None,
+    ),
+    (
+        "langfuse",
+        "a truncated line",
+        _rows([{"id": "t", "sessionId": "s", "input": "q?", "observations": []}])[:30] + "\n",
+        ("truncated",),
+        None,
+    ),
+    (
+        "langsmith",
+        "a time that is not ISO 8601",
+        _rows(_langsmith_turn(run1={"start_time": "yesterday"})),
+        (),
+        "is not an ISO 8601 time",
+    ),
+    (
+        "langsmith",
+        "a retriever without documents",
+        _rows(_langsmith_turn(run1={"outputs": {"result": "none"}})),
+        (),
+        "hold no documents list",
+    ),
+    (
+        "langsmith",
+        "a run without id",
+        _rows(_langsmith_turn(run2={"id": None})),
+        ("line 3", "id"),
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "fmt,name,content,error,note", EXPORT_CASES, ids=[c[1] for c in EXPORT_CASES]
+)
+def test_hostile_export_rows(
+    fmt: str,
+    name: str,
+    content: str,
+    error: tuple[str, ...],
+    note: str | None,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = tmp_path / "export.jsonl"
+    path.write_text(content, encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    code = main(["parse", str(path), "--format", fmt, "-o", str(out)])
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    if error:
+        assert code == 2, err
+        line = next(x for x in err.splitlines() if x.startswith("genir-eval: error:"))
+        assert all(text in line for text in (str(path), *error)), line
+        return
+    assert code == 0, err
+    sessions = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    notes = [n for s in sessions for n in s["meta"].get("trace_notes", [])]
+    assert note is not None and any(note in n for n in notes), notes
+
+
+def test_a_damaged_parquet_file_is_located(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "runs.parquet"
+    path.write_bytes(b"PAR1" + b"\x00" * 64)
+    assert main(["parse", str(path), "--format", "langsmith", "-o", str(tmp_path / "o.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and "not a readable Parquet file" in err
