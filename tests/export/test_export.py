@@ -150,6 +150,7 @@ def test_parquet_tables_round_trip(run_dir: Path, tmp_path: Path) -> None:
     assert tables["turns"]["trace_id"].notna().all()
 
 
+@pytest.mark.slow
 def test_otlp_export_of_a_run_without_traces_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -163,6 +164,7 @@ def test_otlp_export_of_a_run_without_traces_is_refused(
     assert not (tmp_path / "x" / "evaluations.otlp.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_a_changed_input_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     traces = tmp_path / "traces.jsonl"
     shutil.copy(TRACES / "rag_app.otlp.jsonl", traces)

@@ -50,6 +50,7 @@ def test_langfuse_jsonl_and_json(record: Any, tmp_path: Path) -> None:
         assert all(s.source == "langfuse" for s in result.sessions)
 
 
+@pytest.mark.slow
 def test_langfuse_parquet_tables_in_a_folder(record: Any, tmp_path: Path) -> None:
     traces = langfuse_traces(record)
     observations = [dict(o) for t in traces for o in t["observations"]]
@@ -67,6 +68,7 @@ def test_langfuse_parquet_tables_in_a_folder(record: Any, tmp_path: Path) -> Non
     assert mismatches(record, result.sessions, root_is_trace=True) == []
 
 
+@pytest.mark.slow
 def test_langsmith_jsonl_and_parquet(record: Any, tmp_path: Path) -> None:
     runs = langsmith_runs(record)
     jsonl = _jsonl(tmp_path / "runs.jsonl", runs)
@@ -81,6 +83,7 @@ def test_langsmith_jsonl_and_parquet(record: Any, tmp_path: Path) -> None:
         assert all(s.source == "langsmith" for s in result.sessions)
 
 
+@pytest.mark.slow
 def test_parse_states_the_detected_format(
     record: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
