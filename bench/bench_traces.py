@@ -35,8 +35,9 @@ for session in stream:
     turns += len(session.turns)
     links += sum(len(t.links) for t in session.turns)
 elapsed = time.perf_counter() - start
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(elapsed, peak, stream.spans, sessions, turns, links)
+usage = resource.getrusage(resource.RUSAGE_SELF)
+cpu = usage.ru_utime + usage.ru_stime
+print(elapsed, usage.ru_maxrss, stream.spans, sessions, turns, links, cpu)
 """
 _BARE = """
 import json, resource, sys, time
@@ -46,7 +47,8 @@ with open(sys.argv[1], "rb") as f:
     for line in f:
         n += len(json.loads(line)["resourceSpans"])
 elapsed = time.perf_counter() - start
-print(elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, n)
+usage = resource.getrusage(resource.RUSAGE_SELF)
+print(elapsed, usage.ru_maxrss, n, usage.ru_utime + usage.ru_stime)
 """
 
 DOCS = [
@@ -176,20 +178,25 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"generated {spans:,} spans ({size / 1e6:,.0f} MB) in {time.perf_counter() - started:.1f} s"
     )
-    bare_s, bare_rss, _ = _child(_BARE, path)
-    read_s, read_rss, read_spans, sessions, turns, links = _child(_READER, path)
+    bare_s, bare_rss, _, bare_cpu = _child(_BARE, path)
+    read_s, read_rss, read_spans, sessions, turns, links, read_cpu = _child(_READER, path)
     assert int(read_spans) == spans, (read_spans, spans)
     rate = spans / float(read_s)
     print(
-        f"trace reader: {float(read_s):,.1f} s, {rate:,.0f} spans/s, peak RSS "
+        f"trace reader: {float(read_s):,.1f} s, {rate:,.0f} spans/s ({spans / float(read_cpu):,.0f} "
+        f"a CPU second), peak RSS "
         f"{int(read_rss) / 1024:,.0f} MB ({int(sessions):,} sessions, {int(turns):,} turns, "
         f"{int(links):,} links)"
     )
     print(
-        f"bare json.loads: {float(bare_s):,.1f} s, {spans / float(bare_s):,.0f} spans/s, peak RSS "
+        f"bare json.loads: {float(bare_s):,.1f} s, {spans / float(bare_s):,.0f} spans/s "
+        f"({spans / float(bare_cpu):,.0f} a CPU second), peak RSS "
         f"{int(bare_rss) / 1024:,.0f} MB"
     )
-    print(f"ratio (bare time / reader time): {float(bare_s) / float(read_s):.3f}")
+    print(
+        f"ratio (bare time / reader time): {float(bare_s) / float(read_s):.3f}; "
+        f"in CPU time {float(bare_cpu) / float(read_cpu):.3f}"
+    )
     folder.cleanup()
     return 0
 

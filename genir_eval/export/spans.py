@@ -1,8 +1,8 @@
 """Which span each of a run's turns came from: the run's input read again for the trace and
 span ids its reader kept (``meta["traces"]``, :mod:`genir_eval.ingest.traces.assemble`).
 
-The input is the file ``run.json`` names, refused when its SHA-256 is no longer the one the
-run recorded (the ids would belong to other sessions). Canonical JSONL written by
+The input is the file (or folder of trace files) ``run.json`` names; a file is refused when
+its SHA-256 is no longer the one the run recorded (the ids would belong to other sessions). Canonical JSONL written by
 ``genir-eval parse`` from traces keeps the ids too, so a run on it goes back as well.
 """
 
@@ -62,14 +62,14 @@ def span_index(run: Run) -> tuple[SpanIndex, str | None]:
     the index is then empty)."""
     source = run.info.get("input") or {}
     path = source.get("path")
-    if not path or not Path(path).is_file():
+    if not path or not Path(path).exists():
         raise InputError(
             "the run's input file is no longer there, so its trace and span ids cannot be "
             "read again; export needs the input the run read",
             path=str(path),
         )
     recorded = source.get("sha256")
-    if recorded and file_digest(Path(path)) != recorded:
+    if recorded and Path(path).is_file() and file_digest(Path(path)) != recorded:
         raise InputError(
             "the run's input changed since the run (its SHA-256 differs from run.json's); "
             "its trace ids may belong to other sessions: run the scenario again",
