@@ -90,7 +90,9 @@ def run(args: argparse.Namespace) -> int:
 
         if Path(args.input).exists():
             fmt, reason = detect_format_reason(args.input)
-            print(f"genir-eval: reading {args.input} as {fmt}: {reason}", file=sys.stderr)
+            if fmt in ("otlp", "openinference", "langfuse", "langsmith"):
+                # a trace file is told by its content, not its name: say how
+                print(f"genir-eval: reading {args.input} as {fmt}: {reason}", file=sys.stderr)
     stream = iter_sessions(
         args.input, format=args.format, skip_invalid=args.skip_invalid, sources=args.sources
     )
