@@ -12,7 +12,6 @@ from genir_eval.ingest.result import LoadResult
 from genir_eval.ingest.sources import read_source_texts, source_text_attacher
 from genir_eval.ingest.stream import SessionStream
 from genir_eval.ingest.traces.detect import sniff_trace_format
-from genir_eval.ingest.traces.reader import iter_traces
 from genir_eval.ingest.urge import iter_urge
 from genir_eval.paths import why_missing
 
@@ -109,7 +108,7 @@ def iter_sessions(
 
 def _open(path: Path, format: Format | None, skip_invalid: bool) -> SessionStream:
     if path.is_dir() and format in (None, *TRACE_FORMATS):
-        return iter_traces(path, format=format or detect_format(path), skip_invalid=skip_invalid)
+        return _traces(path, format or detect_format(path), skip_invalid)
     if not path.is_file():
         raise InputError(why_missing(path), path=str(path))
     try:
@@ -128,8 +127,15 @@ def _open(path: Path, format: Format | None, skip_invalid: bool) -> SessionStrea
     if format == "markdown":
         return iter_markdown(path, skip_invalid=skip_invalid)
     if format in TRACE_FORMATS:
-        return iter_traces(path, format=format, skip_invalid=skip_invalid)
+        return _traces(path, format, skip_invalid)
     raise ConfigError(f"unknown input format {format!r}; expected one of {', '.join(FORMATS)}")
+
+
+def _traces(path: Path, format: str, skip_invalid: bool) -> SessionStream:
+    # imported when a trace is read: protobuf and the conventions stay out of the others
+    from genir_eval.ingest.traces.reader import iter_traces
+
+    return iter_traces(path, format=format, skip_invalid=skip_invalid)
 
 
 def load_sessions(
