@@ -17,8 +17,9 @@ turn's scores to the turn's root span, a session judgment and the session's scor
 first turn's root span (``genir.level`` says which level it is). ``genir.session_id``,
 ``genir.turn`` and ``genir.item`` name the run's row.
 
-The file is OTLP/JSON's ``ExportLogsServiceRequest``, one a line per session (what a
-collector's ``otlpjsonfile`` receiver reads): hex ids, integer enums, built with
+The file is OTLP/JSON's ``ExportLogsServiceRequest``, one a line per row of the run's tables
+(a turn's judgments, a turn's scores, a session's scores: what a collector's
+``otlpjsonfile`` receiver reads): hex ids, integer enums, built with
 ``opentelemetry-proto``'s classes and protobuf's ``json_format``.
 """
 
@@ -209,29 +210,27 @@ def write_otlp_scores(run: Run, out: IO[str]) -> dict[str, int]:
     _check_ids(index, source)
     now = time.time_ns()
     counts = {"events": 0, "judgments": 0, "scores": 0, "sessions": 0}
-    by_session: dict[str, list[LogRecord]] = {}
-    evidence = run.directory / EVIDENCE_FILE
-    rows = _iter_jsonl(evidence) if evidence.is_file() else iter(())
-    for row in rows:
-        turns = _turns(index, row["session_id"])
-        records = list(_judgment_records(row, turns, now))
-        counts["judgments"] += len(records)
-        by_session.setdefault(row["session_id"], []).extend(records)
-    for row in run.iter_rows("turns"):
-        turns = _turns(index, row["session_id"])
-        records = list(_score_records(row, "turn", turns[row["turn"] - 1], now))
-        counts["scores"] += len(records)
-        by_session.setdefault(row["session_id"], []).extend(records)
-    for row in run.iter_rows("sessions"):
-        turns = _turns(index, row["session_id"])
-        records = list(_score_records(row, "session", turns[0], now))
-        counts["scores"] += len(records)
-        by_session.setdefault(row["session_id"], []).extend(records)
-    for records in by_session.values():
+    sessions: set[str] = set()
+
+    def write(session_id: str, records: list[LogRecord], kind: str) -> None:
+        # a line a row of the run's tables: memory stays one row's events
         if records:
             out.write(logs_json_line(records) + "\n")
             counts["events"] += len(records)
-            counts["sessions"] += 1
+            counts[kind] += len(records)
+            sessions.add(session_id)
+
+    evidence = run.directory / EVIDENCE_FILE
+    for row in _iter_jsonl(evidence) if evidence.is_file() else iter(()):
+        turns = _turns(index, row["session_id"])
+        write(row["session_id"], list(_judgment_records(row, turns, now)), "judgments")
+    for row in run.iter_rows("turns"):
+        turn = _turns(index, row["session_id"])[row["turn"] - 1]
+        write(row["session_id"], list(_score_records(row, "turn", turn, now)), "scores")
+    for row in run.iter_rows("sessions"):
+        first = _turns(index, row["session_id"])[0]
+        write(row["session_id"], list(_score_records(row, "session", first, now)), "scores")
+    counts["sessions"] = len(sessions)
     return counts
 
 
