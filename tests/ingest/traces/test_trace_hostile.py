@@ -430,6 +430,11 @@ CASES = [
         check=lambda ss: _assert_eq(len(ss[0]["turns"]), 1),
     ),
     Case(
+        "one protobuf request for the whole file",
+        bytes_file(protobuf(turn_spans(1) + turn_spans(2, start=5_000))),
+        check=_two_turns,
+    ),
+    Case(
         "GenAI conventions instead of OpenInference",
         text_file(
             lines(
