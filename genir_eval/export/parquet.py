@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -110,11 +110,21 @@ def _turn(index: SpanIndex, session_id: str, turn: int | None) -> TurnSpans | No
     return turns[position] if 0 <= position < len(turns) else None
 
 
-def _rows(run: Run, index: SpanIndex) -> dict[str, list[dict[str, Any]]]:
-    tables: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
+def _rows(run: Run, index: SpanIndex, table: str) -> Iterator[dict[str, Any]]:
+    """The rows of ``table``, one at a time."""
+    readers = {
+        "sessions": _session_rows,
+        "turns": _turn_rows,
+        "links": _link_rows,
+        "judgments": _judgment_rows,
+    }
+    yield from readers[table](run, index)
+
+
+def _session_rows(run: Run, index: SpanIndex) -> Iterator[dict[str, Any]]:
     for row in run.iter_rows("sessions"):
         ids = _turn(index, row["session_id"], 1)
-        tables["sessions"].append(
+        yield (
             {
                 "session_id": row["session_id"],
                 "task_type": row.get("task_type"),
@@ -125,9 +135,12 @@ def _rows(run: Run, index: SpanIndex) -> dict[str, list[dict[str, Any]]]:
                 **{f"score.{k}": _number(v) for k, v in (row.get("scores") or {}).items()},
             }
         )
+
+
+def _turn_rows(run: Run, index: SpanIndex) -> Iterator[dict[str, Any]]:
     for row in run.iter_rows("turns"):
         ids = _turn(index, row["session_id"], row["turn"])
-        tables["turns"].append(
+        yield (
             {
                 **{k: row.get(k) for k in ("session_id", "turn", "query", "response_text")},
                 "task_type": row.get("task_type"),
@@ -140,6 +153,9 @@ def _rows(run: Run, index: SpanIndex) -> dict[str, list[dict[str, Any]]]:
                 **{f"score.{k}": _number(v) for k, v in (row.get("scores") or {}).items()},
             }
         )
+
+
+def _link_rows(run: Run, index: SpanIndex) -> Iterator[dict[str, Any]]:
     for row in run.iter_rows("links"):
         ids = _turn(index, row["session_id"], row["turn"])
         link_id = row["link_id"]
@@ -152,7 +168,10 @@ def _rows(run: Run, index: SpanIndex) -> dict[str, list[dict[str, Any]]]:
         }
         out.update({f"label.{k}": _number(v) for k, v in (row.get("labels") or {}).items()})
         out.update({f"missing.{k}": v for k, v in (row.get("missing") or {}).items()})
-        tables["links"].append(out)
+        yield out
+
+
+def _judgment_rows(run: Run, index: SpanIndex) -> Iterator[dict[str, Any]]:
     evidence = run.directory / EVIDENCE_FILE
     for row in _iter_jsonl(evidence) if evidence.is_file() else iter(()):
         turn = row.get("turn") if isinstance(row.get("turn"), int) else None
@@ -160,7 +179,7 @@ def _rows(run: Run, index: SpanIndex) -> dict[str, list[dict[str, Any]]]:
         for judgment in row.get("judgments") or []:
             value = judgment.get("value")
             item = str(judgment.get("item") or "")
-            tables["judgments"].append(
+            yield (
                 {
                     "session_id": row["session_id"],
                     "turn": turn,
@@ -175,7 +194,6 @@ def _rows(run: Run, index: SpanIndex) -> dict[str, list[dict[str, Any]]]:
                     "span_id": _judged_span(ids, item) if ids else None,
                 }
             )
-    return tables
 
 
 def _judged_span(ids: TurnSpans, item: str) -> str:
@@ -187,7 +205,9 @@ def _judged_span(ids: TurnSpans, item: str) -> str:
     return ids.span_id
 
 
-def _schema(pa: Any, table: str, rows: list[dict[str, Any]]) -> Any:
+def _schema(pa: Any, table: str, rows: Iterable[dict[str, Any]]) -> Any:
+    """The table's columns: the fixed ones, then every score, label and missing column its
+    rows hold (a first pass over them)."""
     types = {"string": pa.string(), "int64": pa.int64(), "double": pa.float64(), "bool": pa.bool_()}
     fields = [pa.field(name, types[kind]) for name, kind, _ in TABLES[table]]
     extra: dict[str, None] = {}
@@ -200,17 +220,36 @@ def _schema(pa: Any, table: str, rows: list[dict[str, Any]]) -> Any:
     return pa.schema(fields)
 
 
+#: rows a Parquet row group holds: memory is one batch, not the run
+BATCH = 10_000
+
+
+def _write_table(pa: Any, pq: Any, path: Path, schema: Any, rows: Iterable[dict[str, Any]]) -> int:
+    count = 0
+    with pq.ParquetWriter(path, schema) as writer:
+        batch: list[dict[str, Any]] = []
+        for row in rows:
+            batch.append({f: row.get(f) for f in schema.names})
+            if len(batch) == BATCH:
+                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+                count += len(batch)
+                batch = []
+        writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+    return count + len(batch)
+
+
 def write_parquet_tables(run: Run, folder: Path) -> dict[str, int]:
-    """Write the run's four tables and ``schema.json`` into ``folder``; returns the rows of
-    each table."""
+    """Write the run's four tables and ``schema.json`` into ``folder``, each table read twice
+    from the run (its columns, then its rows a batch at a time); returns each table's rows."""
     pa, pq = _pyarrow()
     index, _ = span_index(run)
-    tables = _rows(run, index)
     described: dict[str, Any] = {}
-    for name, rows in tables.items():
-        schema = _schema(pa, name, rows)
-        full = [{f: row.get(f) for f in schema.names} for row in rows]
-        pq.write_table(pa.Table.from_pylist(full, schema=schema), folder / f"{name}.parquet")
+    counts: dict[str, int] = {}
+    for name in TABLES:
+        schema = _schema(pa, name, _rows(run, index, name))
+        counts[name] = _write_table(
+            pa, pq, folder / f"{name}.parquet", schema, _rows(run, index, name)
+        )
         fixed = {column: (kind, doc) for column, kind, doc in TABLES[name]}
         described[name] = [
             {
@@ -224,7 +263,7 @@ def write_parquet_tables(run: Run, folder: Path) -> dict[str, int]:
         json.dumps({"version": SCHEMA_VERSION, "tables": described}, indent=2) + "\n",
         encoding="utf-8",
     )
-    return {name: len(rows) for name, rows in tables.items()}
+    return counts
 
 
 def _dynamic_doc(column: str) -> str:

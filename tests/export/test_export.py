@@ -107,7 +107,13 @@ def test_every_score_joins_the_span_it_judges(run_dir: Path, tmp_path: Path) -> 
     assert full and all(a["gen_ai.evaluation.score.value"] == 2.0 for a in full)
 
 
-def test_parquet_tables_round_trip(run_dir: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("batch", [10_000, 7])  # 7: every table written in several row groups
+def test_parquet_tables_round_trip(
+    run_dir: Path, tmp_path: Path, batch: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from genir_eval.export import parquet
+
+    monkeypatch.setattr(parquet, "BATCH", batch)
     out = tmp_path / "tables"
     assert main(["export", str(run_dir), "--format", "parquet", "-o", str(out)]) == 0
     tables = genir_eval.load_tables(out)
