@@ -24,6 +24,7 @@ from genir_eval.records import (
 )
 
 if TYPE_CHECKING:
+    from genir_eval.export import load_tables
     from genir_eval.ingest import load_sessions, write_jsonl
     from genir_eval.judges import judge_sessions, make_judge
     from genir_eval.meta.urge_table import urge_table
@@ -46,6 +47,7 @@ _LAZY = {
     "load_scenario": "genir_eval.runner",
     "run_scenario": "genir_eval.runner",
     "load_run": "genir_eval.runner",
+    "load_tables": "genir_eval.export",
     "compare_runs": "genir_eval.runner",
     "assert_run": "genir_eval.runner",
     "urge_table": "genir_eval.meta.urge_table",
@@ -73,6 +75,7 @@ __all__ = [
     "load_scenario",
     "run_scenario",
     "load_run",
+    "load_tables",
     "compare_runs",
     "assert_run",
     # meta-evaluation

@@ -38,7 +38,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     "rundir": set(),
     "report": {"ingest", "judges", "meta", "metrics", "rundir"},
     "runner": {"ingest", "judges", "llm", "metrics", "meta", "rundir", "report"},
+    "export": {"ingest", "rundir"},
     "cli": {
+        "export",
         "ingest",
         "judges",
         "llm",

@@ -16,9 +16,11 @@ COMMANDS: dict[str, str] = {
     "meta": "meta-evaluate a judge against gold labels",
     "judges": "list every judge with its kind, options and their defaults",
     "measures": "list every measure with its parameters, range and direction",
-    "parse": "read sessions (URGE CSV, JSONL, Markdown or a CrowdRAG folder) and write "
-    "canonical JSONL",
+    "parse": "read sessions (URGE CSV, JSONL, Markdown, traces or a CrowdRAG folder) and "
+    "write canonical JSONL",
     "correlate": "correlate usefulness measures with user satisfaction (URGE's table)",
+    "export": "write a run's scores back: OTLP evaluation events on the judged spans, or "
+    "Parquet tables",
     "cache": "inspect the LLM response cache",
     "label": "label a run's items in a browser; the labels become gold for run and meta",
     "serve": "the labelling server of `label` (same options)",

@@ -19,7 +19,16 @@ from genir_eval.figures import counted as counted_noun
 __all__ = ["add_parser", "run"]
 
 # genir_eval.ingest.FORMATS, without importing it, and CrowdRAG's folder (a converter)
-_FORMATS = ("urge", "jsonl", "markdown", "crowdrag")
+_FORMATS = (
+    "urge",
+    "jsonl",
+    "markdown",
+    "otlp",
+    "openinference",
+    "langfuse",
+    "langsmith",
+    "crowdrag",
+)
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -28,13 +37,16 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help=COMMANDS["parse"],
         description=(
             "Read search sessions and write them as canonical JSONL, one session a line. "
-            "The input format is taken from the extension (.csv URGE, .jsonl, .md Markdown) "
-            "unless --format says otherwise. --format crowdrag reads a CrowdRAG folder "
+            "The input format is taken from the file (.csv URGE, .jsonl, .md Markdown; trace "
+            "files and folders by their first object: OTLP JSON or protobuf, Langfuse and "
+            "LangSmith exports, the reason printed) unless --format says otherwise. --format crowdrag reads a CrowdRAG folder "
             "(responses, sources and ratings) and writes a folder: one JSONL file per system, "
             "answers.jsonl (every answer a session) and preferences.jsonl (people's gold)."
         ),
     )
-    parser.add_argument("input", metavar="INPUT", help="file of sessions to read")
+    parser.add_argument(
+        "input", metavar="INPUT", help="file of sessions to read (a folder of trace files)"
+    )
     parser.add_argument(
         "-o",
         "--output",
@@ -71,6 +83,14 @@ def run(args: argparse.Namespace) -> int:
 
     if args.format == "crowdrag":
         return _convert_crowdrag(args)
+    if args.format is None:
+        from genir_eval.ingest.loader import detect_format_reason
+
+        if Path(args.input).exists():
+            fmt, reason = detect_format_reason(args.input)
+            if fmt in ("otlp", "openinference", "langfuse", "langsmith"):
+                # a trace file is told by its content, not its name: say how
+                print(f"genir-eval: reading {args.input} as {fmt}: {reason}", file=sys.stderr)
     # what stands at the path is refused before any work; a missing folder is reported
     # after the input, which may be wrong too
     output = check_output_path(args.output, "--output", folder_exists=False)
@@ -109,7 +129,21 @@ def run(args: argparse.Namespace) -> int:
     )
     if texts or args.sources:
         print(f"{texts} of {links} links have a source text", file=sys.stderr)
+    _print_trace_notes(stream)
     return 0
+
+
+def _print_trace_notes(stream: Any) -> None:
+    """A trace stream's counts: spans read and the traces with each kind of note (each
+    session's ``meta.trace_notes`` has their lines)."""
+    notes = getattr(stream, "notes", None)
+    if notes is None:
+        return
+    print(f"{counted_noun(stream.spans, 'span')} read", file=sys.stderr)
+    for kind, count in sorted(notes.items(), key=lambda item: -item[1]):
+        print(f"genir-eval: note ({count}x): {kind}", file=sys.stderr)
+    if notes:
+        print("(each session's meta.trace_notes says which trace)", file=sys.stderr)
 
 
 def _convert_crowdrag(args: argparse.Namespace) -> int:

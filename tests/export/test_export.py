@@ -1,0 +1,191 @@
+"""Scores out: `genir-eval export` on a run of the example app traces. Every
+gen_ai.evaluation.result event, re-read with opentelemetry-proto, names a span of the
+original traces (100% joined), the one it judges; the Parquet tables read back by
+load_tables hold every row of the run's tables."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from google.protobuf import json_format
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+import genir_eval
+from genir_eval.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+TRACES = ROOT / "fixtures" / "traces"
+
+
+def _spans() -> dict[tuple[str, str], str]:
+    """(trace id, span id) -> span name of every span of the protobuf twin of the traces,
+    decoded here with opentelemetry-proto alone (length-delimited requests)."""
+    data = (TRACES / "rag_app.otlp.pb").read_bytes()
+    spans: dict[tuple[str, str], str] = {}
+    position = 0
+    while position < len(data):
+        length = shift = 0
+        while True:
+            byte = data[position]
+            position += 1
+            length |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                break
+        request = ExportTraceServiceRequest.FromString(data[position : position + length])
+        position += length
+        for resource in request.resource_spans:
+            for scope in resource.scope_spans:
+                for span in scope.spans:
+                    spans[(span.trace_id.hex(), span.span_id.hex())] = span.name
+    return spans
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("traces-run")
+    out = tmp / "run"
+    assert (
+        main(["run", str(ROOT / "scenarios" / "traces-offline.toml"), "--out", str(out), "--quiet"])
+        == 0
+    )
+    return out
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def _events(path: Path) -> list[tuple[str, str, dict[str, Any]]]:
+    """(trace id, span id, attributes) of every log record, each line parsed into an
+    ExportLogsServiceRequest by json_format after OTLP/JSON's hex ids are made base64."""
+    out = []
+    for line in _jsonl(path):
+        for resource in line["resourceLogs"]:
+            for scope in resource["scopeLogs"]:
+                for record in scope["logRecords"]:
+                    for key in ("traceId", "spanId"):
+                        record[key] = base64.b64encode(bytes.fromhex(record[key])).decode()
+        request = json_format.ParseDict(line, ExportLogsServiceRequest())
+        for resource in request.resource_logs:
+            for scope in resource.scope_logs:
+                for record in scope.log_records:
+                    assert record.event_name == "gen_ai.evaluation.result"
+                    attrs = {
+                        kv.key: getattr(kv.value, kv.value.WhichOneof("value"))
+                        for kv in record.attributes
+                    }
+                    out.append((record.trace_id.hex(), record.span_id.hex(), attrs))
+    return out
+
+
+def test_every_score_joins_the_span_it_judges(run_dir: Path, tmp_path: Path) -> None:
+    assert main(["export", str(run_dir), "--format", "otlp", "-o", str(tmp_path)]) == 0
+    events = _events(tmp_path / "evaluations.otlp.jsonl")
+    spans = _spans()
+    unjoined = [e for e in events if (e[0], e[1]) not in spans]
+    assert unjoined == []  # 100% of the events name a span of the traces
+    judgments = sum(len(r["judgments"]) for r in _jsonl(run_dir / "evidence.jsonl"))
+    scores = sum(len(r["scores"]) for r in _jsonl(run_dir / "turns.jsonl")) + sum(
+        len(r["scores"]) for r in _jsonl(run_dir / "sessions.jsonl")
+    )
+    assert len(events) == judgments + scores
+    by_kind: dict[str, set[str]] = {}
+    for trace_id, span_id, attrs in events:
+        item = str(attrs.get("genir.item", attrs["genir.level"]))
+        by_kind.setdefault(item.split(":")[0], set()).add(spans[(trace_id, span_id)])
+    assert by_kind["link"] == {"retrieve"}  # a link's label on the retrieval that found it
+    assert len(by_kind["cite"]) == 1 and by_kind["cite"] != {"rag.turn", "retrieve"}
+    assert by_kind["turn"] == by_kind["session"] == {"rag.turn"}  # scores on the root
+    full = [a for _, _, a in events if a.get("gen_ai.evaluation.score.label") == "full"]
+    assert full and all(a["gen_ai.evaluation.score.value"] == 2.0 for a in full)
+
+
+@pytest.mark.parametrize("batch", [10_000, 7])  # 7: every table written in several row groups
+def test_parquet_tables_round_trip(
+    run_dir: Path, tmp_path: Path, batch: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from genir_eval.export import parquet
+
+    monkeypatch.setattr(parquet, "BATCH", batch)
+    out = tmp_path / "tables"
+    assert main(["export", str(run_dir), "--format", "parquet", "-o", str(out)]) == 0
+    tables = genir_eval.load_tables(out)
+    schema = json.loads((out / "schema.json").read_text(encoding="utf-8"))
+    assert schema["version"] == 1
+    for name, frame in tables.items():
+        assert [c["name"] for c in schema["tables"][name]] == list(frame.columns)
+    for name in ("sessions", "turns", "links"):
+        rows = _jsonl(run_dir / f"{name}.jsonl")
+        frame = tables[name]
+        assert len(frame) == len(rows)
+        for row, (_, got) in zip(rows, frame.iterrows(), strict=True):
+            assert got["session_id"] == row["session_id"]
+            for key, value in (row.get("scores") or {}).items():
+                assert got[f"score.{key}"] == pytest.approx(value, nan_ok=True) or (
+                    value is None and got[f"score.{key}"] != got[f"score.{key}"]
+                )
+            for key, value in (row.get("labels") or {}).items():
+                if value is None:
+                    assert got[f"label.{key}"] != got[f"label.{key}"]  # NaN: missing
+                else:
+                    assert got[f"label.{key}"] == value
+            if name == "links":
+                assert (got["url"], got["link_id"], bool(got["cited"])) == (
+                    row["url"],
+                    row["link_id"],
+                    row["cited"],
+                )
+    evidence = [(r, j) for r in _jsonl(run_dir / "evidence.jsonl") for j in r["judgments"]]
+    judgments = tables["judgments"]
+    assert len(judgments) == len(evidence)
+    for (row, judgment), (_, got) in zip(evidence, judgments.iterrows(), strict=True):
+        assert (got["session_id"], got["judge"], got["item"], got["value"]) == (
+            row["session_id"],
+            judgment["judge"],
+            judgment["item"],
+            judgment["value"],
+        )
+        assert got["trace_id"] and got["span_id"]
+    assert tables["turns"]["trace_id"].notna().all()
+
+
+@pytest.mark.slow
+def test_otlp_export_of_a_run_without_traces_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = ROOT / "scenarios" / "product-offline.toml"
+    run = tmp_path / "run"
+    assert main(["run", str(scenario), "--out", str(run), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["export", str(run), "--format", "otlp", "-o", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert "holds no trace ids" in err and "--format parquet" in err
+    assert not (tmp_path / "x" / "evaluations.otlp.jsonl").exists()
+
+
+@pytest.mark.slow
+def test_a_changed_input_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    traces = tmp_path / "traces.jsonl"
+    shutil.copy(TRACES / "rag_app.otlp.jsonl", traces)
+    scenario = tmp_path / "s.toml"
+    text = (ROOT / "scenarios" / "traces-offline.toml").read_text(encoding="utf-8")
+    text = text.replace("../fixtures/traces/rag_app.otlp.jsonl", str(traces))
+    scenario.write_text(
+        text.replace('dir = "../runs/traces-offline"', f'dir = "{tmp_path / "run"}"'),
+        encoding="utf-8",
+    )
+    assert main(["run", str(scenario), "--quiet"]) == 0
+    with traces.open("a", encoding="utf-8") as out:
+        out.write("\n")
+    capsys.readouterr()
+    assert (
+        main(["export", str(tmp_path / "run"), "--format", "otlp", "-o", str(tmp_path / "x")]) == 2
+    )
+    assert "input changed since the run" in capsys.readouterr().err
