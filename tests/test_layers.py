@@ -25,6 +25,7 @@ BASE = {
     "kind_names",
     "stale",
     "figures",
+    "evidence_kinds",
 }
 # folder -> the folders (besides itself and the base modules) it may import, as the map says
 MAY_IMPORT: dict[str, set[str]] = {

@@ -193,14 +193,16 @@ def next_steps(
     *,
     headline: str | None,
     headline_tracks: bool,
-    headline_grounding: bool,
+    headline_part: str | None,
     missing: int,
     smallest_n: int | None,
     limit: int = 5,
 ) -> list[str]:
     """What to look at next, most pressing first, at most ``limit``: what runs against
     people, samples too small to read, a score that tracks people better than the
-    headline, a headline with no evidence, missing judgments."""
+    headline, a headline with no evidence, a headline that scores one part of an answer
+    (``headline_part``: what kind of score it is and what it says, as its measure or judge
+    kind declares it), missing judgments."""
     steps = []
     for d in decisions:
         if d.verdict.severity == "bad":
@@ -224,11 +226,8 @@ def next_steps(
             f"nothing shows that {headline} tracks people: label a sample "
             "(genir-eval label) to measure it"
         )
-    if headline is not None and headline_grounding:
-        steps.append(
-            f"{headline} is a grounding score: it says whether citations support their "
-            "statements, not whether people like the answers"
-        )
+    if headline is not None and headline_part:
+        steps.append(f"{headline} is {headline_part}, not whether people like the answers")
     if missing:
         steps.append(f"{counted(missing, 'judgment')} missing: see report.html's failures")
     return steps[:limit]

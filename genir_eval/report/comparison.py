@@ -132,8 +132,11 @@ def _table(documents: Sequence[Mapping[str, Any]]) -> str:
         )
         p = "–" if d.get("p_value") is None else number_text(d["p_value"], 4)
         exact = " (exact)" if d.get("p_exact") and d.get("p_value") is not None else ""
+        kind = (
+            f" <span class='muted evidence-kind'>({esc(d['kind'])})</span>" if d.get("kind") else ""
+        )
         rows.append(
-            f"<tr><td>{esc(d['metric'])}{direction}</td><td>{esc(d['level'])}</td>"
+            f"<tr><td>{esc(d['metric'])}{kind}{direction}</td><td>{esc(d['level'])}</td>"
             f"<td class='num'>{d['n']}</td><td class='num'>{fmt(d.get('mean_a'))}</td>"
             f"<td class='num'>{fmt(d.get('mean_b'))}</td>"
             f"<td class='num'>{esc(_signed(d.get('mean_delta'), 4))}"

@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from genir_eval.evidence_kinds import EVIDENCE_KINDS
 from genir_eval.figures import counted
 from genir_eval.report.agreement import (  # noqa: F401 - moved, importable from here as before
     CORRELATIONS,
@@ -38,11 +39,11 @@ from genir_eval.report.agreement import (  # noqa: F401 - moved, importable from
     _judges_vs_gold,
 )
 from genir_eval.report.card import (
-    GROUNDING_NOTE,
-    GROUNDING_TITLE,
+    PARTS_NOTE,
+    PARTS_TITLE,
     card_html,
-    grounding_scores,
     headline_card,
+    part_scores,
 )
 from genir_eval.report.charts import (  # noqa: F401 - moved, importable from here as before
     MAX_SCATTER_POINTS,
@@ -460,14 +461,14 @@ def _chosen(ctx: ReportContext) -> Any:
 
 
 def _score_cards(ctx: ReportContext) -> str:
-    """The headline score's mean and the judges' own session scores (grounding ones
-    aside: they have their section), each a card with its interval: what a run without
-    gold says on its own."""
+    """The headline score's mean and the judges' own session scores (those of one part of
+    an answer aside: they have their section), each a card with its interval: what a run
+    without gold says on its own."""
     summaries = {s.name: s for s in ctx.summaries("session")}
     judges = [str(j.get("id")) for j in ctx.run.info.get("judges") or [] if isinstance(j, Mapping)]
-    grounding = set(grounding_scores(ctx.run, list(summaries)))
+    apart = {n for names in part_scores(ctx.run, list(summaries)).values() for n in names}
     names = [ctx.headline] if ctx.headline in summaries else []
-    names += [j for j in judges if j in summaries and j not in names and j not in grounding]
+    names += [j for j in judges if j in summaries and j not in names and j not in apart]
     return _mean_cards(ctx, [str(n) for n in names[:4]], "score-cards")
 
 
@@ -500,17 +501,24 @@ def _mean_cards(ctx: ReportContext, names: list[str], element_id: str) -> str:
     )
 
 
-def _grounding(ctx: ReportContext) -> str | None:
-    """The grounding scores' means, apart from the quality headline."""
-    every = grounding_scores(ctx.run, [s.name for s in ctx.summaries("session")])
-    # the run's own measures; their variants from other judges' labels and from gold are in
-    # the Scores section
-    names = [n for n in every if "@" not in n and not n.startswith(("gold:", "labels:"))][:6]
-    if not names:
+def _parts(ctx: ReportContext) -> str | None:
+    """The means of the scores of one part of an answer, apart from the quality headline:
+    one group per kind of evidence, titled by the kind's declaration."""
+    groups = part_scores(ctx.run, [s.name for s in ctx.summaries("session")])
+    blocks = []
+    for kind, every in groups.items():
+        # the run's own measures; their variants from other judges' labels and from gold are
+        # in the Scores section
+        names = [n for n in every if "@" not in n and not n.startswith(("gold:", "labels:"))]
+        if names:
+            evidence = EVIDENCE_KINDS[kind]
+            blocks.append(
+                f"<h3 class='evidence-kind' data-evidence='{esc(kind)}'>{esc(evidence.title)}</h3>"
+                + _mean_cards(ctx, names[:6], f"cards-{kind.replace(' ', '-')}")
+            )
+    if not blocks:
         return None
-    return f"<p class='muted'>{esc(GROUNDING_NOTE)}.</p>" + _mean_cards(
-        ctx, names, "grounding-cards"
-    )
+    return f"<p class='muted'>{esc(PARTS_NOTE)}.</p>" + "".join(blocks)
 
 
 SUPPORT_WORDS = {"full": "fully supported", "partial": "partly supported", "none": "not supported"}
@@ -574,7 +582,7 @@ SECTIONS: list[Section] = [
         lambda ctx: worst_html(ctx.run, set(_chosen(ctx).positions)),
         part="headline",
     ),
-    Section("grounding", GROUNDING_TITLE, _grounding, part="headline"),
+    Section("answer-parts", PARTS_TITLE, _parts, part="headline"),
     Section("scores", "Scores", _scores, part="distributions"),
     Section("task-types", "Per task type", _task_types, part="distributions"),
     Section("feedback", "Scores vs the users' thumbs", _feedback, part="distributions"),

@@ -6,8 +6,8 @@ when the input has no ratings; the evidence measured elsewhere that it tracks pe
 quality session score against the users' satisfaction; the headline and every quality turn
 score against the users' thumbs; each citation judge's support counts; each judge against
 the annotators' labels where the input has them (graded labels by Spearman; marked spans by
-F1, beside how close the users' own come). Grounding scores
-other than the headline are left to their tables. The terminal summary prints
+F1, beside how close the users' own come). Scores of one part of an answer (link
+usefulness, citation support, nuggets) other than the headline are left to their tables. The terminal summary prints
 :func:`verdict_lines`, ``report.html`` :func:`verdict_html`: the same words from the same
 :class:`RunVerdict`.
 """
@@ -31,7 +31,7 @@ from genir_eval.meta.decide import (
     score_words,
     statistic_label,
 )
-from genir_eval.report.card import HeadlineCard, grounding_scores, headline_card
+from genir_eval.report.card import HeadlineCard, headline_card, part_scores, score_kind_words
 from genir_eval.report.glossary import describe_score
 from genir_eval.report.scores import score_summaries
 from genir_eval.report.views import esc, headline_score
@@ -94,8 +94,8 @@ def _thumbs(entry: Mapping[str, Any], subject: str) -> Decision:
 
 
 def _quality(run: Run, names: list[str], headline: str | None) -> list[str]:
-    grounding = set(grounding_scores(run, names))
-    return [n for n in names if n not in grounding and n != headline][:MAX_SCORES]
+    apart = {n for group in part_scores(run, names).values() for n in group}
+    return [n for n in names if n not in apart and n != headline][:MAX_SCORES]
 
 
 def _headline_alone(run: Run, headline: str) -> Decision | None:
@@ -254,13 +254,21 @@ def run_verdict(run: Run) -> RunVerdict:
         [d for d in decisions if "measured before" not in d.subject],
         headline=headline,
         headline_tracks=tracks_here or (card is not None and card.tracks),
-        headline_grounding=card is not None and card.grounding,
+        headline_part=_part_words(card),
         missing=run.failures_total,
         smallest_n=min(sizes) if sizes else None,
     )
     worst = _worst_step(run)
     decisions += _against_annotators(run)  # judge quality, not the run's: no step of its own
     return RunVerdict(tuple(decisions), tuple(([worst] if worst else []) + steps))
+
+
+def _part_words(card: HeadlineCard | None) -> str | None:
+    """What the headline says when it scores one part of an answer (``a link-usefulness
+    score: it says how useful ...``), from its declared evidence; ``None`` otherwise."""
+    if card is None or card.evidence is None or not card.evidence.part:
+        return None
+    return f"{score_kind_words(card.evidence)}: it says {card.evidence.says}"
 
 
 def _worst_step(run: Run) -> str | None:

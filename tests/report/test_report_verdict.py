@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
+from genir_eval.evidence_kinds import EVIDENCE_KINDS
 from genir_eval.meta.decide import MIN_N
 from genir_eval.report.html import render_report
 from genir_eval.report.summary import format_summary
@@ -150,7 +151,9 @@ def test_every_correlation_has_the_same_figure_and_interval_in_both(outputs) -> 
             if h.lower().startswith(method)
         }
     terminal = {}
-    for title in ("Session scores vs user session satisfaction", "Grounding: does each"):
+    titles = ["Session scores vs user session satisfaction"]
+    titles += [kind.title for kind in EVIDENCE_KINDS.values() if kind.part]
+    for title in titles:
         if any(line.startswith(title) for line in text.splitlines()):
             terminal.update(_terminal_table(text, title))
     assert set(terminal) == set(session) == set(html_rows)
