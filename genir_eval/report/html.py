@@ -669,6 +669,12 @@ def render_report(run: Run, *, limits: ReportLimits | None = None) -> str:
             "<p class='muted' id='no-meta'>The meta-evaluation was not run: the scores are "
             "described on their own.</p>"
         )
+    elif ((run.meta or {}).get("feedback") or {}).get("turn"):
+        gold_note = (
+            "<p class='muted' id='no-meta'>No satisfaction ratings in the input: the scores "
+            "are set against the users' thumbs (see the verdict and <a href='#feedback'>the "
+            "thumbs section</a>), not against ratings.</p>"
+        )
     else:
         gold_note = (
             "<p class='muted' id='no-meta'>No user satisfaction in the input: the scores are "

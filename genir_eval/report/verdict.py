@@ -98,14 +98,22 @@ def _quality(run: Run, names: list[str], headline: str | None) -> list[str]:
     return [n for n in names if n not in apart and n != headline][:MAX_SCORES]
 
 
-def _headline_alone(run: Run, headline: str) -> Decision | None:
+def _headline_alone(run: Run, headline: str, thumbs: bool) -> Decision | None:
+    """The headline's mean with its scale: what the input's lack of ratings leaves to say
+    (``thumbs``: the users' thumbs were set against it, so the input is not without users)."""
     summary = next((s for s in score_summaries(run, "session") if s.name == headline), None)
     if summary is None or summary.mean is None:
         return None
     described = describe_score(headline, run)
+    words = (
+        "no satisfaction ratings in the input (its relation with the users' thumbs is above), "
+        "its mean"
+        if thumbs
+        else "no users' ratings in the input, a score on its own"
+    )
     return Decision(
         f"headline {headline}",
-        Verdict("no users' ratings in the input, a score on its own", "info"),
+        Verdict(words, "info"),
         score_words(
             summary.mean,
             summary.ci,
@@ -199,8 +207,9 @@ def _evidence(card: HeadlineCard) -> Decision:
 def _headline(
     run: Run, headline: str, card: HeadlineCard | None
 ) -> list[tuple[Decision, int | None]]:
-    """The headline against the users' satisfaction at each level; without ratings, its mean
-    with its scale and the evidence measured elsewhere."""
+    """The headline against the users' satisfaction at each level; without ratings, against
+    the users' thumbs when the input has them (first: the line "In short" says), then the
+    evidence measured elsewhere and its mean with its scale."""
     correlations = (run.meta or {}).get("correlations") or {}
     out = []
     for level, what in _LEVELS:
@@ -210,10 +219,18 @@ def _headline(
             out.append((_correlation(entry, subject), _n(entry)))
     if out:
         return out
+    thumbs = _thumbs_of(run).get(headline)
+    if isinstance(thumbs, Mapping):
+        out.append((_thumbs(thumbs, f"headline {headline} vs the users' thumbs"), _n(thumbs)))
     if card is not None:
         out.append((_evidence(card), None))
-    alone = _headline_alone(run, headline)
+    alone = _headline_alone(run, headline, thumbs=isinstance(thumbs, Mapping))
     return out + ([(alone, None)] if alone is not None else [])
+
+
+def _thumbs_of(run: Run) -> Mapping[str, Any]:
+    """The turn scores against the users' thumbs (``meta.json``'s ``feedback.turn``)."""
+    return ((run.meta or {}).get("feedback") or {}).get("turn") or {}
 
 
 def _others(run: Run, headline: str | None) -> list[tuple[Decision, int | None]]:
@@ -225,8 +242,12 @@ def _others(run: Run, headline: str | None) -> list[tuple[Decision, int | None]]
     for name in _quality(run, list(session), headline):
         subject = f"{name} vs the users' session satisfaction"
         out.append((_correlation(session[name], subject), _n(session[name])))
-    thumbs = (meta.get("feedback") or {}).get("turn") or {}
-    first = [headline] if headline is not None and headline in thumbs else []
+    thumbs = _thumbs_of(run)
+    # the headline against the thumbs: with the headline's lines when the input has no
+    # ratings (it is the headline's relation with users), here otherwise
+    correlations = meta.get("correlations") or {}
+    rated = any(headline in (correlations.get(level) or {}) for level, _ in _LEVELS)
+    first = [headline] if headline is not None and headline in thumbs and rated else []
     for name in [*first, *_quality(run, list(thumbs), headline)]:
         entry = thumbs[name]
         out.append((_thumbs(entry, f"{name} vs the users' thumbs"), _n(entry)))

@@ -188,6 +188,10 @@ def test_a_run_with_thumbs_opens_with_the_thumbs_verdicts(
     assert "thumbs" in text
     # a chance-level AUC is said as such, with its interval
     assert "chance-level: AUC" in text
+    # the headline's relation with the thumbs, not "no users' ratings", is what "In short"
+    # says, and no line above the thumbs denies that the input holds users' judgments
+    assert "In short: headline sdcg_urge vs the users' thumbs: chance-level" in text
+    assert "No user satisfaction" not in text and "no users' ratings" not in text
 
 
 @pytest.mark.parametrize("width", WIDTHS)

@@ -93,7 +93,12 @@ def test_the_demo_scenarios_get_the_verdicts_the_issue_asked_for(outputs) -> Non
         assert verdict["satisfaction.urs vs the users' thumbs"].verdict.words == (
             "better than chance"
         )
-        assert verdict["sdcg_urge vs the users' thumbs"].verdict.words == "chance-level"
+        # the headline against the thumbs leads (the input has no ratings), and "In short"
+        # says so rather than "no users' ratings"
+        assert verdict["headline sdcg_urge vs the users' thumbs"].verdict.words == "chance-level"
+        lede = BeautifulSoup(html, "html.parser").find(id="verdict-lede").get_text()
+        assert lede.startswith("In short: headline sdcg_urge vs the users' thumbs: chance-level")
+        assert "no users' ratings" not in text and "No user satisfaction" not in html
         # AUC 0.288 [0.10, 0.50] reaches chance; its r -0.411 [-0.68, -0.04] does not
         assert verdict["spans vs the users' thumbs"].verdict.severity == "bad"
     if name == "product-offline":
