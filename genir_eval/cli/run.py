@@ -49,7 +49,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         metavar="STORE",
         default=None,
         help="people's labels from `genir-eval label` (a labels.sqlite, or the run folder "
-        "holding it) as the gold, in place of the input's (default: the input's gold)",
+        "holding it) as the gold, in place of the input's gold of the kinds people labelled; "
+        "the input's other gold is kept (default: the input's gold)",
     )
     add_engine_arguments(parser, "run")
     parser.set_defaults(func=run)
@@ -74,22 +75,19 @@ def _people_gold_sessions(args: argparse.Namespace) -> Iterator[Session] | None:
     if not args.labels:
         return None
     from genir_eval.ingest import iter_sessions
-    from genir_eval.runner.label.gold import open_people_gold, with_people_gold
+    from genir_eval.runner.label.gold import open_people_gold, people_gold_note, with_people_gold
     from genir_eval.runner.scenario import load_scenario
 
     people = open_people_gold(args.labels)
     given = load_scenario(args.scenario).input
-    print(
-        f"genir-eval: gold from people's labels: {len(people)} items in {args.labels}",
-        file=sys.stderr,
-    )
+    print(f"genir-eval: {people_gold_note(people, args.labels)}", file=sys.stderr)
     reader = iter_sessions(
         given.path,
         format=cast("Format | None", given.format),
         skip_invalid=given.skip_invalid,
         sources=given.sources,
     )
-    return with_people_gold(reader, people)
+    return with_people_gold(reader, people, keep_input=True)
 
 
 def run(args: argparse.Namespace) -> int:
