@@ -143,8 +143,8 @@ details.raw pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f7f8fa;p
 .muted{color:#5b6576} .bad{color:#a33} .hint{color:#5b6576;font-size:.9em} .up{color:#2f855a;font-weight:600}
 .down{color:#a33;font-weight:600} .small{font-size:.8em;white-space:normal}
 #run-verdict{font-size:.85em;line-height:1.3} #run-verdict h3{margin:4px 0 2px;font-size:1em}
-#run-verdict ul,#run-verdict ol{margin:2px 0 6px 18px;padding:0} #run-verdict li.bad b{color:#8a1c1c}
-#run-verdict li.good b{color:#1f6f3f} #run-verdict li.small b,#run-verdict li.none b{color:#7a5b00}
+#run-verdict ul,#run-verdict ol{margin:2px 0 6px 18px;padding:0} .verdict-bad b{color:#8a1c1c}
+.verdict-good b{color:#1f6f3f} .verdict-small b,.verdict-none b{color:#7a5b00}
 .flag{background:#fde2e1;color:#8a1c1c;border-radius:4px;padding:0 4px;font-size:.8em}
 sup.twin{color:#a05a00}
 .url{word-break:break-all} code{white-space:nowrap}
@@ -385,10 +385,18 @@ def _count(n: int, noun: str) -> str:
     return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
-def _label_total(run: Run) -> int:
-    return sum(
-        int(j.get("labels") or 0) for j in run.info.get("judges") or [] if isinstance(j, Mapping)
-    )
+def _per_judge_share(run: Run) -> str:
+    """The missing judgments as the threshold reads them, per judge: ``link_usefulness.true
+    1 of 17 (5.9%)`` for each judge with some missing (``max_missing`` is a share of each
+    judge's labels, so a share of every judge's together would hide the one that failed)."""
+    parts = []
+    for j in run.info.get("judges") or []:
+        if not isinstance(j, Mapping):
+            continue
+        total, missing = int(j.get("labels") or 0), int(j.get("missing") or 0)
+        if total and missing:
+            parts.append(f"{j.get('id')} {missing:,} of {total:,} ({missing / total:.1%})")
+    return f": {'; '.join(parts)}" if parts else ""
 
 
 def _status_banner(ctx: ReportContext) -> str:
@@ -402,8 +410,7 @@ def _status_banner(ctx: ReportContext) -> str:
     if not failed and not total:
         return ""
     groups, n_groups = failure_groups(run)
-    labels = _label_total(run)
-    share = f" of {labels:,} ({total / labels:.0%})" if labels else ""
+    share = _per_judge_share(run)
     reasons = "".join(f"<li>{esc(r)}</li>" for r in status.get("reasons") or ())
     top = _failure_table(groups, "top-failures") if groups else ""
     where = FAILURES_FILE if FAILURES_FILE in (run.info.get("files") or {}) else "run.json"
@@ -416,7 +423,7 @@ def _status_banner(ctx: ReportContext) -> str:
         return (
             "<div class='banner failed' id='run-failed' role='alert'>"
             "<h2>Run failed: these scores are not a result</h2>"
-            f"<p>{_count(total, 'judgment')}{share} missing. Why the run failed:</p>"
+            f"<p>{_count(total, 'judgment')} missing{share}. Why the run failed:</p>"
             f"<ul>{reasons}</ul>{top}{more}"
             "<p class='small'>Fix the cause and run again (judgments already made are kept "
             "in the cache and journal, so no call is repeated). The scores computed from the "
@@ -425,7 +432,7 @@ def _status_banner(ctx: ReportContext) -> str:
         )
     return (
         "<div class='banner partial' id='run-partial'>"
-        f"<h2>Partial run: {_count(total, 'judgment')}{share} missing</h2>"
+        f"<h2>Partial run: {_count(total, 'judgment')} missing{share}</h2>"
         "<p class='small'>Within what the scenario allows (<code>max_missing</code> "
         f"{fmt(status.get('max_missing'), 3) if status.get('max_missing') is not None else '–'}"
         "): the scores leave them out, as missing, never as 0.</p>"

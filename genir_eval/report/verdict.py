@@ -44,6 +44,7 @@ __all__ = [
     "verdict_lines",
     "verdict_html",
     "verdict_lede",
+    "severity_class",
     "VERDICT_TITLE",
 ]
 
@@ -305,6 +306,13 @@ def _worst_step(run: Run) -> str | None:
     return step + ")"
 
 
+def severity_class(severity: str) -> str:
+    """The CSS class of a verdict line of ``severity``: prefixed, so that a severity never
+    takes a rule of the page meant for something else (``small``, too few to tell, once
+    took the page's ``.small`` rule and printed the line at 80%)."""
+    return f"verdict-{severity}"
+
+
 def verdict_lines(verdict: RunVerdict) -> list[str]:
     """The verdict as the terminal prints it."""
     if not verdict.decisions:
@@ -321,7 +329,8 @@ def verdict_html(verdict: RunVerdict) -> str:
     if not verdict.decisions:
         return ""
     items = "".join(
-        f"<li class='verdict-line {d.verdict.severity}' data-severity='{d.verdict.severity}'>"
+        f"<li class='verdict-line {severity_class(d.verdict.severity)}' "
+        f"data-severity='{d.verdict.severity}'>"
         f"{esc(d.subject)}: <b>{esc(d.verdict.words)}</b>"
         + (f": {esc(d.figure)}" if d.figure else "")
         + "</li>"
@@ -347,6 +356,7 @@ def verdict_lede(verdict: RunVerdict) -> str:
     if verdict.next:
         text += f"; {esc(verdict.next[0])}"
     return (
-        f"<p id='verdict-lede' class='verdict-line {main.verdict.severity}'>"
+        f"<p id='verdict-lede' class='verdict-line {severity_class(main.verdict.severity)}' "
+        f"data-severity='{main.verdict.severity}'>"
         f"<b>In short</b>: {text}</p>"
     )

@@ -220,6 +220,12 @@ def test_a_citation_run_opens_with_its_verdicts(
         assert words in text, words
     # one link has no source text on purpose: a partial run, said so at the top
     assert _on_first_screen(seen, "#run-partial")
-    assert "1 judgment of" in text and "no source text" in text
+    # the share per judge, as the threshold reads it (1 of 17, not 1 of every judge's 25)
+    assert "1 judgment missing: citation_support 1 of 17 (5.9%)" in text
+    assert "no source text" in text
     text = _says_the_verdict_and_the_worst_session(citation_run, seen)
     assert "too few to tell" in text and "[-1.00, 1.00]" not in text
+    # a 'too few to tell' line is as large as the text around it (its severity's class once
+    # took the page's .small rule: 80%)
+    lede = seen["elements"]["#verdict-lede"]
+    assert lede["font_size"] == seen["body_font_size"]
