@@ -19,7 +19,7 @@ every stage that words a figure imports it from here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +27,7 @@ from genir_eval.figures import counted, number_text
 
 __all__ = [
     "MIN_N",
+    "within_minimum",
     "SMALL_MARK",
     "NO_INTERVAL",
     "SEVERITIES",
@@ -108,6 +109,16 @@ def too_small(n: Any) -> bool:
     """Whether ``n`` values are too few for an interval (:data:`MIN_N`); an unknown ``n``
     is not taken for a small one."""
     return isinstance(n, int) and not isinstance(n, bool) and n < MIN_N
+
+
+def within_minimum(entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` (a figure with its ``n`` and ``ci95`` intervals, as ``meta.json`` stores
+    it) with every interval left out (``None``) when ``n`` is :func:`too_small`: the one
+    rule for every reader, so the Python API (``run.meta``) holds no interval the terminal
+    and the report would refuse to print."""
+    if too_small(entry.get("n")) and isinstance(entry.get("ci95"), Mapping):
+        return {**entry, "ci95": {name: None for name in entry["ci95"]}}
+    return entry
 
 
 def _interval(ci: Any) -> tuple[float, float] | None:
