@@ -357,16 +357,37 @@ def _failures(run: Run) -> list[str]:
 def _engine(run: Run) -> list[str]:
     info = run.info
     usage = info.get("usage") or {}
-    cache = info.get("cache") or {}
     cost = info.get("cost_usd")
     cost_text = "unknown (a model without a price)" if cost is None else f"${cost:.4f}"
     return [
-        f"Engine: {info.get('provider_calls', 0)} provider calls, "
-        f"{cache.get('hits', 0)} cache hits of {cache.get('lookups', 0)} lookups, "
-        f"{cache.get('resumed', 0)} resumed; tokens {usage.get('input_tokens', 0):,} in / "
+        f"Engine: {info.get('provider_calls', 0)} provider calls, {reuse_words(info)}; "
+        f"tokens {usage.get('input_tokens', 0):,} in / "
         f"{usage.get('output_tokens', 0):,} out; cost {cost_text}; "
         f"{_num(info.get('duration_s'), 2)} s"
     ]
+
+
+def reuse_words(info: Mapping[str, Any]) -> str:
+    """What a run took from earlier work, truthfully: the judgments resumed from the output
+    folder's journal (none in a new folder: running into the same folder resumes), and the
+    cache's hits of its lookups, or that the offline twins are not cached (computed again
+    each time, at no cost)."""
+    cache = info.get("cache") or {}
+    resumed, lookups = int(cache.get("resumed") or 0), int(cache.get("lookups") or 0)
+    calls = int(info.get("provider_calls") or 0)
+    engines = [e for e in info.get("engines") or [] if isinstance(e, Mapping)]
+    offline = bool(engines) and all(e.get("provider") == "offline" for e in engines)
+    if resumed:
+        words = f"{resumed:,} resumed from the output folder's journal"
+    elif calls:
+        words = "0 resumed (no earlier judgments in this output folder's journal)"
+    else:
+        words = "0 resumed"
+    if lookups:
+        return f"{words}, {cache.get('hits', 0):,} cache hits of {lookups:,} lookups"
+    if offline and calls:
+        return f"{words}; offline twins are not cached (computed again, at no cost)"
+    return f"{words}, no cache lookups" if calls and not offline else words
 
 
 def format_paths(run: Run) -> str:
