@@ -121,7 +121,7 @@ td.sid{overflow-wrap:break-word;max-width:22em}
 table.scores td:first-child{overflow-wrap:anywhere;max-width:16em}
 tr.headline-row td{background:#f4f8ff}
 .cards{display:flex;flex-wrap:wrap;gap:12px;margin:12px 0;align-items:center}
-.level{width:110px;font-weight:600}
+.level{width:110px;font-weight:600;overflow-wrap:anywhere}
 .card{border:1px solid #d8dde6;border-radius:8px;padding:10px 14px;min-width:150px;
  background:#fafbfd}
 .card .label{font-size:.8em;color:#5b6576} .card .value{font-size:1.8em;font-weight:600;

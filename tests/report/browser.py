@@ -68,7 +68,8 @@ _PROBE = """<script>
                               left: box.left, right: box.right,
                               visible: box.height > 0 && element.checkVisibility(),
                               folded: !!element.closest('details:not([open])'),
-                              font_size: parseFloat(getComputedStyle(element).fontSize)};
+                              font_size: parseFloat(getComputedStyle(element).fontSize),
+                              overflows: element.scrollWidth > element.clientWidth};
   }
   // the text of the first screen: every text node laid out above the fold
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);

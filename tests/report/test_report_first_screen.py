@@ -41,6 +41,7 @@ WANTED = [
     "#headline-session-spearman",
     "#headline-turn-spearman",
     ".citation-verdicts",
+    ".citation-verdicts .level",
     "#failures-section",
     "#sessions",
     "#details",
@@ -216,6 +217,9 @@ def test_a_citation_run_opens_with_its_verdicts(
     seen = _first_screen(citation_run, width, tmp_path, "citations")
     text = seen["first_screen"]
     assert _on_first_screen(seen, ".citation-verdicts")
+    # the row label (the judge's name, citation_support) fits its column, not cut behind
+    # the cards beside it
+    assert not seen["elements"][".citation-verdicts .level"]["overflows"]
     for words in ("fully supported", "partly supported", "not supported", "citations"):
         assert words in text, words
     # one link has no source text on purpose: a partial run, said so at the top
