@@ -51,6 +51,7 @@ from genir_eval.report.charts import (  # noqa: F401 - moved, importable from he
     _scatter,
 )
 from genir_eval.report.citations import CITATIONS_CSS, citations_section
+from genir_eval.report.glossary import describe_score
 from genir_eval.report.judge_quality import SECTION_TITLE as QUALITY_TITLE
 from genir_eval.report.judge_quality import quality_section
 from genir_eval.report.preferences import preferences_section
@@ -305,9 +306,12 @@ class FailureGroup:
     sessions: list[str]
 
 
-def failure_groups(run: Run) -> tuple[list[FailureGroup], int]:
-    """The missing judgments grouped by cause, most frequent first, for at most
-    :data:`MAX_FAILURE_GROUPS` groups, and the number of groups in all."""
+def failure_groups(
+    run: Run, limit: int | None = MAX_FAILURE_GROUPS
+) -> tuple[list[FailureGroup], int]:
+    """The missing judgments grouped by cause, most frequent first, for at most ``limit``
+    groups (:data:`MAX_FAILURE_GROUPS`; every group when ``None``), and the number of groups
+    in all."""
     endpoints = _endpoints(run)
     counts: Counter[str] = Counter()
     reasons: dict[str, Counter[str]] = {}
@@ -341,7 +345,7 @@ def failure_groups(run: Run) -> tuple[list[FailureGroup], int]:
             hint=hints[label],
             sessions=examples[label],
         )
-        for label, n in counts.most_common(MAX_FAILURE_GROUPS)
+        for label, n in counts.most_common(limit)
     ]
     return groups, len(counts)
 
@@ -493,12 +497,17 @@ def _mean_cards(ctx: ReportContext, names: list[str], element_id: str) -> str:
         else:
             interval = f"95% CI {fmt_ci(s.ci)}"
         missing = f", {s.missing} missing" if s.missing else ""
+        # the score's scale, as its measure or judge kind declares it (a satisfaction
+        # judge's 1-10, not the users' 1-5)
+        scale = describe_score(name, ctx.run).range.split(":")[0].split(" (")[0]
         cards.append(
             f"<div class='card score-card' data-score='{esc(name)}'>"
             f"<div class='label'>{ctx.marked(name)}"
             + (" (headline)" if name == ctx.headline else "")
             + f"</div><div class='value'>{fmt(s.mean)}</div>"
-            f"<div class='ci'>{interval}<br>mean of {counted(s.n, 'session')}{missing}</div></div>"
+            f"<div class='ci'>{interval}<br>mean of {counted(s.n, 'session')}{missing}"
+            + (f"<br><span class='scale'>scale {esc(scale)}</span>" if scale else "")
+            + "</div></div>"
         )
     if not cards:
         return ""

@@ -99,6 +99,10 @@ def test_the_demo_scenarios_get_the_verdicts_the_issue_asked_for(outputs) -> Non
         lede = BeautifulSoup(html, "html.parser").find(id="verdict-lede").get_text()
         assert lede.startswith("In short: headline sdcg_urge vs the users' thumbs: chance-level")
         assert "no users' ratings" not in text and "No user satisfaction" not in html
+        # a satisfaction judge's card states its scale (1-10, not the users' 1-5)
+        soup = BeautifulSoup(html, "html.parser")
+        card = soup.select_one("#score-cards [data-score='satisfaction.urs'] .scale")
+        assert card is not None and card.get_text() == "scale 1-10"
         # AUC 0.288 [0.10, 0.50] reaches chance; its r -0.411 [-0.68, -0.04] does not
         assert verdict["spans vs the users' thumbs"].verdict.severity == "bad"
     if name == "product-offline":
