@@ -175,6 +175,10 @@ def test_every_named_kind_of_score_is_its_declaration(outputs: Outputs) -> None:
         cards = heading.find_next_sibling("div", class_="cards")
         for card in cards.select("[data-score]"):
             assert score_evidence(run, card["data-score"]) == kind, card["data-score"]
+    # the glossary names each score's kind of evidence as declared
+    for term in soup.select("#glossary-list dt"):
+        score = term["id"].removeprefix("g-")
+        assert f"({_declared(run, score)}" in term.get_text(), score
     card = soup.select_one("#headline-card")
     if card is not None:
         score = card["data-score"]
