@@ -370,3 +370,75 @@ def test_compare_says_each_scores_kind_and_quotes_each_runs_judge(
         for item in column.select("li.jd"):
             judge = item.find("b").get_text()
             assert judge in makers, (label, judge)
+
+
+# --- the arena page ----------------------------------------------------------------------------
+
+
+def _answers(sid: str, query: str, cited: int) -> dict[str, Any]:
+    lines = [f"point {k} about {query}" for k in range(cited)]
+    return {
+        "version": 1,
+        "session_id": sid,
+        "language": "en",
+        "turns": [
+            {
+                "index": 1,
+                "query": query,
+                "response_text": "\n".join(f"{line} [{i}]" for i, line in enumerate(lines, 1)),
+                "links": [
+                    {"id": i, "url": f"https://e.org/{sid}/{i}", "title": f"t{i}", "text": "x"}
+                    for i in range(1, cited + 1)
+                ],
+            }
+        ],
+    }
+
+
+def test_the_arena_page_says_what_its_pairs_hold(tmp_path: Path) -> None:
+    """The arena's first screen (systems, pairs, queries, who ranks first with what) and
+    every quoted example reason, against its own pairs.jsonl and arena.json."""
+    import json
+
+    files = []
+    for name, cited in (("big", 4), ("mid", 2), ("small", 1)):
+        path = tmp_path / f"{name}.jsonl"
+        rows = [_answers(f"s{i}", f"query {i} of {name}", cited) for i in range(6)]
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        files.append(str(path))
+    out = tmp_path / "arena"
+    code, _, err = _cli("arena", *files, "--out", str(out), "--cache", "none", "--quiet")
+    assert code == 0, err
+    pairs = [
+        json.loads(line) for line in (out / "pairs.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    document = json.loads((out / "arena.json").read_text(encoding="utf-8"))
+    soup = BeautifulSoup((out / "report.html").read_text(encoding="utf-8"), "html.parser")
+    text = " ".join(soup.get_text(" ").split())
+    judged = [p for p in pairs if p.get("winner") is not None]
+    queries = {(p["session_id"], p["turn"]) for p in pairs}
+    systems = {p["a"] for p in pairs} | {p["b"] for p in pairs}
+    assert f"{len(systems)} systems, {len(judged)} pairs judged on {len(queries)} queries" in text
+    missing = len(pairs) - len(judged)
+    ties = sum(p["winner"] == "tie" for p in judged)
+    assert f"{len(judged)} judged, {missing} missing, {ties} ties" in text
+    leader = max(document["systems"], key=lambda s: s["score"])
+    assert f"Ranked first: {leader['name']} , Bradley–Terry score {leader['score']:.1f}" in text
+    wins = sum(
+        (p["winner"] == "a" and p["a"] == leader["name"])
+        or (p["winner"] == "b" and p["b"] == leader["name"])
+        for p in judged
+    )
+    assert leader["wins"] == wins
+    quoted = soup.select("ol.examples li")
+    assert quoted
+    for item in quoted:
+        session = item.find("b").get_text()
+        winner = item.find_all("b")[1].get_text()
+        reason = item.select_one(".reason").get_text()
+        assert any(
+            p["session_id"] == session
+            and reason == " ".join(str(p["reason"]).split())
+            and winner in (p["a"], p["b"])
+            for p in judged
+        ), item.get_text()
