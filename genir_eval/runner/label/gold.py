@@ -78,9 +78,10 @@ class PeopleGold:
 
     def fields(self) -> tuple[str, ...]:
         """The :class:`Gold` fields the people gave at least one label of."""
+        # the Gold fields are named after the kinds whose gold they hold
         given = {
-            "link_usefulness": self.links,
-            "citation_support": self.support,
+            LINK_USEFULNESS: self.links,
+            CITATION_SUPPORT: self.support,
             "query_satisfaction": self.turns,
             "session_satisfaction": self.sessions,
         }
