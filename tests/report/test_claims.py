@@ -52,9 +52,23 @@ CITED = FIXTURES / "citation_sessions.jsonl"  # gold support labels
 THUMBS = FIXTURES / "product_feedback.md"  # thumbs, no ratings
 PLAIN = FIXTURES / "product_logs.md"  # no ratings, no thumbs
 
-SCENARIOS = ("demo-offline", "demo-citations", "product-offline", "product-feedback")
+SCENARIOS = (
+    "demo-offline",
+    "demo-citations",
+    "demo-nuggets",
+    "product-offline",
+    "product-feedback",
+    "urge-offline",
+)
 #: Runs whose headline's judge states reasons: their worst lists quote them (terminal, html).
-QUOTING = ("demo-offline", "demo-citations", "product-feedback", "links", "satisfaction")
+QUOTING = (
+    "demo-offline",
+    "demo-citations",
+    "product-feedback",
+    "urge-offline",
+    "links",
+    "satisfaction",
+)
 
 #: (name, input, its format, judges, link judges, measures, extra command-line arguments)
 MATRIX: list[tuple[str, Path, str, tuple[str, ...], tuple[str, ...], str]] = [
@@ -129,6 +143,8 @@ def _outputs(name: str, scenario: Path, out: Path) -> Outputs:
 
 @pytest.fixture(scope="module", params=SCENARIOS + tuple(row[0] for row in MATRIX))
 def outputs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Outputs:
+    if request.param == "urge-offline":
+        request.getfixturevalue("urge_sample_path")  # the shared URGE sample, or a skip
     folder = tmp_path_factory.mktemp(f"claims-{request.param}")
     if request.param in SCENARIOS:
         scenario = ROOT / "scenarios" / f"{request.param}.toml"
