@@ -92,6 +92,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
         ["genir_eval/metrics/measures.py", "genir_eval/metrics/citations.py"],
         [
             "tests/metrics/test_metrics_measures.py",
+            "tests/metrics/test_evidence_declared.py",
             "tests/metrics/test_metrics_citations.py",
             "tests/metrics/test_metrics_aggregate.py",
             "tests/metrics/test_metrics_usefulness.py",

@@ -24,6 +24,7 @@ EXIT_CODES = {
     "input": 2,  # bad input, an invalid setting, a storage or cluster fault
     "run_failed": 3,  # too many labels missing, a permanent provider error, an early stop
     "undecided": 4,  # compare: no regression, but too few sessions to call it a pass
+    "internal": 5,  # an unexpected error of genir-eval itself: never a decision
 }
 
 

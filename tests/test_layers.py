@@ -26,6 +26,7 @@ BASE = {
     "stale",
     "figures",
     "display",
+    "evidence_kinds",
 }
 # folder -> the folders (besides itself and the base modules) it may import, as the map says
 MAY_IMPORT: dict[str, set[str]] = {

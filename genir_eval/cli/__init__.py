@@ -99,6 +99,21 @@ def _main(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return EXIT_CODES["input"]
+    except Exception as error:  # noqa: BLE001 (every unexpected error: never a decision code)
+        return internal_error(args.command, error)
+
+
+def internal_error(command: str, error: BaseException) -> int:
+    """An error genir-eval did not expect (a bug, not the input's fault): one line naming the
+    command and the error, and exit code 5, which no decision uses: a crash must never read
+    as a regression (1), a pass (0) or too few to decide (4)."""
+    print(
+        f"genir-eval: internal error in {command}: {type(error).__name__}: "
+        f"{one_line(str(error))} (a bug of genir-eval, not of the input: exit "
+        f"{EXIT_CODES['internal']}; please report it with the command)",
+        file=sys.stderr,
+    )
+    return EXIT_CODES["internal"]
 
 
 class _GuardedStream:

@@ -7,13 +7,14 @@ __all__ = ["COMMANDS"]
 
 # Module names under genir_eval.cli and their one-line help, in the order `--help` lists them:
 # the order of the table in docs/guide/commands.md (tests/test_cli_help.py holds them to it):
-# evaluate (run, compare, arena, meta), look up (judges, measures), read logs (parse,
+# evaluate (run, compare, arena, meta, failures), look up (judges, measures), read logs (parse,
 # correlate), then the cache and the people in the loop (label, serve).
 COMMANDS: dict[str, str] = {
     "run": "run a scenario: judge the sessions, score them, write the run directory",
     "compare": "compare two runs over the same sessions; exit 1 on a regression",
     "arena": "rank systems by judging their answers in pairs (Bradley-Terry, style control)",
     "meta": "meta-evaluate a judge against gold labels",
+    "failures": "a run's missing judgments grouped by cause, the judges each hit, and a hint",
     "judges": "list every judge with its kind, options and their defaults",
     "measures": "list every measure with its parameters, range and direction",
     "parse": "read sessions (URGE CSV, JSONL, Markdown, traces or a CrowdRAG folder) and "

@@ -412,13 +412,18 @@ def _report(
 ) -> None:
     """What ``compare`` writes once it has decided: the HTML page, the JSON document or the
     markdown comment, the notes, the rule and the verdict line, and the reasons on stderr."""
+    from genir_eval.report.card import score_evidence, score_kind_words
     from genir_eval.runner.compare import markdown_summary
 
     failures = [reason for r in results for reason in r.reasons]
     run_a, run_b = runs
+    # what each compared score rests on, as its measure or judge kind declares it
+    kinds = {c.metric: score_evidence(run_b, c.metric) for c in comparisons}
     documents = [
         {
             **c.to_dict(),
+            "evidence": getattr(kinds[c.metric], "name", None),
+            "kind": score_kind_words(kinds[c.metric]),
             "passed": r.passed,
             "verdict": r.verdict,
             "reasons": list(r.reasons),
@@ -448,6 +453,12 @@ def _report(
                 comparisons, results, run_a=args.run_a, run_b=args.run_b, worst=args.worst
             )
         )
+    if output in ("text", "markdown"):
+        for metric, evidence in kinds.items():
+            says = f": it says {evidence.says}" if evidence is not None else ""
+            print(
+                f"{'- ' if output == 'markdown' else ''}{metric} is {score_kind_words(evidence)}{says}"
+            )
     if output == "text":
         for note in (n for r in results for n in r.notes):
             print(f"  note: {note}")

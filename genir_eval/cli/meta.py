@@ -81,7 +81,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="STORE",
         default=None,
         help="people's labels from `genir-eval label` (a labels.sqlite, or the run folder "
-        "holding it) as the gold, in place of the file's (default: the file's gold)",
+        "holding it) as the gold, in place of the file's gold of the kinds people labelled; "
+        "the file's other gold is kept (default: the file's gold)",
     )
     parser.add_argument(
         "--link-judge",
@@ -261,14 +262,15 @@ def run(args: argparse.Namespace) -> int:
     preferences = read_preferences(args.preferences, form="run") if args.preferences else None
     sessions = list(load_sessions(args.input, format=args.format, sources=args.sources).sessions)
     if args.labels:
-        from genir_eval.runner.label.gold import open_people_gold, with_people_gold
+        from genir_eval.runner.label.gold import (
+            open_people_gold,
+            people_gold_note,
+            with_people_gold,
+        )
 
         people = open_people_gold(args.labels, args.input)
-        sessions = list(with_people_gold(sessions, people))
-        print(
-            f"genir-eval: gold from people's labels: {len(people)} items in {args.labels}",
-            file=sys.stderr,
-        )
+        sessions = list(with_people_gold(sessions, people, keep_input=True))
+        print(f"genir-eval: {people_gold_note(people, args.labels)}", file=sys.stderr)
     if preferences is not None:  # before any call: a row naming no session is refused
         turns = {session.session_id: len(session.turns) for session in sessions}
         check_named(preferences, args.preferences, turns.get, "the input")

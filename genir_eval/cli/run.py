@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, cast
 
 from genir_eval.cli.commands import COMMANDS
 from genir_eval.cli.engine_options import add_engine_arguments, engine_overrides
+from genir_eval.settings import setting_type
 
 if TYPE_CHECKING:
     from genir_eval.ingest.loader import Format
@@ -49,7 +50,23 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         metavar="STORE",
         default=None,
         help="people's labels from `genir-eval label` (a labels.sqlite, or the run folder "
-        "holding it) as the gold, in place of the input's (default: the input's gold)",
+        "holding it) as the gold, in place of the input's gold of the kinds people labelled; "
+        "the input's other gold is kept (default: the input's gold)",
+    )
+    parser.add_argument(
+        "--sessions",
+        metavar="ID,ID",
+        default=None,
+        help="judge only these sessions of the input, by id, comma-separated (an id the input "
+        "does not hold is refused before any call; default: every session)",
+    )
+    parser.add_argument(
+        "--limit",
+        metavar="N",
+        type=setting_type("limit"),
+        default=None,
+        help="judge only the first N sessions of the input (the scenario's input.limit; "
+        "after --sessions when both are given; default: the scenario's, else every session)",
     )
     add_engine_arguments(parser, "run")
     parser.set_defaults(func=run)
@@ -68,28 +85,71 @@ def overrides_from_args(args: argparse.Namespace) -> Overrides:
     )
 
 
-def _people_gold_sessions(args: argparse.Namespace) -> Iterator[Session] | None:
-    """The scenario's sessions with the people's labels as their gold (``--labels``), or
-    ``None``: the scenario's input as it is."""
-    if not args.labels:
-        return None
+def _read(args: argparse.Namespace) -> Iterator[Session]:
+    """The scenario's input, read one session at a time."""
     from genir_eval.ingest import iter_sessions
-    from genir_eval.runner.label.gold import open_people_gold, with_people_gold
     from genir_eval.runner.scenario import load_scenario
 
     given = load_scenario(args.scenario).input
-    people = open_people_gold(args.labels, given.path)
-    print(
-        f"genir-eval: gold from people's labels: {len(people)} items in {args.labels}",
-        file=sys.stderr,
-    )
-    reader = iter_sessions(
+    return iter_sessions(
         given.path,
         format=cast("Format | None", given.format),
         skip_invalid=given.skip_invalid,
         sources=given.sources,
     )
-    return with_people_gold(reader, people)
+
+
+def _chosen_ids(args: argparse.Namespace) -> list[str] | None:
+    """``--sessions``: the ids asked for, each checked against the input before any call."""
+    if args.sessions is None:
+        return None
+    from genir_eval.errors import ConfigError
+
+    wanted = [part.strip() for part in args.sessions.split(",") if part.strip()]
+    if not wanted:
+        raise ConfigError("--sessions: no session id given (ID,ID,...)")
+    held = {session.session_id for session in _read(args)}
+    absent = [sid for sid in wanted if sid not in held]
+    if absent:
+        raise ConfigError(
+            f"--sessions: the input holds no session {', '.join(map(repr, absent))} "
+            f"({len(held)} sessions in it)"
+        )
+    return wanted
+
+
+def _chosen_sessions(args: argparse.Namespace) -> Iterator[Session] | None:
+    """The sessions to judge when the command line chooses them: the people's labels as
+    their gold (``--labels``), only the sessions ``--sessions`` names, the first ``--limit``
+    (the scenario's ``input.limit`` otherwise); ``None``: the scenario's input as it is."""
+    if not (args.labels or args.sessions is not None or args.limit is not None):
+        return None
+    import itertools
+
+    wanted = _chosen_ids(args)
+    stream = _read(args)
+    if args.labels:
+        from genir_eval.runner.label.gold import (
+            open_people_gold,
+            people_gold_note,
+            with_people_gold,
+        )
+        from genir_eval.runner.scenario import load_scenario
+
+        given = load_scenario(args.scenario).input
+        people = open_people_gold(args.labels, given.path)
+        print(f"genir-eval: {people_gold_note(people, args.labels)}", file=sys.stderr)
+        stream = with_people_gold(stream, people, keep_input=True)
+    if wanted is not None:
+        keep = set(wanted)
+        stream = (session for session in stream if session.session_id in keep)
+        print(
+            f"genir-eval: judging {len(keep)} of the input's sessions (--sessions)",
+            file=sys.stderr,
+        )
+    if args.limit is not None:
+        stream = itertools.islice(stream, args.limit)
+    return stream
 
 
 def run(args: argparse.Namespace) -> int:
@@ -100,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
 
     result = run_scenario(
         args.scenario,
-        sessions=_people_gold_sessions(args),
+        sessions=_chosen_sessions(args),
         out_dir=args.out,
         overrides=overrides_from_args(args),
         progress=not args.quiet,

@@ -141,6 +141,10 @@ class JudgeKind:
     of its own (see the module docstring). A kind subclasses it and overrides what it has."""
 
     name: str = ""
+    #: What its own scores rest on: one of :data:`genir_eval.evidence_kinds.EVIDENCE_KINDS`
+    #: (the pages name the kind of a judge's score from it); ``""``: not declared, and the
+    #: pages say so rather than guess.
+    evidence: str = ""
     #: Label items whose value is the judge's own score of the turn or the session.
     own_items: frozenset[str] = frozenset()
     #: Its labels include one per link (``link:<id>``): it may be a scenario's link judge.

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
+from genir_eval.evidence_kinds import USEFUL_SPANS as EVIDENCE
 from genir_eval.figures import number_text
 from genir_eval.judges.base import Label, ask, register_judge
 from genir_eval.judges.common import BuiltinJudge, JudgeContext, graded_config
@@ -120,6 +121,7 @@ class SpansKind(JudgeKind):
     annotators' marks."""
 
     name = NAME
+    evidence = EVIDENCE
     own_items = frozenset({NAME})
     marks_units = True
     own_score = (

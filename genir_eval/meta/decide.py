@@ -19,7 +19,7 @@ every stage that words a figure imports it from here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +27,7 @@ from genir_eval.figures import counted, number_text
 
 __all__ = [
     "MIN_N",
+    "within_minimum",
     "SMALL_MARK",
     "NO_INTERVAL",
     "SEVERITIES",
@@ -108,6 +109,16 @@ def too_small(n: Any) -> bool:
     """Whether ``n`` values are too few for an interval (:data:`MIN_N`); an unknown ``n``
     is not taken for a small one."""
     return isinstance(n, int) and not isinstance(n, bool) and n < MIN_N
+
+
+def within_minimum(entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` (a figure with its ``n`` and ``ci95`` intervals, as ``meta.json`` stores
+    it) with every interval left out (``None``) when ``n`` is :func:`too_small`: the one
+    rule for every reader, so the Python API (``run.meta``) holds no interval the terminal
+    and the report would refuse to print."""
+    if too_small(entry.get("n")) and isinstance(entry.get("ci95"), Mapping):
+        return {**entry, "ci95": {name: None for name in entry["ci95"]}}
+    return entry
 
 
 def _interval(ci: Any) -> tuple[float, float] | None:
@@ -193,14 +204,16 @@ def next_steps(
     *,
     headline: str | None,
     headline_tracks: bool,
-    headline_grounding: bool,
+    headline_part: str | None,
     missing: int,
     smallest_n: int | None,
     limit: int = 5,
 ) -> list[str]:
     """What to look at next, most pressing first, at most ``limit``: what runs against
     people, samples too small to read, a score that tracks people better than the
-    headline, a headline with no evidence, missing judgments."""
+    headline, a headline with no evidence, a headline that scores one part of an answer
+    (``headline_part``: what kind of score it is and what it says, as its measure or judge
+    kind declares it), missing judgments."""
     steps = []
     for d in decisions:
         if d.verdict.severity == "bad":
@@ -224,11 +237,8 @@ def next_steps(
             f"nothing shows that {headline} tracks people: label a sample "
             "(genir-eval label) to measure it"
         )
-    if headline is not None and headline_grounding:
-        steps.append(
-            f"{headline} is a grounding score: it says whether citations support their "
-            "statements, not whether people like the answers"
-        )
+    if headline is not None and headline_part:
+        steps.append(f"{headline} is {headline_part}, not whether people like the answers")
     if missing:
         steps.append(f"{counted(missing, 'judgment')} missing: see report.html's failures")
     return steps[:limit]

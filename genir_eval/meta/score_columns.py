@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from genir_eval.meta.decide import within_minimum
 from genir_eval.meta.gold.session import FEEDBACK_TARGET
 from genir_eval.meta.stats import binary_agreement, correlations
 
@@ -93,7 +94,7 @@ class ScoreColumns:
         if not self.rows or np.isnan(gold).all():
             return None
         return {
-            name: correlations(self.column(name), gold, n_boot=n_boot, seed=seed)
+            name: within_minimum(correlations(self.column(name), gold, n_boot=n_boot, seed=seed))
             for name in self.names()
         }
 
@@ -106,8 +107,8 @@ class ScoreColumns:
         return {
             "target": FEEDBACK_TARGET,
             "turn": {
-                name: binary_agreement(
-                    _optional(self.column(name)), thumbs, n_boot=n_boot, seed=seed
+                name: within_minimum(
+                    binary_agreement(_optional(self.column(name)), thumbs, n_boot=n_boot, seed=seed)
                 )
                 for name in self.names()
             },

@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from genir_eval.evidence_kinds import CITATION_SUPPORT
 from genir_eval.metrics.measures import Measure, _require
 from genir_eval.records import SUPPORT_VALUE, Session, Statement, Turn
 
@@ -125,6 +126,7 @@ class CitationMeasure(Measure):
 
     LEVEL = "citation"
     RANGE = "0-1 (a share of citations or statements)"
+    EVIDENCE = CITATION_SUPPORT
 
     def compute(self, turns: Sequence[Sequence[CitedStatement]]) -> float | None:
         gains: list[float] = []

@@ -25,6 +25,7 @@ from dataclasses import dataclass, fields
 from typing import ClassVar
 
 from genir_eval.errors import ConfigError
+from genir_eval.evidence_kinds import LINK_USEFULNESS
 
 __all__ = [
     "Measure",
@@ -60,10 +61,13 @@ class Measure:
 
     ``NAME`` is the printed name, ``SHORT`` the registry key, ``LEVEL`` ``"query"``,
     ``"session"`` or ``"citation"``; ``HIGHER_IS_BETTER`` says which way is an improvement
-    (a regression gate reads it).
+    (a regression gate reads it); ``EVIDENCE`` names what its values rest on, one of
+    :data:`genir_eval.evidence_kinds.EVIDENCE_KINDS` (every page names a score's kind from
+    it): each family of measures declares its own, the base none.
     """
 
     NAME: ClassVar[str]
+    EVIDENCE: ClassVar[str]
     SHORT: ClassVar[str]
     LEVEL: ClassVar[str]
     # For readers of a report: the values it takes, and what it averages or sums.
@@ -136,6 +140,8 @@ class QueryMeasure(Measure):
 
     LEVEL = "query"
     RANGE = "0-3 (the link label scale)"
+    #: Statement usefulness is read from the usefulness of the links a statement cites.
+    EVIDENCE = LINK_USEFULNESS
 
     def compute(self, u: Sequence[float]) -> float | None:
         if not u:
@@ -198,6 +204,8 @@ class SessionMeasure(Measure):
     """
 
     LEVEL = "session"
+    #: Statement usefulness is read from the usefulness of the links a statement cites.
+    EVIDENCE = LINK_USEFULNESS
 
     def compute(self, u_per_turn: Sequence[Sequence[float]]) -> float | None:
         turns = [list(u) for u in u_per_turn if len(u) > 0]

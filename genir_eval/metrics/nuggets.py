@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from genir_eval.evidence_kinds import NUGGETS
 from genir_eval.metrics.measures import Measure, _require
 from genir_eval.records import NUGGET_ASSIGNMENTS, NUGGET_IMPORTANCE
 
@@ -78,6 +79,7 @@ class NuggetMeasure(Measure):
 
     LEVEL = "nugget"
     RANGE = "0-1 (a share of the query's nuggets)"
+    EVIDENCE = NUGGETS
     #: Only vital nuggets count.
     VITAL_ONLY: ClassVar[bool] = False
 

@@ -1,4 +1,4 @@
-"""The headline's report card, and the run's grounding scores apart from it.
+"""The headline's report card, and what kind of evidence each of the run's scores rests on.
 
 The card says what the score a run leads with is (its meaning and range, from the
 glossary), why it leads (named by the scenario, or chosen by the evidence rule of
@@ -7,9 +7,12 @@ each figure of the package's evidence file with its interval, verdict, data set,
 and the command that measured it. The terminal summary and ``report.html`` both print it
 from :func:`headline_card`, so the two say the same.
 
-Grounding scores (statement-usefulness and citation measures, link and citation judges' own
-labels) answer another question, "does each citation support its statement": they get
-their own section (:func:`grounding_scores`), never the quality headline's words.
+A score's kind of evidence is read from its declaration (:func:`score_evidence`): a
+measure's ``EVIDENCE`` (``sdcg_urge`` rests on link usefulness, ``citation_precision`` on
+citation support, ``nugget_recall`` on the nuggets), a judge kind's ``evidence``. Scores of
+one part of an answer (link usefulness, citation support, nugget coverage) answer another
+question than whether people like the answer: they get their own tables, one per kind
+(:func:`part_scores`), never the quality headline's words.
 """
 
 from __future__ import annotations
@@ -17,28 +20,34 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from genir_eval.errors import ConfigError
+from genir_eval.evidence_kinds import EVIDENCE_KINDS, EvidenceKind
 from genir_eval.judges.kinds import judge_kind
-from genir_eval.meta.headline import CHOSEN_BY, Figure, figures_for, is_grounding
+from genir_eval.meta.headline import CHOSEN_BY, Figure, figures_for
+from genir_eval.metrics.parse import parse_measure
 from genir_eval.report.glossary import describe_score
 from genir_eval.report.views import esc, headline_score
 from genir_eval.rundir.folder import Run
 
 __all__ = [
-    "GROUNDING_TITLE",
-    "GROUNDING_NOTE",
+    "PARTS_TITLE",
+    "PARTS_NOTE",
     "HeadlineCard",
     "headline_card",
-    "grounding_scores",
+    "score_evidence",
+    "score_kind_words",
+    "part_scores",
     "card_lines",
     "card_html",
 ]
 
 OTHER_JUDGE = "the figures are of another judge of the same name"
-GROUNDING_TITLE = "Grounding: does each citation support its statement"
-GROUNDING_NOTE = (
-    "grounding scores, not a quality score: an answer that copies its passages grounds well "
-    "and may still be the answer people like less"
+PARTS_TITLE = "Scores of one part of an answer"
+PARTS_NOTE = (
+    "each says one thing an answer does, not whether people like it: an answer that cites "
+    "useful links, or copies its passages, may still be the answer people like less"
 )
+UNDECLARED = "a score whose kind of evidence is not declared"
 
 
 @dataclass(frozen=True)
@@ -70,9 +79,8 @@ class HeadlineCard:
     def tracks(self) -> bool:
         return any(f.tracks for f in self.figures)
 
-    @property
-    def grounding(self) -> bool:
-        return is_grounding(self.score)
+    evidence: EvidenceKind | None = None
+    """What the score rests on, as its measure or judge kind declares."""
 
 
 def _judge_names(run: Run) -> dict[str, str]:
@@ -120,6 +128,7 @@ def headline_card(run: Run) -> HeadlineCard | None:
         judge=judge,
         figures=_this_judge_first(figures_for(judge or score), by),
         judged_by=by,
+        evidence=score_evidence(run, score),
     )
 
 
@@ -130,27 +139,45 @@ def _this_judge_first(figures: list[Figure], judged_by: str | None) -> tuple[Fig
     return tuple(sorted(figures, key=lambda f: not f.judged_by.startswith(judged_by)))
 
 
-def grounding_scores(run: Run, names: list[str]) -> list[str]:
-    """Of ``names`` (a level's scores), the grounding ones: measures, and the own scores of
-    judges that label links or citations."""
-    kinds = {
-        str(j.get("id")): judge_kind(str(j.get("kind") or ""))
-        for j in run.info.get("judges") or []
-        if isinstance(j, Mapping)
-    }
-    out = []
+def score_evidence(run: Run, name: str) -> EvidenceKind | None:
+    """The kind of evidence the score ``name`` rests on, from its declaration: a measure's
+    ``EVIDENCE`` (also from another judge's labels, ``sdcg_urge@link_usefulness.true``, or
+    from gold, ``gold:sdcg_urge``), else the ``evidence`` of the kind of the judge whose
+    score it is (``satisfaction.urs``, ``spans``, ``judge:item``); ``None`` when nothing
+    declares one (a combination of scores, a kind that declares none)."""
+    base = name.removeprefix("gold:").removeprefix("labels:").split("@", 1)[0]
+    try:
+        return EVIDENCE_KINDS[parse_measure(base).EVIDENCE]
+    except ConfigError:
+        pass
+    for j in run.info.get("judges") or []:
+        if isinstance(j, Mapping) and str(j.get("id")) == base.split(":", 1)[0]:
+            kind = judge_kind(str(j.get("kind") or ""))
+            return EVIDENCE_KINDS.get(kind.evidence) if kind is not None else None
+    return None
+
+
+def score_kind_words(evidence: EvidenceKind | None) -> str:
+    """What kind of score it is, as the card and the verdict say it: ``a link-usefulness
+    score``; for a score that declares none, that it declares none."""
+    return f"a {evidence.noun}" if evidence is not None else UNDECLARED
+
+
+def part_scores(run: Run, names: list[str]) -> dict[str, list[str]]:
+    """Of ``names`` (a level's scores), the scores of one part of an answer, by the name of
+    their kind of evidence (:attr:`~genir_eval.evidence_kinds.EvidenceKind.part`), in the
+    order :data:`~genir_eval.evidence_kinds.EVIDENCE_KINDS` lists the kinds."""
+    found: dict[str, list[str]] = {}
     for name in names:
-        kind = kinds.get(name.split(":", 1)[0])
-        if is_grounding(name) or (
-            kind is not None and (kind.labels_links or kind.judges_citations)
-        ):
-            out.append(name)
-    return out
+        evidence = score_evidence(run, name)
+        if evidence is not None and evidence.part:
+            found.setdefault(evidence.name, []).append(name)
+    return {kind: found[kind] for kind in EVIDENCE_KINDS if kind in found}
 
 
 def card_lines(card: HeadlineCard, mark: str = "") -> list[str]:
     """The card as the terminal prints it (the report's card says the same)."""
-    what = "grounding score" if card.grounding else "quality score"
+    what = _what(card)
     lines = [
         f"Headline score {card.score}{mark} ({what}): {card.meaning}",
         f"  leads because: {CHOSEN_BY[card.chosen_by]}",
@@ -172,7 +199,7 @@ def card_html(card: HeadlineCard, marked: str) -> str:
     """The card as ``report.html`` shows it (``marked``: the score's name, escaped and
     marked as the report marks offline twins' scores): the figures folded under the best
     of them."""
-    what = "grounding score" if card.grounding else "quality score"
+    what = _what(card)
     items = "".join(
         f"<li class='evidence' data-tracks='{str(f.tracks).lower()}'>{esc(f.text())}"
         f" <span class='muted'>({esc(f.command)}, {esc(f.measured)})</span></li>"
@@ -206,3 +233,8 @@ def card_html(card: HeadlineCard, marked: str) -> str:
         f"{esc(CHOSEN_BY[card.chosen_by])}.{warning} See the <a href='#glossary'>glossary</a> "
         f"for what each score means.</p>{figures}</div>"
     )
+
+
+def _what(card: HeadlineCard) -> str:
+    """The card's words for the headline's kind: its evidence's noun, as declared."""
+    return card.evidence.noun if card.evidence is not None else UNDECLARED.removeprefix("a ")

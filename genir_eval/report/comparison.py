@@ -5,8 +5,9 @@ lying wholly on the worse side says so; too few to decide is its own verdict), n
 session that got worse most, then shows each compared score's paired delta with its 95%
 interval and randomisation p, then the sessions that got worse first by the gated score
 (the first one that regressed, else the first compared): each with both runs' answers (the
-turns' text, from each run's turns table) and both runs' judges' reasons (from each run's
-``evidence.jsonl``). Every log text is escaped (:func:`~genir_eval.report.views.esc`); the
+turns' text, from each run's turns table) and, in each run's column, the reasons of the
+judges whose labels that run's score comes from (from each run's ``evidence.jsonl``; run B's
+``sdcg_urge`` may come from another link judge than run A's), never another judge's. Every log text is escaped (:func:`~genir_eval.report.views.esc`); the
 page is styled by the run report's stylesheet (:func:`~genir_eval.report.html.styled_page`).
 
 The figures are the documents ``compare --format json`` prints (``Comparison.to_dict()``
@@ -22,6 +23,7 @@ from typing import Any
 
 from genir_eval.figures import number_text
 from genir_eval.report.evidence import read_evidence
+from genir_eval.report.glossary import describe_score
 from genir_eval.report.html import styled_page
 from genir_eval.report.views import esc, fmt, fmt_ci
 from genir_eval.rundir.folder import EVIDENCE_FILE, Run, write_text_atomic
@@ -132,8 +134,11 @@ def _table(documents: Sequence[Mapping[str, Any]]) -> str:
         )
         p = "–" if d.get("p_value") is None else number_text(d["p_value"], 4)
         exact = " (exact)" if d.get("p_exact") and d.get("p_value") is not None else ""
+        kind = (
+            f" <span class='muted evidence-kind'>({esc(d['kind'])})</span>" if d.get("kind") else ""
+        )
         rows.append(
-            f"<tr><td>{esc(d['metric'])}{direction}</td><td>{esc(d['level'])}</td>"
+            f"<tr><td>{esc(d['metric'])}{kind}{direction}</td><td>{esc(d['level'])}</td>"
             f"<td class='num'>{d['n']}</td><td class='num'>{fmt(d.get('mean_a'))}</td>"
             f"<td class='num'>{fmt(d.get('mean_b'))}</td>"
             f"<td class='num'>{esc(_signed(d.get('mean_delta'), 4))}"
@@ -162,13 +167,13 @@ def _turn_rows(run: Run, session_ids: set[str]) -> dict[tuple[str, int], Mapping
     }
 
 
-def _reasons(evidence: Any) -> str:
-    """A turn's (or session's) judgments that state a reason, shortened."""
+def _reasons(evidence: Any, judges: frozenset[str]) -> str:
+    """A turn's (or session's) judgments by ``judges`` that state a reason, shortened."""
     if evidence is None:
         return ""
     items = []
     for judgment in evidence.judgments:
-        if not judgment.reason:
+        if not judgment.reason or judgment.judge not in judges:
             continue
         text = " ".join(judgment.reason.split())
         if len(text) > _REASON_CHARS:
@@ -184,11 +189,18 @@ def _reasons(evidence: Any) -> str:
 
 
 class _Side:
-    """What one run shows of the listed sessions: its turns' text and its judges' reasons."""
+    """What one run shows of the listed sessions: its turns' text and the reasons of the
+    judges whose labels its ``metric`` comes from (in this run)."""
 
-    def __init__(self, run: Run, session_ids: set[str]) -> None:
+    def __init__(self, run: Run, session_ids: set[str], metric: str) -> None:
         self.turns = _turn_rows(run, session_ids)
         self.evidence = read_evidence(run.directory / EVIDENCE_FILE, session_ids)
+        self.judges = frozenset(describe_score(metric, run).judges)
+        self.none = (
+            f"no reason stated by {', '.join(sorted(self.judges))} for this turn"
+            if self.judges
+            else f"{metric} comes from no judge's labels in this run: no reason to show"
+        )
 
     def numbers(self, session_id: str) -> list[int]:
         return sorted(t for s, t in self.turns if s == session_id)
@@ -199,15 +211,16 @@ class _Side:
             return (
                 f"<div><h4>Run {label}</h4><p class='muted'>no such turn in run {label}</p></div>"
             )
-        reasons = _reasons(self.evidence.get((session_id, turn)))
+        reasons = _reasons(self.evidence.get((session_id, turn)), self.judges)
         return (
-            f"<div><h4>Run {label}</h4><p class='query'>{esc(row.get('query'))}</p>"
+            f"<div data-judges='{esc(' '.join(sorted(self.judges)))}'><h4>Run {label}</h4>"
+            f"<p class='query'>{esc(row.get('query'))}</p>"
             f"<div class='response'>{esc(row.get('response_text'))}</div>"
-            f"{reasons or '<p class=muted>no judge stated a reason for this turn</p>'}</div>"
+            f"{reasons or f'<p class=muted>{esc(self.none)}</p>'}</div>"
         )
 
     def session_reasons(self, session_id: str) -> str:
-        return _reasons(self.evidence.get((session_id, None)))
+        return _reasons(self.evidence.get((session_id, None)), self.judges)
 
 
 def _worse_sessions(gated: Mapping[str, Any] | None, run_a: Run, run_b: Run, count: int) -> str:
@@ -221,7 +234,8 @@ def _worse_sessions(gated: Mapping[str, Any] | None, run_a: Run, run_b: Run, cou
         return f"<h2 id='worse'>Got worse</h2><p>No {esc(level)} got worse on {esc(gated['metric'])}.</p>"
     keys = [_split(str(row["key"]), level) for row in worse]
     ids = {session_id for session_id, _ in keys}
-    sides = (_Side(run_a, ids), _Side(run_b, ids))
+    metric = str(gated["metric"])
+    sides = (_Side(run_a, ids, metric), _Side(run_b, ids, metric))
     blocks = []
     for position, (row, (session_id, turn)) in enumerate(zip(worse, keys, strict=True), 1):
         numbers = (
@@ -254,8 +268,8 @@ def _worse_sessions(gated: Mapping[str, Any] | None, run_a: Run, run_b: Run, cou
     more = f" (the {shown} largest of {total})" if total > shown else ""
     return (
         f"<h2 id='worse'>Got worse first, by {esc(gated['metric'])}{more}</h2>"
-        "<p class='hint'>Each with both runs' answers and what their judges said of them.</p>"
-        + "".join(blocks)
+        "<p class='hint'>Each with both runs' answers and what the judges whose labels each "
+        "run's score comes from said of them.</p>" + "".join(blocks)
     )
 
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from genir_eval.errors import ConfigError
+from genir_eval.evidence_kinds import CITATION_SUPPORT, NUGGETS
 from genir_eval.judges.kinds import judge_kind
 from genir_eval.metrics.measures import Measure, QueryMeasure
 from genir_eval.metrics.parse import parse_measure
@@ -27,6 +28,9 @@ class ScoreDescription:
     range: str
     higher_is_better: bool | None
     averages: str
+    judges: tuple[str, ...] = ()
+    """The judges whose labels the score comes from (none for gold): a reason quoted beside
+    the score is one of theirs, never another judge's."""
 
 
 def _judges(run: Run) -> dict[str, str]:
@@ -65,28 +69,42 @@ def describe_score(name: str, run: Run) -> ScoreDescription:
             True,
             "the mean of the parts' z-scores, each standardised over this run's sessions "
             "(or turns): comparable within a run, not across runs",
+            tuple(dict.fromkeys(j for p in parts for j in describe_score(p, run).judges)),
         )
     gold = name.startswith("gold:")
     base = name[5:] if gold else name
     base, _, at_judge = base.partition("@")
     measure = _measure(base)
-    if measure is not None and (base in measures or measure.LEVEL == "citation"):
-        if measure.LEVEL == "citation":
-            citers = [j for j, kind in judges.items() if judge_kind(kind).judges_citations]
-            judge = at_judge or (citers[0] if citers else "the citation judge")
-            source = "the expert (gold) support labels" if gold else f"{judge}'s support verdicts"
-            return ScoreDescription(
-                name,
-                source,
-                measure.RANGE,
-                measure.HIGHER_IS_BETTER,
-                f"{str(measure)}: {measure.SUMMARY}",
-            )
+    if measure is not None and measure.EVIDENCE in (CITATION_SUPPORT, NUGGETS):
+        # from the labels of the judges of the kind the measure declares it rests on
+        citations = measure.EVIDENCE == CITATION_SUPPORT
+        makers = [
+            j
+            for j, kind in judges.items()
+            if (judge_kind(kind).judges_citations if citations else judge_kind(kind).judges_nuggets)
+        ]
+        judge = at_judge or (makers[0] if makers else "")
+        what = "support verdicts" if citations else "nugget assignments"
+        source = (
+            f"the expert (gold) {what}"
+            if gold
+            else f"{judge or 'the ' + measure.EVIDENCE + ' judge'}'s {what}"
+        )
+        return ScoreDescription(
+            name,
+            source,
+            measure.RANGE,
+            measure.HIGHER_IS_BETTER,
+            f"{str(measure)}: {measure.SUMMARY}",
+            () if gold or not judge else (judge,),
+        )
+    if measure is not None and base in measures:
+        judge = ""
         if gold:
             source = "the expert (gold) link labels"
         else:
-            judge = at_judge or (link_judges[0] if link_judges else "?")
-            source = f"{judge}'s link labels"
+            judge = at_judge or (link_judges[0] if link_judges else "")
+            source = f"{judge or '?'}'s link labels"
         averages = measure.SUMMARY or (type(measure).__doc__ or "").strip().split("\n")[0]
         if isinstance(measure, QueryMeasure):
             averages += (
@@ -96,7 +114,12 @@ def describe_score(name: str, run: Run) -> ScoreDescription:
         else:
             averages += "; a turn's value is the turn scored as a one-turn session"
         return ScoreDescription(
-            name, source, measure.RANGE, measure.HIGHER_IS_BETTER, f"{str(measure)}: {averages}"
+            name,
+            source,
+            measure.RANGE,
+            measure.HIGHER_IS_BETTER,
+            f"{str(measure)}: {averages}",
+            (judge,) if judge else (),
         )
     judge, _, item = name.partition(":")
     kind = judges.get(judge)
@@ -105,5 +128,5 @@ def describe_score(name: str, run: Run) -> ScoreDescription:
         if item:
             what = f"the judge's '{item}' label"
             rng = ""
-        return ScoreDescription(name, f"{judge} ({kind} judge)", rng, True, what)
+        return ScoreDescription(name, f"{judge} ({kind} judge)", rng, True, what, (judge,))
     return ScoreDescription(name, "", "", None, "")

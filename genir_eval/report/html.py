@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from genir_eval.evidence_kinds import EVIDENCE_KINDS
 from genir_eval.figures import counted
 from genir_eval.paths import write_output
 from genir_eval.report.agreement import (  # noqa: F401 - moved, importable from here as before
@@ -39,11 +40,11 @@ from genir_eval.report.agreement import (  # noqa: F401 - moved, importable from
     _judges_vs_gold,
 )
 from genir_eval.report.card import (
-    GROUNDING_NOTE,
-    GROUNDING_TITLE,
+    PARTS_NOTE,
+    PARTS_TITLE,
     card_html,
-    grounding_scores,
     headline_card,
+    part_scores,
 )
 from genir_eval.report.charts import (  # noqa: F401 - moved, importable from here as before
     MAX_SCATTER_POINTS,
@@ -51,6 +52,7 @@ from genir_eval.report.charts import (  # noqa: F401 - moved, importable from he
     _scatter,
 )
 from genir_eval.report.citations import CITATIONS_CSS, citations_section
+from genir_eval.report.glossary import describe_score
 from genir_eval.report.judge_quality import SECTION_TITLE as QUALITY_TITLE
 from genir_eval.report.judge_quality import quality_section
 from genir_eval.report.preferences import preferences_section
@@ -121,7 +123,7 @@ td.sid{overflow-wrap:break-word;max-width:22em}
 table.scores td:first-child{overflow-wrap:anywhere;max-width:16em}
 tr.headline-row td{background:#f4f8ff}
 .cards{display:flex;flex-wrap:wrap;gap:12px;margin:12px 0;align-items:center}
-.level{width:110px;font-weight:600}
+.level{width:110px;font-weight:600;overflow-wrap:anywhere}
 .card{border:1px solid #d8dde6;border-radius:8px;padding:10px 14px;min-width:150px;
  background:#fafbfd}
 .card .label{font-size:.8em;color:#5b6576} .card .value{font-size:1.8em;font-weight:600;
@@ -143,8 +145,8 @@ details.raw pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f7f8fa;p
 .muted{color:#5b6576} .bad{color:#a33} .hint{color:#5b6576;font-size:.9em} .up{color:#2f855a;font-weight:600}
 .down{color:#a33;font-weight:600} .small{font-size:.8em;white-space:normal}
 #run-verdict{font-size:.85em;line-height:1.3} #run-verdict h3{margin:4px 0 2px;font-size:1em}
-#run-verdict ul,#run-verdict ol{margin:2px 0 6px 18px;padding:0} #run-verdict li.bad b{color:#8a1c1c}
-#run-verdict li.good b{color:#1f6f3f} #run-verdict li.small b,#run-verdict li.none b{color:#7a5b00}
+#run-verdict ul,#run-verdict ol{margin:2px 0 6px 18px;padding:0} .verdict-bad b{color:#8a1c1c}
+.verdict-good b{color:#1f6f3f} .verdict-small b,.verdict-none b{color:#7a5b00}
 .flag{background:#fde2e1;color:#8a1c1c;border-radius:4px;padding:0 4px;font-size:.8em}
 sup.twin{color:#a05a00}
 .url{word-break:break-all} code{white-space:nowrap}
@@ -305,9 +307,12 @@ class FailureGroup:
     sessions: list[str]
 
 
-def failure_groups(run: Run) -> tuple[list[FailureGroup], int]:
-    """The missing judgments grouped by cause, most frequent first, for at most
-    :data:`MAX_FAILURE_GROUPS` groups, and the number of groups in all."""
+def failure_groups(
+    run: Run, limit: int | None = MAX_FAILURE_GROUPS
+) -> tuple[list[FailureGroup], int]:
+    """The missing judgments grouped by cause, most frequent first, for at most ``limit``
+    groups (:data:`MAX_FAILURE_GROUPS`; every group when ``None``), and the number of groups
+    in all."""
     endpoints = _endpoints(run)
     counts: Counter[str] = Counter()
     reasons: dict[str, Counter[str]] = {}
@@ -341,7 +346,7 @@ def failure_groups(run: Run) -> tuple[list[FailureGroup], int]:
             hint=hints[label],
             sessions=examples[label],
         )
-        for label, n in counts.most_common(MAX_FAILURE_GROUPS)
+        for label, n in counts.most_common(limit)
     ]
     return groups, len(counts)
 
@@ -385,10 +390,18 @@ def _count(n: int, noun: str) -> str:
     return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
-def _label_total(run: Run) -> int:
-    return sum(
-        int(j.get("labels") or 0) for j in run.info.get("judges") or [] if isinstance(j, Mapping)
-    )
+def _per_judge_share(run: Run) -> str:
+    """The missing judgments as the threshold reads them, per judge: ``link_usefulness.true
+    1 of 17 (5.9%)`` for each judge with some missing (``max_missing`` is a share of each
+    judge's labels, so a share of every judge's together would hide the one that failed)."""
+    parts = []
+    for j in run.info.get("judges") or []:
+        if not isinstance(j, Mapping):
+            continue
+        total, missing = int(j.get("labels") or 0), int(j.get("missing") or 0)
+        if total and missing:
+            parts.append(f"{j.get('id')} {missing:,} of {total:,} ({missing / total:.1%})")
+    return f": {'; '.join(parts)}" if parts else ""
 
 
 def _status_banner(ctx: ReportContext) -> str:
@@ -402,8 +415,7 @@ def _status_banner(ctx: ReportContext) -> str:
     if not failed and not total:
         return ""
     groups, n_groups = failure_groups(run)
-    labels = _label_total(run)
-    share = f" of {labels:,} ({total / labels:.0%})" if labels else ""
+    share = _per_judge_share(run)
     reasons = "".join(f"<li>{esc(r)}</li>" for r in status.get("reasons") or ())
     top = _failure_table(groups, "top-failures") if groups else ""
     where = FAILURES_FILE if FAILURES_FILE in (run.info.get("files") or {}) else "run.json"
@@ -416,7 +428,7 @@ def _status_banner(ctx: ReportContext) -> str:
         return (
             "<div class='banner failed' id='run-failed' role='alert'>"
             "<h2>Run failed: these scores are not a result</h2>"
-            f"<p>{_count(total, 'judgment')}{share} missing. Why the run failed:</p>"
+            f"<p>{_count(total, 'judgment')} missing{share}. Why the run failed:</p>"
             f"<ul>{reasons}</ul>{top}{more}"
             "<p class='small'>Fix the cause and run again (judgments already made are kept "
             "in the cache and journal, so no call is repeated). The scores computed from the "
@@ -425,7 +437,7 @@ def _status_banner(ctx: ReportContext) -> str:
         )
     return (
         "<div class='banner partial' id='run-partial'>"
-        f"<h2>Partial run: {_count(total, 'judgment')}{share} missing</h2>"
+        f"<h2>Partial run: {_count(total, 'judgment')} missing{share}</h2>"
         "<p class='small'>Within what the scenario allows (<code>max_missing</code> "
         f"{fmt(status.get('max_missing'), 3) if status.get('max_missing') is not None else '–'}"
         "): the scores leave them out, as missing, never as 0.</p>"
@@ -461,14 +473,14 @@ def _chosen(ctx: ReportContext) -> Any:
 
 
 def _score_cards(ctx: ReportContext) -> str:
-    """The headline score's mean and the judges' own session scores (grounding ones
-    aside: they have their section), each a card with its interval: what a run without
-    gold says on its own."""
+    """The headline score's mean and the judges' own session scores (those of one part of
+    an answer aside: they have their section), each a card with its interval: what a run
+    without gold says on its own."""
     summaries = {s.name: s for s in ctx.summaries("session")}
     judges = [str(j.get("id")) for j in ctx.run.info.get("judges") or [] if isinstance(j, Mapping)]
-    grounding = set(grounding_scores(ctx.run, list(summaries)))
+    apart = {n for names in part_scores(ctx.run, list(summaries)).values() for n in names}
     names = [ctx.headline] if ctx.headline in summaries else []
-    names += [j for j in judges if j in summaries and j not in names and j not in grounding]
+    names += [j for j in judges if j in summaries and j not in names and j not in apart]
     return _mean_cards(ctx, [str(n) for n in names[:4]], "score-cards")
 
 
@@ -486,12 +498,17 @@ def _mean_cards(ctx: ReportContext, names: list[str], element_id: str) -> str:
         else:
             interval = f"95% CI {fmt_ci(s.ci)}"
         missing = f", {s.missing} missing" if s.missing else ""
+        # the score's scale, as its measure or judge kind declares it (a satisfaction
+        # judge's 1-10, not the users' 1-5)
+        scale = describe_score(name, ctx.run).range.split(":")[0].split(" (")[0]
         cards.append(
             f"<div class='card score-card' data-score='{esc(name)}'>"
             f"<div class='label'>{ctx.marked(name)}"
             + (" (headline)" if name == ctx.headline else "")
             + f"</div><div class='value'>{fmt(s.mean)}</div>"
-            f"<div class='ci'>{interval}<br>mean of {counted(s.n, 'session')}{missing}</div></div>"
+            f"<div class='ci'>{interval}<br>mean of {counted(s.n, 'session')}{missing}"
+            + (f"<br><span class='scale'>scale {esc(scale)}</span>" if scale else "")
+            + "</div></div>"
         )
     if not cards:
         return ""
@@ -501,17 +518,24 @@ def _mean_cards(ctx: ReportContext, names: list[str], element_id: str) -> str:
     )
 
 
-def _grounding(ctx: ReportContext) -> str | None:
-    """The grounding scores' means, apart from the quality headline."""
-    every = grounding_scores(ctx.run, [s.name for s in ctx.summaries("session")])
-    # the run's own measures; their variants from other judges' labels and from gold are in
-    # the Scores section
-    names = [n for n in every if "@" not in n and not n.startswith(("gold:", "labels:"))][:6]
-    if not names:
+def _parts(ctx: ReportContext) -> str | None:
+    """The means of the scores of one part of an answer, apart from the quality headline:
+    one group per kind of evidence, titled by the kind's declaration."""
+    groups = part_scores(ctx.run, [s.name for s in ctx.summaries("session")])
+    blocks = []
+    for kind, every in groups.items():
+        # the run's own measures; their variants from other judges' labels and from gold are
+        # in the Scores section
+        names = [n for n in every if "@" not in n and not n.startswith(("gold:", "labels:"))]
+        if names:
+            evidence = EVIDENCE_KINDS[kind]
+            blocks.append(
+                f"<h3 class='evidence-kind' data-evidence='{esc(kind)}'>{esc(evidence.title)}</h3>"
+                + _mean_cards(ctx, names[:6], f"cards-{kind.replace(' ', '-')}")
+            )
+    if not blocks:
         return None
-    return f"<p class='muted'>{esc(GROUNDING_NOTE)}.</p>" + _mean_cards(
-        ctx, names, "grounding-cards"
-    )
+    return f"<p class='muted'>{esc(PARTS_NOTE)}.</p>" + "".join(blocks)
 
 
 SUPPORT_WORDS = {"full": "fully supported", "partial": "partly supported", "none": "not supported"}
@@ -575,7 +599,7 @@ SECTIONS: list[Section] = [
         lambda ctx: worst_html(ctx.run, set(_chosen(ctx).positions)),
         part="headline",
     ),
-    Section("grounding", GROUNDING_TITLE, _grounding, part="headline"),
+    Section("answer-parts", PARTS_TITLE, _parts, part="headline"),
     Section("scores", "Scores", _scores, part="distributions"),
     Section("task-types", "Per task type", _task_types, part="distributions"),
     Section("feedback", "Scores vs the users' thumbs", _feedback, part="distributions"),
@@ -661,6 +685,12 @@ def render_report(run: Run, *, limits: ReportLimits | None = None) -> str:
         gold_note = (
             "<p class='muted' id='no-meta'>The meta-evaluation was not run: the scores are "
             "described on their own.</p>"
+        )
+    elif ((run.meta or {}).get("feedback") or {}).get("turn"):
+        gold_note = (
+            "<p class='muted' id='no-meta'>No satisfaction ratings in the input: the scores "
+            "are set against the users' thumbs (see the verdict and <a href='#feedback'>the "
+            "thumbs section</a>), not against ratings.</p>"
         )
     else:
         gold_note = (

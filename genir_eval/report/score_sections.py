@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from genir_eval.report.agreement import FOLD_ROWS, LEVEL_TITLES
+from genir_eval.report.card import score_evidence, score_kind_words
 from genir_eval.report.charts import _task_bars, _task_groups
 from genir_eval.report.glossary import describe_score
 from genir_eval.report.plots import histogram_svg
@@ -161,8 +162,12 @@ def _glossary(ctx: ReportContext) -> str:
         direction = {True: "higher is better", False: "lower is better", None: ""}[
             d.higher_is_better
         ]
+        evidence = score_evidence(run, base)
+        kind = f"{score_kind_words(evidence)}" + (
+            f": it says {evidence.says}" if evidence is not None else ""
+        )
         facts = "; ".join(
-            part for part in (f"range {d.range}" if d.range else "", direction) if part
+            part for part in (kind, f"range {d.range}" if d.range else "", direction) if part
         )
         sources = []
         for name in variants:

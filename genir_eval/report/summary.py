@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from genir_eval.evidence_kinds import EVIDENCE_KINDS
 from genir_eval.figures import counted
 from genir_eval.figures import number_text as _num
 from genir_eval.judges.kinds import (
@@ -27,11 +28,10 @@ from genir_eval.judges.kinds import (
 )
 from genir_eval.meta.decide import interval_text
 from genir_eval.report.card import (
-    GROUNDING_NOTE,
-    GROUNDING_TITLE,
+    PARTS_NOTE,
     card_lines,
-    grounding_scores,
     headline_card,
+    part_scores,
 )
 from genir_eval.report.html import headline_score
 from genir_eval.report.judge_quality import quality_lines, shared_ppi_reason
@@ -140,7 +140,8 @@ def _score_rows(summaries: Sequence[ScoreSummary], mark: Any) -> list[list[str]]
 def score_table(run: Run, baselines: set[str] | None = None) -> list[str]:
     """Every session score's mean with its 95% interval, median and missing count (with
     the most common reason): what a run without gold prints instead of correlations. The
-    grounding scores have a table of their own (:data:`~genir_eval.report.card.GROUNDING_TITLE`)."""
+    scores of one part of an answer have a table per kind of evidence, titled by the kind's
+    declaration (:func:`~genir_eval.report.card.part_scores`)."""
     baselines = _baselines(run) if baselines is None else baselines
     first_link = first_link_judge(run)
     summaries = score_summaries(run, "session")
@@ -150,21 +151,30 @@ def score_table(run: Run, baselines: set[str] | None = None) -> list[str]:
     def mark(name: str) -> str:
         return name + (BASELINE_MARK if _score_baseline(name, baselines, first_link) else "")
 
-    grounding = set(grounding_scores(run, [s.name for s in summaries]))
-    quality = [s for s in summaries if s.name not in grounding]
+    parts = part_scores(run, [s.name for s in summaries])
+    apart = {name for names in parts.values() for name in names}
+    quality = [s for s in summaries if s.name not in apart]
     headline = headline_score(run)
     lines = []
     if quality:
-        lines.append("Session scores (no user satisfaction in the input: scores on their own)")
+        lines.append(f"Session scores ({_without_ratings(run)}: scores on their own)")
         if headline is not None:
             lines[0] += f"; headline {headline}"
         lines += _align(_score_rows(quality, mark))
-    if grounding:
+    for kind, names in parts.items():
         if lines:
             lines.append("")
-        lines += [f"{GROUNDING_TITLE} ({GROUNDING_NOTE})"]
-        lines += _align(_score_rows([s for s in summaries if s.name in grounding], mark))
+        lines += [f"{EVIDENCE_KINDS[kind].title} ({PARTS_NOTE})"]
+        lines += _align(_score_rows([s for s in summaries if s.name in names], mark))
     return lines
+
+
+def _without_ratings(run: Run) -> str:
+    """What the input lacks when the scores stand on their own: the users' satisfaction
+    ratings, and the thumbs too unless the run holds them (then they are said to follow)."""
+    if ((run.meta or {}).get("feedback") or {}).get("turn"):
+        return "no satisfaction ratings in the input; the users' thumbs follow"
+    return "no user satisfaction in the input"
 
 
 def feedback_table(run: Run, baselines: set[str] | None = None) -> list[str]:
@@ -268,12 +278,13 @@ def _correlations(run: Run, baselines: set[str]) -> list[str]:
         lines.append(f"Headline: {label(headline)} vs user satisfaction")
         lines.extend(_align(rows) if len(rows) > 1 else ["  (no correlation)"])
     session = correlations.get("session") or {}
-    grounding = set(grounding_scores(run, list(session)))
+    parts = part_scores(run, list(session))
+    apart = {name for names in parts.values() for name in names}
     for title, names in (
-        ("Session scores vs user session satisfaction", [n for n in session if n not in grounding]),
-        (
-            f"{GROUNDING_TITLE}, vs user session satisfaction",
-            [n for n in session if n in grounding],
+        ("Session scores vs user session satisfaction", [n for n in session if n not in apart]),
+        *(
+            (f"{EVIDENCE_KINDS[kind].title}, vs user session satisfaction", names)
+            for kind, names in parts.items()
         ),
     ):
         if names:
@@ -346,16 +357,37 @@ def _failures(run: Run) -> list[str]:
 def _engine(run: Run) -> list[str]:
     info = run.info
     usage = info.get("usage") or {}
-    cache = info.get("cache") or {}
     cost = info.get("cost_usd")
     cost_text = "unknown (a model without a price)" if cost is None else f"${cost:.4f}"
     return [
-        f"Engine: {info.get('provider_calls', 0)} provider calls, "
-        f"{cache.get('hits', 0)} cache hits of {cache.get('lookups', 0)} lookups, "
-        f"{cache.get('resumed', 0)} resumed; tokens {usage.get('input_tokens', 0):,} in / "
+        f"Engine: {info.get('provider_calls', 0)} provider calls, {reuse_words(info)}; "
+        f"tokens {usage.get('input_tokens', 0):,} in / "
         f"{usage.get('output_tokens', 0):,} out; cost {cost_text}; "
         f"{_num(info.get('duration_s'), 2)} s"
     ]
+
+
+def reuse_words(info: Mapping[str, Any]) -> str:
+    """What a run took from earlier work, truthfully: the judgments resumed from the output
+    folder's journal (none in a new folder: running into the same folder resumes), and the
+    cache's hits of its lookups, or that the offline twins are not cached (computed again
+    each time, at no cost)."""
+    cache = info.get("cache") or {}
+    resumed, lookups = int(cache.get("resumed") or 0), int(cache.get("lookups") or 0)
+    calls = int(info.get("provider_calls") or 0)
+    engines = [e for e in info.get("engines") or [] if isinstance(e, Mapping)]
+    offline = bool(engines) and all(e.get("provider") == "offline" for e in engines)
+    if resumed:
+        words = f"{resumed:,} resumed from the output folder's journal"
+    elif calls:
+        words = "0 resumed (no earlier judgments in this output folder's journal)"
+    else:
+        words = "0 resumed"
+    if lookups:
+        return f"{words}, {cache.get('hits', 0):,} cache hits of {lookups:,} lookups"
+    if offline and calls:
+        return f"{words}; offline twins are not cached (computed again, at no cost)"
+    return f"{words}, no cache lookups" if calls and not offline else words
 
 
 def format_paths(run: Run) -> str:

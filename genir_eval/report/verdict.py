@@ -6,8 +6,8 @@ when the input has no ratings; the evidence measured elsewhere that it tracks pe
 quality session score against the users' satisfaction; the headline and every quality turn
 score against the users' thumbs; each citation judge's support counts; each judge against
 the annotators' labels where the input has them (graded labels by Spearman; marked spans by
-F1, beside how close the users' own come). Grounding scores
-other than the headline are left to their tables. The terminal summary prints
+F1, beside how close the users' own come). Scores of one part of an answer (link
+usefulness, citation support, nuggets) other than the headline are left to their tables. The terminal summary prints
 :func:`verdict_lines`, ``report.html`` :func:`verdict_html`: the same words from the same
 :class:`RunVerdict`.
 """
@@ -31,7 +31,7 @@ from genir_eval.meta.decide import (
     score_words,
     statistic_label,
 )
-from genir_eval.report.card import HeadlineCard, grounding_scores, headline_card
+from genir_eval.report.card import HeadlineCard, headline_card, part_scores, score_kind_words
 from genir_eval.report.glossary import describe_score
 from genir_eval.report.scores import score_summaries
 from genir_eval.report.views import esc, headline_score
@@ -44,6 +44,7 @@ __all__ = [
     "verdict_lines",
     "verdict_html",
     "verdict_lede",
+    "severity_class",
     "VERDICT_TITLE",
 ]
 
@@ -94,18 +95,26 @@ def _thumbs(entry: Mapping[str, Any], subject: str) -> Decision:
 
 
 def _quality(run: Run, names: list[str], headline: str | None) -> list[str]:
-    grounding = set(grounding_scores(run, names))
-    return [n for n in names if n not in grounding and n != headline][:MAX_SCORES]
+    apart = {n for group in part_scores(run, names).values() for n in group}
+    return [n for n in names if n not in apart and n != headline][:MAX_SCORES]
 
 
-def _headline_alone(run: Run, headline: str) -> Decision | None:
+def _headline_alone(run: Run, headline: str, thumbs: bool) -> Decision | None:
+    """The headline's mean with its scale: what the input's lack of ratings leaves to say
+    (``thumbs``: the users' thumbs were set against it, so the input is not without users)."""
     summary = next((s for s in score_summaries(run, "session") if s.name == headline), None)
     if summary is None or summary.mean is None:
         return None
     described = describe_score(headline, run)
+    words = (
+        "no satisfaction ratings in the input (its relation with the users' thumbs is above), "
+        "its mean"
+        if thumbs
+        else "no users' ratings in the input, a score on its own"
+    )
     return Decision(
         f"headline {headline}",
-        Verdict("no users' ratings in the input, a score on its own", "info"),
+        Verdict(words, "info"),
         score_words(
             summary.mean,
             summary.ci,
@@ -199,8 +208,9 @@ def _evidence(card: HeadlineCard) -> Decision:
 def _headline(
     run: Run, headline: str, card: HeadlineCard | None
 ) -> list[tuple[Decision, int | None]]:
-    """The headline against the users' satisfaction at each level; without ratings, its mean
-    with its scale and the evidence measured elsewhere."""
+    """The headline against the users' satisfaction at each level; without ratings, against
+    the users' thumbs when the input has them (first: the line "In short" says), then the
+    evidence measured elsewhere and its mean with its scale."""
     correlations = (run.meta or {}).get("correlations") or {}
     out = []
     for level, what in _LEVELS:
@@ -210,10 +220,18 @@ def _headline(
             out.append((_correlation(entry, subject), _n(entry)))
     if out:
         return out
+    thumbs = _thumbs_of(run).get(headline)
+    if isinstance(thumbs, Mapping):
+        out.append((_thumbs(thumbs, f"headline {headline} vs the users' thumbs"), _n(thumbs)))
     if card is not None:
         out.append((_evidence(card), None))
-    alone = _headline_alone(run, headline)
+    alone = _headline_alone(run, headline, thumbs=isinstance(thumbs, Mapping))
     return out + ([(alone, None)] if alone is not None else [])
+
+
+def _thumbs_of(run: Run) -> Mapping[str, Any]:
+    """The turn scores against the users' thumbs (``meta.json``'s ``feedback.turn``)."""
+    return ((run.meta or {}).get("feedback") or {}).get("turn") or {}
 
 
 def _others(run: Run, headline: str | None) -> list[tuple[Decision, int | None]]:
@@ -225,8 +243,12 @@ def _others(run: Run, headline: str | None) -> list[tuple[Decision, int | None]]
     for name in _quality(run, list(session), headline):
         subject = f"{name} vs the users' session satisfaction"
         out.append((_correlation(session[name], subject), _n(session[name])))
-    thumbs = (meta.get("feedback") or {}).get("turn") or {}
-    first = [headline] if headline is not None and headline in thumbs else []
+    thumbs = _thumbs_of(run)
+    # the headline against the thumbs: with the headline's lines when the input has no
+    # ratings (it is the headline's relation with users), here otherwise
+    correlations = meta.get("correlations") or {}
+    rated = any(headline in (correlations.get(level) or {}) for level, _ in _LEVELS)
+    first = [headline] if headline is not None and headline in thumbs and rated else []
     for name in [*first, *_quality(run, list(thumbs), headline)]:
         entry = thumbs[name]
         out.append((_thumbs(entry, f"{name} vs the users' thumbs"), _n(entry)))
@@ -254,13 +276,21 @@ def run_verdict(run: Run) -> RunVerdict:
         [d for d in decisions if "measured before" not in d.subject],
         headline=headline,
         headline_tracks=tracks_here or (card is not None and card.tracks),
-        headline_grounding=card is not None and card.grounding,
+        headline_part=_part_words(card),
         missing=run.failures_total,
         smallest_n=min(sizes) if sizes else None,
     )
     worst = _worst_step(run)
     decisions += _against_annotators(run)  # judge quality, not the run's: no step of its own
     return RunVerdict(tuple(decisions), tuple(([worst] if worst else []) + steps))
+
+
+def _part_words(card: HeadlineCard | None) -> str | None:
+    """What the headline says when it scores one part of an answer (``a link-usefulness
+    score: it says how useful ...``), from its declared evidence; ``None`` otherwise."""
+    if card is None or card.evidence is None or not card.evidence.part:
+        return None
+    return f"{score_kind_words(card.evidence)}: it says {card.evidence.says}"
 
 
 def _worst_step(run: Run) -> str | None:
@@ -274,6 +304,13 @@ def _worst_step(run: Run) -> str | None:
     if first.gold is not None:
         step += f", users {number_text(first.gold, 1)}"
     return step + ")"
+
+
+def severity_class(severity: str) -> str:
+    """The CSS class of a verdict line of ``severity``: prefixed, so that a severity never
+    takes a rule of the page meant for something else (``small``, too few to tell, once
+    took the page's ``.small`` rule and printed the line at 80%)."""
+    return f"verdict-{severity}"
 
 
 def verdict_lines(verdict: RunVerdict) -> list[str]:
@@ -292,7 +329,8 @@ def verdict_html(verdict: RunVerdict) -> str:
     if not verdict.decisions:
         return ""
     items = "".join(
-        f"<li class='verdict-line {d.verdict.severity}' data-severity='{d.verdict.severity}'>"
+        f"<li class='verdict-line {severity_class(d.verdict.severity)}' "
+        f"data-severity='{d.verdict.severity}'>"
         f"{esc(d.subject)}: <b>{esc(d.verdict.words)}</b>"
         + (f": {esc(d.figure)}" if d.figure else "")
         + "</li>"
@@ -318,6 +356,7 @@ def verdict_lede(verdict: RunVerdict) -> str:
     if verdict.next:
         text += f"; {esc(verdict.next[0])}"
     return (
-        f"<p id='verdict-lede' class='verdict-line {main.verdict.severity}'>"
+        f"<p id='verdict-lede' class='verdict-line {severity_class(main.verdict.severity)}' "
+        f"data-severity='{main.verdict.severity}'>"
         f"<b>In short</b>: {text}</p>"
     )

@@ -4,9 +4,11 @@ Two lists, read from the sessions table in one pass: the sessions with the worst
 score (the lowest, or the highest for a score where lower is better), and, when the sessions
 carry the users' satisfaction, those where the headline and the users disagree most (the
 largest gap between the two ranks, as fractions of the sessions both scored: a session the
-score puts last and the users first has gap 1). Each names the judge's stated reason for its
-worst label (the headline judge's when the headline is a judge's score) from
-``evidence.jsonl``. The terminal summary prints :func:`worst_lines`, ``report.html`` shows
+score puts last and the users first has gap 1). Each names the stated reason for the worst
+label of the judge whose labels the headline comes from (its own judge, the link judge of a
+link measure, the citation judge of a citation measure:
+:attr:`~genir_eval.report.glossary.ScoreDescription.judges`), from ``evidence.jsonl``; never
+another judge's: a session without such a reason is listed without one. The terminal summary prints :func:`worst_lines`, ``report.html`` shows
 :func:`worst_html` with each session linked to its evidence (``#session-<position>``).
 """
 
@@ -19,10 +21,17 @@ from dataclasses import dataclass
 from genir_eval.figures import number_text
 from genir_eval.report.evidence import read_evidence
 from genir_eval.report.glossary import describe_score
-from genir_eval.report.views import esc, first_link_judge, headline_score
+from genir_eval.report.views import esc, headline_score
 from genir_eval.rundir.folder import EVIDENCE_FILE, Run
 
-__all__ = ["WORST_COUNT", "WorstSession", "worst_sessions", "worst_lines", "worst_html"]
+__all__ = [
+    "WORST_COUNT",
+    "WorstSession",
+    "score_reasons",
+    "worst_sessions",
+    "worst_lines",
+    "worst_html",
+]
 
 #: How many sessions each list names.
 WORST_COUNT = 3
@@ -95,7 +104,7 @@ def worst_sessions(
             for gap, (i, sid, value, gold) in gaps[:count]
             if gap > 0
         ]
-    reasons = _reasons(run, score, {s.session_id for s in worst + disputed})
+    reasons = score_reasons(run, score, {s.session_id for s in worst + disputed})
     return (
         score,
         [_with_reason(s, reasons) for s in worst],
@@ -108,35 +117,31 @@ def _with_reason(session: WorstSession, reasons: Mapping[str, str]) -> WorstSess
     return WorstSession(**{**session.__dict__, "reason": reason})
 
 
-def _reasons(run: Run, score: str, session_ids: set[str]) -> dict[str, str]:
-    """Per session, the judge's reason for its lowest label, the headline's own judge's first
-    (the judge a judge's score is of, or whose link labels a measure scores), else any's."""
-    judge_ids = {str(j.get("id")) for j in run.info.get("judges") or [] if isinstance(j, Mapping)}
-    name = score.removeprefix("gold:")
-    if "@" in name:  # a measure from another judge's labels: sdcg_urge@link_usefulness.true
-        own: str | None = name.split("@", 1)[1]
-    elif name.split(":", 1)[0] in judge_ids:
-        own = name.split(":", 1)[0]
-    else:  # a link measure: from the first link judge's labels
-        own = first_link_judge(run)
-    chosen: dict[str, tuple[bool, float, str]] = {}
+def score_reasons(run: Run, score: str, session_ids: set[str]) -> dict[str, str]:
+    """Per session of ``session_ids``, the reason stated for the lowest label of a judge
+    whose labels ``score`` comes from (``describe_score(score).judges``: the headline's own
+    judge, the link judge of a link measure, the citation judge of a citation measure);
+    none for a session where no such judge stated one, and none for gold."""
+    makers = set(describe_score(score, run).judges)
+    if not makers:
+        return {}
+    chosen: dict[str, tuple[float, str]] = {}
     for (session_id, _turn), evidence in read_evidence(
         run.directory / EVIDENCE_FILE, session_ids
     ).items():
         for judgment in evidence.judgments:
-            if not judgment.reason or isinstance(judgment.value, bool):
+            if judgment.judge not in makers or not judgment.reason:
                 continue
-            if not isinstance(judgment.value, (int, float)):
+            if isinstance(judgment.value, bool) or not isinstance(judgment.value, (int, float)):
                 continue
-            key = (judgment.judge != own, float(judgment.value), "")
             text = " ".join(judgment.reason.split())
             if len(text) > _REASON_CHARS:
                 text = text[: _REASON_CHARS - 1] + "…"
             text = f"{judgment.judge} gave {number_text(judgment.value)}: {text}"
             best = chosen.get(session_id)
-            if best is None or key[:2] < best[:2]:
-                chosen[session_id] = (key[0], key[1], text)
-    return {sid: text for sid, (_, _, text) in chosen.items()}
+            if best is None or float(judgment.value) < best[0]:
+                chosen[session_id] = (float(judgment.value), text)
+    return {sid: text for sid, (_, text) in chosen.items()}
 
 
 def _line(session: WorstSession, score: str) -> str:

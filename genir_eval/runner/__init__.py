@@ -1,37 +1,46 @@
 """genir-eval runner: scenarios run end to end, runs compared, runs asserted in tests.
 
-Everything ``genir-eval run``, ``compare`` and ``meta`` do, from Python (run from the
-repository's root; ``tests/test_api.py`` runs this very code and checks what it gives)::
+Everything ``genir-eval run``, ``compare`` and ``meta`` do, from Python, from any folder
+(``GENIR_EVAL_REPO`` names the repository's folder, whose fixtures and scenarios it reads;
+``tests/test_api.py`` runs this very code from another folder and checks what it gives)::
 
     import asyncio
+    import os
     from dataclasses import replace
+    from pathlib import Path
 
     import genir_eval as ge
     from genir_eval.llm import Engine, OfflineProvider
 
+    # the repository's folder (its fixtures and scenarios); the runs are written in its runs/
+    repo = Path(os.environ.get("GENIR_EVAL_REPO", ".")).resolve()
+    runs = repo / "runs"
+    runs.mkdir(exist_ok=True)
+
     # sessions from a log (URGE CSV, canonical JSONL or Markdown), written back as JSONL
-    sessions = ge.load_sessions("fixtures/demo_sessions.csv").sessions
-    ge.write_jsonl(sessions, "runs/demo_sessions.jsonl")
+    sessions = ge.load_sessions(repo / "fixtures" / "demo_sessions.csv").sessions
+    ge.write_jsonl(sessions, runs / "demo_sessions.jsonl")
 
     # judge, score and report a scenario: offline judges, no API key, no network
-    run = ge.run_scenario("scenarios/demo-offline.toml", out_dir="runs/demo")
+    run = ge.run_scenario(repo / "scenarios" / "demo-offline.toml", out_dir=runs / "demo")
     headline = run.meta["correlations"]["session"]["sdcg_urge"]
+    # its interval is None: 7 sessions, fewer than the 10 every page needs for one
     print(run.mean("sdcg_urge"), headline["spearman"], headline["ci95"]["spearman"])
     dna = run.meta["judges"]["link_usefulness.dna"]["link_usefulness"]  # as `genir-eval meta`
     print(dna["spearman"], dna["cohen_kappa_binary"], dna["pairwise_auc"])
-    print(run.report_path)  # runs/demo/report.html
+    print(run.report_path)  # <repo>/runs/demo/report.html
 
     # the same scenario with sdcg_urge from the TRUE judge's labels, compared per session
-    scenario = ge.load_scenario("scenarios/demo-offline.toml")
+    scenario = ge.load_scenario(repo / "scenarios" / "demo-offline.toml")
     links = ("link_usefulness.true", "link_usefulness.dna")
     true_first = replace(scenario, aggregate=replace(scenario.aggregate, link_judges=links))
-    ge.run_scenario(true_first, out_dir="runs/demo-true")
-    before, after = ge.load_run("runs/demo"), ge.load_run("runs/demo-true")
+    ge.run_scenario(true_first, out_dir=runs / "demo-true")
+    before, after = ge.load_run(runs / "demo"), ge.load_run(runs / "demo-true")
     comparison = ge.compare_runs(before, after, metric="sdcg_urge")
     print(comparison.mean_delta, comparison.p_value, [d.key for d in comparison.worse()])
 
     # a regression gate for a test suite: fails with a message naming run, metric and bound
-    ge.assert_run("runs/demo", metric="sdcg_urge", at_least=0.0)
+    ge.assert_run(runs / "demo", metric="sdcg_urge", at_least=0.0)
 
     # one judge on one session, through an engine (here the offline provider)
     async def judge_one():

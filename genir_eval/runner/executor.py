@@ -139,8 +139,10 @@ HEARTBEAT_S = 30.0
 def _waiting_line(display: Progress, groups: Sequence[Group]) -> str:
     waits = [g.engine.waiting_for() for g in groups if g.engine is not None]
     waits = [w for w in waits if w]
-    total = max(display.total, display.done)
-    line = f"{display.done}/{total} judgments done, {display.failures} failed"
+    line = (
+        f"{display.done:,} judgments done, {display.under_way:,} under way, "
+        f"{display.failures} failed"
+    )
     return f"{line}; waiting for {'; '.join(waits)}" if waits else f"{line}; judging"
 
 

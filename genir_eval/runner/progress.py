@@ -1,7 +1,13 @@
-"""A one-line progress bar on stderr: done/total, rate, ETA, failures, cache hits.
+"""A one-line progress line on stderr: calls done, calls started and not yet done, rate,
+failures, cache hits.
 
-Written here rather than taken from tqdm: it is forty lines, redraws at most ten times a
-second (so the hot path only bumps counters), and it draws only when the stream is a TTY.
+The judges find their calls as they go (a link judge one per cited link, a session judge one
+per session, window by window), so the number of calls a run will make is not known while it
+runs: the line counts what is done and what is under way, and draws no bar, total or ETA
+that would grow and move backwards as more calls are found (``0/1 -> 0/268 -> 717``).
+
+Written here rather than taken from tqdm: it redraws at most ten times a second (so the hot
+path only bumps counters), and it draws only when the stream is a TTY.
 """
 
 from __future__ import annotations
@@ -45,20 +51,19 @@ class Progress:
         self.cached += cached
         self._maybe_draw()
 
+    @property
+    def under_way(self) -> int:
+        """Calls started and not yet done (never negative)."""
+        return max(self.total - self.done, 0)
+
     def line(self) -> str:
+        """``judging: 120 calls done, 16 under way, 35.2/s, failed 0, cached 3``: counts
+        that only grow, whatever calls the judges find next (see the module docstring)."""
         elapsed = max(1e-9, time.monotonic() - self._start)
         rate = self.done / elapsed
-        total = max(self.total, self.done)
-        if total and rate > 0:
-            eta = f"{(total - self.done) / rate:,.0f}s"
-        else:
-            eta = "?"
-        width = 24
-        filled = int(width * self.done / total) if total else 0
-        bar = "#" * filled + "-" * (width - filled)
         return (
-            f"{self.label} [{bar}] {self.done}/{total} {rate:,.1f}/s ETA {eta} "
-            f"failed {self.failures} cached {self.cached}"
+            f"{self.label}: {self.done:,} calls done, {self.under_way:,} under way, "
+            f"{rate:,.1f}/s, failed {self.failures}, cached {self.cached}"
         )
 
     def _maybe_draw(self, force: bool = False) -> None:

@@ -109,7 +109,7 @@ def test_next_steps_put_what_runs_against_people_first() -> None:
         ],
         headline="h",
         headline_tracks=False,
-        headline_grounding=True,
+        headline_part="a link-usefulness score: it says how useful the cited links are",
         missing=1,
         smallest_n=7,
     )
@@ -119,7 +119,10 @@ def test_next_steps_put_what_runs_against_people_first() -> None:
     assert steps[3] == (
         "nothing shows that h tracks people: label a sample (genir-eval label) to measure it"
     )
-    assert "grounding score" in steps[4]
+    assert steps[4] == (
+        "h is a link-usefulness score: it says how useful the cited links are, not whether "
+        "people like the answers"
+    )
     assert len(steps) == 5  # the missing judgment is the sixth: over the limit
 
 
@@ -128,7 +131,7 @@ def test_next_steps_of_a_headline_that_tracks_people() -> None:
         [_d("h vs the users' session satisfaction", "good", "tracks users")],
         headline="h",
         headline_tracks=True,
-        headline_grounding=False,
+        headline_part=None,
         missing=2,
         smallest_n=40,
     )

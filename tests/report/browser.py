@@ -58,7 +58,8 @@ _PROBE = """<script>
   const height = window.innerHeight;
   const out = {width: document.documentElement.scrollWidth,
                height: document.documentElement.scrollHeight,
-               viewport: [window.innerWidth, height], elements: {}};
+               viewport: [window.innerWidth, height], elements: {},
+               body_font_size: parseFloat(getComputedStyle(document.body).fontSize)};
   for (const selector of wanted) {
     const element = document.querySelector(selector);
     if (!element) { out.elements[selector] = null; continue; }
@@ -66,7 +67,9 @@ _PROBE = """<script>
     out.elements[selector] = {top: box.top + window.scrollY, bottom: box.bottom + window.scrollY,
                               left: box.left, right: box.right,
                               visible: box.height > 0 && element.checkVisibility(),
-                              folded: !!element.closest('details:not([open])')};
+                              folded: !!element.closest('details:not([open])'),
+                              font_size: parseFloat(getComputedStyle(element).fontSize),
+                              overflows: element.scrollWidth > element.clientWidth};
   }
   // the text of the first screen: every text node laid out above the fold
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);

@@ -200,3 +200,56 @@ def test_at_turn_level_each_worse_turn_shows_that_turn(
     assert headings == sorted(headings)
     # one turn each, both runs' answers: six responses
     assert text.count("class='response'") == 6
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", (1280, 800))
+@pytest.mark.parametrize(
+    ("verdict", "args", "code", "heading"),
+    [
+        ("pass", ("--min-sessions", "8"), 0, "Pass: no regression of run B against run A"),
+        (
+            "regression",
+            ("--min-sessions", "8", "--max-drop", "0.1"),
+            1,
+            "Regression: run B is worse than run A",
+        ),
+        ("too-few", (), 4, "Too few to decide (exit 4): no regression found, but too few pairs"),
+    ],
+)
+def test_the_first_screen_says_the_verdict_in_words(
+    runs: dict[str, Path],
+    tmp_path: Path,
+    width: int,
+    verdict: str,
+    args: tuple[str, ...],
+    code: int,
+    heading: str,
+) -> None:
+    """Each verdict's first screen at 1280 and 800 px: the verdict in words, the rule, the
+    session that got worse most (or that none did), at the size of the text around it."""
+    page = tmp_path / "compare.html"
+    pair = (runs["base"], runs["base"]) if verdict == "pass" else (runs["base"], runs["worse"])
+    argv = ["compare", *map(str, pair), "--html", str(page), "--quiet", *args]
+    assert main(argv) == code
+    wanted = ["#verdict", "#worst-first", "#rule", "#verdict h2"]
+    seen = layout(page, width, SCREEN, wanted, tmp_path / "p")
+    assert seen["width"] <= width
+    text = seen["first_screen"]
+    assert heading in text
+    assert "Rule: REGRESSION (exit 1) when" in text
+    if verdict == "pass":
+        assert "No session got worse on satisfaction.urs" in text
+    else:
+        assert "Got worse most: s4" in text
+    for selector in ("#verdict", "#worst-first", "#rule"):
+        box = seen["elements"][selector]
+        assert box["visible"] and box["bottom"] <= SCREEN, selector
+    assert seen["elements"]["#worst-first"]["font_size"] == seen["body_font_size"]
+    folder = Path(os.environ.get("GENIR_SCREENSHOTS") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    png = folder / f"compare-{verdict}-{width}.png"
+    run_chromium(
+        tmp_path / "p", f"--screenshot={png}", f"--window-size={width},{SCREEN}", page.as_uri()
+    )
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -41,6 +41,7 @@ WANTED = [
     "#headline-session-spearman",
     "#headline-turn-spearman",
     ".citation-verdicts",
+    ".citation-verdicts .level",
     "#failures-section",
     "#sessions",
     "#details",
@@ -188,6 +189,10 @@ def test_a_run_with_thumbs_opens_with_the_thumbs_verdicts(
     assert "thumbs" in text
     # a chance-level AUC is said as such, with its interval
     assert "chance-level: AUC" in text
+    # the headline's relation with the thumbs, not "no users' ratings", is what "In short"
+    # says, and no line above the thumbs denies that the input holds users' judgments
+    assert "In short: headline sdcg_urge vs the users' thumbs: chance-level" in text
+    assert "No user satisfaction" not in text and "no users' ratings" not in text
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -212,10 +217,19 @@ def test_a_citation_run_opens_with_its_verdicts(
     seen = _first_screen(citation_run, width, tmp_path, "citations")
     text = seen["first_screen"]
     assert _on_first_screen(seen, ".citation-verdicts")
+    # the row label (the judge's name, citation_support) fits its column, not cut behind
+    # the cards beside it
+    assert not seen["elements"][".citation-verdicts .level"]["overflows"]
     for words in ("fully supported", "partly supported", "not supported", "citations"):
         assert words in text, words
     # one link has no source text on purpose: a partial run, said so at the top
     assert _on_first_screen(seen, "#run-partial")
-    assert "1 judgment of" in text and "no source text" in text
+    # the share per judge, as the threshold reads it (1 of 17, not 1 of every judge's 25)
+    assert "1 judgment missing: citation_support 1 of 17 (5.9%)" in text
+    assert "no source text" in text
     text = _says_the_verdict_and_the_worst_session(citation_run, seen)
     assert "too few to tell" in text and "[-1.00, 1.00]" not in text
+    # a 'too few to tell' line is as large as the text around it (its severity's class once
+    # took the page's .small rule: 80%)
+    lede = seen["elements"]["#verdict-lede"]
+    assert lede["font_size"] == seen["body_font_size"]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
+from genir_eval.evidence_kinds import EVIDENCE_KINDS
 from genir_eval.meta.decide import MIN_N
 from genir_eval.report.html import render_report
 from genir_eval.report.summary import format_summary
@@ -92,7 +93,16 @@ def test_the_demo_scenarios_get_the_verdicts_the_issue_asked_for(outputs) -> Non
         assert verdict["satisfaction.urs vs the users' thumbs"].verdict.words == (
             "better than chance"
         )
-        assert verdict["sdcg_urge vs the users' thumbs"].verdict.words == "chance-level"
+        # the headline against the thumbs leads (the input has no ratings), and "In short"
+        # says so rather than "no users' ratings"
+        assert verdict["headline sdcg_urge vs the users' thumbs"].verdict.words == "chance-level"
+        lede = BeautifulSoup(html, "html.parser").find(id="verdict-lede").get_text()
+        assert lede.startswith("In short: headline sdcg_urge vs the users' thumbs: chance-level")
+        assert "no users' ratings" not in text and "No user satisfaction" not in html
+        # a satisfaction judge's card states its scale (1-10, not the users' 1-5)
+        soup = BeautifulSoup(html, "html.parser")
+        card = soup.select_one("#score-cards [data-score='satisfaction.urs'] .scale")
+        assert card is not None and card.get_text() == "scale 1-10"
         # AUC 0.288 [0.10, 0.50] reaches chance; its r -0.411 [-0.68, -0.04] does not
         assert verdict["spans vs the users' thumbs"].verdict.severity == "bad"
     if name == "product-offline":
@@ -150,7 +160,9 @@ def test_every_correlation_has_the_same_figure_and_interval_in_both(outputs) -> 
             if h.lower().startswith(method)
         }
     terminal = {}
-    for title in ("Session scores vs user session satisfaction", "Grounding: does each"):
+    titles = ["Session scores vs user session satisfaction"]
+    titles += [kind.title for kind in EVIDENCE_KINDS.values() if kind.part]
+    for title in titles:
         if any(line.startswith(title) for line in text.splitlines()):
             terminal.update(_terminal_table(text, title))
     assert set(terminal) == set(session) == set(html_rows)

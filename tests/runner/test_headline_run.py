@@ -1,6 +1,7 @@
 """What `genir-eval run` leads with when the scenario names no headline, and what its report
-card says: the judge with evidence of tracking people leads; grounding scores have their own
-section; a scenario's own headline is kept."""
+card says: the judge with evidence of tracking people leads; the scores of one part of an
+answer have their own tables, one per kind of evidence their measure declares (link
+usefulness, citation support); a scenario's own headline is kept."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from genir_eval.report.card import HeadlineCard, card_html, card_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSIONS = ROOT / "fixtures" / "citation_sessions.jsonl"
-GROUNDING = "Grounding: does each citation support its statement"
+LINKS = "Link usefulness: how useful the links each statement cites are"
+CITATIONS = "Citation support: does each citation support its statement"
 
 
 def _run(tmp_path: Path, judges: list[str], headline: str | None = None) -> tuple[Path, str]:
@@ -59,7 +61,7 @@ def _first_column(block: list[str]) -> set[str]:
     return {line.split()[0].rstrip("*") for line in block[2:] if line.strip()}
 
 
-def test_the_satisfaction_judge_leads_by_evidence_and_grounding_stands_apart(
+def test_the_satisfaction_judge_leads_by_evidence_and_the_parts_stand_apart(
     tmp_path: Path,
 ) -> None:
     out, text = _run(tmp_path, ["citation_support", "link_usefulness.dna", "satisfaction.geval"])
@@ -70,7 +72,7 @@ def test_the_satisfaction_judge_leads_by_evidence_and_grounding_stands_apart(
         "judge": "satisfaction.geval",
     }
     card = _block(text, "Headline score satisfaction.geval")
-    assert "(quality score)" in card[0]
+    assert "(satisfaction score)" in card[0]
     assert card[1].strip() == "leads because: the judge with measured evidence of tracking people"
     # every stored figure of the judge is printed with its verdict, and its command
     stored = figures_for("satisfaction.geval")
@@ -80,11 +82,12 @@ def test_the_satisfaction_judge_leads_by_evidence_and_grounding_stands_apart(
     # a pair agreement whose interval clears 0.5 (decide.relation's words)
     assert any("better than chance" in line and "CrowdRAG" in line for line in card)
     assert "bench/bench_headline.py" in card[-1]
-    # the grounding measures are in their own table, the quality table has the judge alone
-    # (the fixture's sessions carry satisfaction ratings: tables of correlations)
+    # each part's measures are in a table of their own kind, the quality table has the judge
+    # alone (the fixture's sessions carry satisfaction ratings: tables of correlations):
+    # sdcg_urge rests on link usefulness (its measure declares it), not on citation support
     assert _first_column(_block(text, "Session scores vs user")) == {"satisfaction.geval"}
-    assert _first_column(_block(text, GROUNDING)) == {
-        "sdcg_urge",
+    assert _first_column(_block(text, LINKS)) == {"sdcg_urge"}
+    assert _first_column(_block(text, CITATIONS)) == {
         "citation_precision",
         "citation_recall",
         "gold:citation_precision",
@@ -95,12 +98,15 @@ def test_the_satisfaction_judge_leads_by_evidence_and_grounding_stands_apart(
         r"id='headline-card' data-score='satisfaction.geval' data-chosen-by='evidence'", html
     )
     assert "<li class='evidence' data-tracks='true'>" in html
-    grounding = html[html.index("id='grounding'") :]
-    grounding = grounding[: grounding.index("</section>")]
-    assert GROUNDING in grounding
-    for name in ("sdcg_urge", "citation_precision", "citation_recall"):
-        assert f"data-score='{name}'" in grounding
-    assert "data-score='satisfaction.geval'" not in grounding
+    parts = html[html.index("id='answer-parts'") :]
+    parts = parts[: parts.index("</section>")]
+    assert "Grounding" not in parts
+    links = parts[parts.index(LINKS) : parts.index(CITATIONS)]
+    citations = parts[parts.index(CITATIONS) :]
+    assert "data-score='sdcg_urge'" in links and "citation_" not in links
+    for name in ("citation_precision", "citation_recall"):
+        assert f"data-score='{name}'" in citations
+    assert "data-score='satisfaction.geval'" not in parts
 
 
 def test_without_a_judge_that_tracks_people_the_card_says_so(tmp_path: Path) -> None:
@@ -109,7 +115,7 @@ def test_without_a_judge_that_tracks_people_the_card_says_so(tmp_path: Path) -> 
     assert info["headline"]["chosen_by"] == "no evidence"
     assert info["headline"]["score"] == "sdcg_urge"
     card = _block(text, "Headline score sdcg_urge")
-    assert "(grounding score)" in card[0]
+    assert "(link-usefulness score)" in card[0]
     assert card[1].strip() == "leads because: no judge with evidence of tracking people ran"
     assert card[-1].strip() == "no figure shows that this score tracks people"
     html = (out / "report.html").read_text()
@@ -161,7 +167,7 @@ def test_the_card_says_when_its_figures_are_of_another_judge(
     assert ("id='headline-other-judge'" in html) is warned
 
 
-def test_without_evidence_a_judges_own_score_leads_before_a_grounding_one(tmp_path: Path) -> None:
+def test_without_evidence_a_judges_own_score_leads_before_a_measure(tmp_path: Path) -> None:
     out, text = _run(tmp_path, ["citation_support", "link_usefulness.dna", "satisfaction.urs"])
     info = json.loads((out / "run.json").read_text())
     assert info["headline"] == {
@@ -170,7 +176,7 @@ def test_without_evidence_a_judges_own_score_leads_before_a_grounding_one(tmp_pa
         "judge": None,
     }
     card = _block(text, "Headline score satisfaction.urs")
-    assert "(quality score)" in card[0]
+    assert "(satisfaction score)" in card[0]
     # its measured figures are printed, none clearing chance
     assert any("no detectable relation" in line for line in card)
     assert card[-1].strip() == "no figure shows that this score tracks people"

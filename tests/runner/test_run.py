@@ -79,8 +79,11 @@ def test_demo_meta_evaluation(demo_run: Path) -> None:
     assert meta is not None and meta["headline"] == "sdcg_urge"
     entry = meta["correlations"]["session"]["sdcg_urge"]
     assert set(entry) >= {"pearson", "spearman", "kendall", "n", "ci95"} and entry["n"] >= 3
-    lo, hi = entry["ci95"]["spearman"]
-    assert lo <= entry["spearman"] <= hi
+    # 7 rated sessions: below decide.MIN_N, so no interval is stored (the pages print none)
+    assert entry["n"] == 7 and entry["ci95"]["spearman"] is None
+    turn = meta["correlations"]["turn"]["sdcg_urge"]
+    lo, hi = turn["ci95"]["spearman"]  # 13 rated turns: an interval
+    assert turn["n"] == 13 and lo <= turn["spearman"] <= hi
     links = meta["judges"]["link_usefulness.dna"]["link_usefulness"]
     assert sum(map(sum, links["confusion_matrix"]["matrix"])) == links["n"]
     spans = meta["judges"]["spans"]["spans"]

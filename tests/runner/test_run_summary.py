@@ -60,9 +60,10 @@ def test_headline_correlations_are_meta_json_s(printed: tuple[Path, str]) -> Non
 def test_every_session_score_has_a_row_and_columns_align(printed: tuple[Path, str]) -> None:
     out, text = printed
     meta = json.loads((out / "meta.json").read_text())
-    # the quality scores, then the grounding scores in a table of their own
+    # the quality scores, then the link-usefulness measures in a table of their own (as
+    # their measures declare)
     names = []
-    for title in ("Session scores vs user session satisfaction", "Grounding: does each citation"):
+    for title in ("Session scores vs user session satisfaction", "Link usefulness: how useful"):
         table = _table(text, title)
         names += [re.split(r"\s{2,}", line.strip())[0].rstrip("*") for line in table[1:]]
         # right-aligned numeric columns: every line of a table has the same length
@@ -129,8 +130,8 @@ def test_without_gold_run_prints_the_score_table(tmp_path: Path) -> None:
     assert code == 0
     text = buffer.getvalue()
     assert "No gold satisfaction" not in text
-    # sdcg_urge, the scenario's headline, is a grounding score: its row is in that table
-    rows = {line.split()[0]: line for line in _table(text, "Grounding: does each citation")}
+    # sdcg_urge, the scenario's headline, is a link-usefulness score: its row is in that table
+    rows = {line.split()[0]: line for line in _table(text, "Link usefulness: how useful")}
     sessions = [json.loads(line) for line in (out / "sessions.jsonl").read_text().splitlines()]
     values = [s["scores"]["sdcg_urge"] for s in sessions if s["scores"]["sdcg_urge"] is not None]
     # 12 sessions, 2 without a citation: the mean over the 10 others, with its interval

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
+from genir_eval.evidence_kinds import CITATION_SUPPORT as EVIDENCE
 from genir_eval.figures import number_text
 from genir_eval.judges.kinds import (
     JudgeCell,
@@ -22,6 +23,7 @@ __all__ = ["CitationSupport", "KIND"]
 
 class CitationSupport(JudgeKind):
     name = CITATION_SUPPORT
+    evidence = EVIDENCE
     judges_citations = True
     verdict_words = {value: level for level, value in SUPPORT_VALUE.items()}
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from genir_eval.evidence_kinds import LINK_USEFULNESS as EVIDENCE
 from genir_eval.judges.kinds import Figure, JudgeKind, JudgeTable
 from genir_eval.judges.link_sets import figure, figures_table, ndcg, set_columns
 from genir_eval.kind_names import ITEM
@@ -16,6 +17,7 @@ __all__ = ["Item", "KIND"]
 
 class Item(JudgeKind):
     name = ITEM
+    evidence = EVIDENCE
     own_items = frozenset({ITEM})
     labels_links = True
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
+from genir_eval.evidence_kinds import LINK_USEFULNESS as EVIDENCE
 from genir_eval.figures import number_text
 from genir_eval.judges.kinds import (
     Interval,
@@ -28,6 +29,7 @@ __all__ = ["LinkUsefulness", "KIND"]
 
 class LinkUsefulness(JudgeKind):
     name = LINK_USEFULNESS
+    evidence = EVIDENCE
     labels_links = True
     feeds_link_measures = True
     verdict_words = LINK_WORDS

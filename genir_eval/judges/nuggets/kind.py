@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from genir_eval.evidence_kinds import NUGGETS as EVIDENCE
 from genir_eval.judges.kinds import (
     Interval,
     JudgeCell,
@@ -74,6 +75,7 @@ def turn_scores(value: Any) -> dict[str, float | None]:
 
 class Nuggets(JudgeKind):
     name = NAME
+    evidence = EVIDENCE
     own_items = frozenset({"nuggets"})
     judges_nuggets = True
     own_score = (

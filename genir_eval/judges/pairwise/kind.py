@@ -4,6 +4,7 @@ of its own to a turn or a session and meets people's preferences through
 
 from __future__ import annotations
 
+from genir_eval.evidence_kinds import PREFERENCE as EVIDENCE
 from genir_eval.judges.kinds import JudgeKind
 from genir_eval.kind_names import PAIRWISE
 
@@ -12,6 +13,7 @@ __all__ = ["Pairwise", "KIND"]
 
 class Pairwise(JudgeKind):
     name = PAIRWISE
+    evidence = EVIDENCE
 
 
 KIND = Pairwise()

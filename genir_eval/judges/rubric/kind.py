@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from genir_eval.evidence_kinds import RUBRIC as EVIDENCE
 from genir_eval.judges.kinds import JudgeKind, JudgeTable
 from genir_eval.judges.link_sets import figure, figures_table, ndcg, set_columns
 from genir_eval.kind_names import RUBRIC
@@ -16,6 +17,7 @@ __all__ = ["Rubric", "KIND"]
 
 class Rubric(JudgeKind):
     name = RUBRIC
+    evidence = EVIDENCE
     own_items = frozenset({RUBRIC})
     labels_links = True
     own_score = ("0-1", "the share of the rubric's questions the response answers")

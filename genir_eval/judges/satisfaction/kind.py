@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
+from genir_eval.evidence_kinds import SATISFACTION as EVIDENCE
 from genir_eval.figures import number_text
 from genir_eval.judges.kinds import JudgeKind, calibration_line
 from genir_eval.kind_names import SATISFACTION
@@ -16,6 +17,7 @@ __all__ = ["Satisfaction", "KIND"]
 
 class Satisfaction(JudgeKind):
     name = SATISFACTION
+    evidence = EVIDENCE
     own_items = frozenset({SATISFACTION})
     combines_with_link_labels = True
     own_score = (

@@ -2,9 +2,12 @@
 place of the log's gold, and what ``genir-eval label export`` writes (canonical JSONL with
 a ``gold`` block, the format every reader takes).
 
-The gold of a session becomes what the people said and nothing else: an item nobody
-labelled has no gold, so the meta-evaluation compares the judges on the labelled items
-and the prediction-powered means use the rest as the unlabelled sample.
+Each kind of gold the people labelled (link usefulness, citation support, query or session
+satisfaction) becomes what the people said and nothing else: an item of it nobody labelled
+has no gold, so the meta-evaluation compares the judges on the labelled items and the
+prediction-powered means use the rest as the unlabelled sample. A kind of gold the people
+gave no label of is the input's own, kept (``run --labels`` and ``meta --labels`` say so):
+a store nobody has labelled yet never takes away the users' own ratings.
 """
 
 from __future__ import annotations
@@ -31,7 +34,13 @@ from genir_eval.runner.label.items import (
 from genir_eval.runner.label.keys import parse_item_key
 from genir_eval.runner.label.store import STORE_FILE, LabelStore
 
-__all__ = ["PeopleGold", "open_people_gold", "with_people_gold", "write_gold_sessions"]
+__all__ = [
+    "PeopleGold",
+    "open_people_gold",
+    "people_gold_note",
+    "with_people_gold",
+    "write_gold_sessions",
+]
 
 _SUPPORT_WORD = {v: k for k, v in SUPPORT_VALUE.items()}
 
@@ -87,6 +96,17 @@ class PeopleGold:
             raise InputError(f"label store: item {item!r}: {value!r} is not a nugget label")
         self.nuggets.setdefault((session_id, index), {})[nugget] = word
 
+    def fields(self) -> tuple[str, ...]:
+        """The :class:`Gold` fields the people gave at least one label of."""
+        # the Gold fields are named after the kinds whose gold they hold
+        given = {
+            LINK_USEFULNESS: self.links,
+            CITATION_SUPPORT: self.support,
+            "query_satisfaction": self.turns,
+            "session_satisfaction": self.sessions,
+        }
+        return tuple(name for name, labels in given.items() if labels)
+
     def __len__(self) -> int:
         return (
             sum(len(v) for v in self.links.values())
@@ -140,10 +160,37 @@ def open_people_gold(path: str | Path, logs: str | Path) -> PeopleGold:
     return PeopleGold(store)
 
 
-def with_people_gold(sessions: Iterable[Session], gold: PeopleGold) -> Iterator[Session]:
-    """``sessions`` with their gold replaced by the people's labels."""
+def with_people_gold(
+    sessions: Iterable[Session], gold: PeopleGold, *, keep_input: bool = False
+) -> Iterator[Session]:
+    """``sessions`` with their gold replaced by the people's labels; with ``keep_input``,
+    only the kinds of gold the people labelled (:meth:`PeopleGold.fields`) are replaced, the
+    input's other gold (the users' ratings, thumbs, spans) is kept."""
+    fields = gold.fields()
     for session in sessions:
-        yield replace(session, gold=gold.gold(session))
+        people = gold.gold(session)
+        if keep_input and session.gold is not None:
+            taken = {name: getattr(people, name) if people else None for name in fields}
+            merged = replace(session.gold, **taken)
+            yield replace(session, gold=None if merged == Gold() else merged)
+        else:
+            yield replace(session, gold=people)
+
+
+def people_gold_note(gold: PeopleGold, store: str | Path) -> str:
+    """The line ``run --labels`` and ``meta --labels`` print: how many labels the store
+    holds, which kinds of gold they replace, and that the input's other gold is kept."""
+    fields = gold.fields()
+    replaced = ", ".join(f.replace("_", " ") for f in fields)
+    if not fields:
+        return (
+            f"gold from people's labels: 0 items in {store} (nobody has labelled yet): the "
+            "input's own gold is kept"
+        )
+    return (
+        f"gold from people's labels: {len(gold)} items in {store}, in place of the input's "
+        f"{replaced}; the input's other gold is kept"
+    )
 
 
 def write_gold_sessions(sessions: Iterable[Session], gold: PeopleGold, stream: IO[bytes]) -> int:
