@@ -108,11 +108,15 @@ DEFAULT_MIN_SESSIONS = 10
 
 #: How ``compare`` decides, in the words ``--help`` and every verdict print.
 COMPARE_VERDICT_RULE = (
-    "REGRESSION (exit 1) when a compared score of B is worse than A's by more than "
-    "--max-drop, worse with randomisation p < --alpha, or below --fail-below; otherwise TOO "
-    "FEW TO DECIDE (exit 4) when fewer than --min-sessions pairs were compared; otherwise "
-    "PASS (exit 0). The 95% bootstrap interval shows the size of the change; it does not "
-    "decide."
+    "REGRESSION (exit 1) when a compared score of B is significantly worse than A's: p < "
+    "--alpha after --correction across the scores (Holm's step-down by default, holding the "
+    "chance of any false alarm at --alpha), by the paired randomisation test, or McNemar's "
+    "mid-p test for a pass/fail score; for a score given a --margin, instead, when the worse "
+    "end of the paired 95% bootstrap interval of the change lies past the margin "
+    "(non-inferiority not shown); or when B's mean is below --fail-below. Otherwise TOO FEW "
+    "TO DECIDE (exit 4) when fewer than --min-sessions sessions (two at least) were compared: "
+    "at --level turn the sessions the turns come from, the unit resampled. Otherwise PASS "
+    "(exit 0). A score that is not a finite number is refused (exit 2)."
 )
 
 
