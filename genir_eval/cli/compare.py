@@ -269,11 +269,11 @@ def _pairwise(args: argparse.Namespace, run_a: Any, run_b: Any, output: str) -> 
     gate = document["gate"]
     # the same rule as the score gate: no regression over fewer than --min-sessions queries
     # is too few to call a pass
-    gate["undecided"] = [
+    gate["undecided"] = list(gate.get("undecided") or []) + [
         f"{c['name']}'s win rate rests on {c.get('queries', 0)} queries, fewer than "
         f"--min-sessions {args.min_sessions}: too few to tell a change from noise"
         for c in gate["candidates"]
-        if gate["passed"] and (c.get("queries") or 0) < args.min_sessions
+        if gate["passed"] and not c.get("undecided") and (c.get("queries") or 0) < args.min_sessions
     ]
     if args.html or (args.out and gate["undecided"]):
         from genir_eval.report.arena import render_arena
