@@ -307,10 +307,14 @@ def compare_scores(
     _refuse_non_finite(pairs, metric, level, sources)
     deltas = [d.delta for d in pairs]
     sessions = [d.key.rsplit("#", 1)[0] for d in pairs] if level == "turn" else None
-    if _binary(pairs):
+    p_value: float | None
+    one_per_session = sessions is None or len(set(sessions)) == len(sessions)
+    if _binary(pairs) and one_per_session:
         test = mcnemar(sum(d.a > d.b for d in pairs), sum(d.b > d.a for d in pairs))
         p_value, exact, test_name = test.p_mid, True, MCNEMAR
     elif sessions is not None:
+        # McNemar's test takes its pairs for independent; turns of one session are not, so
+        # a pass/fail score over several turns a session is sign-flipped by session instead
         p_value, exact = cluster_randomization_test(
             deltas, sessions, n_resamples=n_resamples, seed=seed
         )
