@@ -78,6 +78,9 @@ SETTINGS: dict[str, Setting] = {
         Setting("n_boot", True, 0, MAX_RESAMPLES),
         Setting("resamples", True, 1, MAX_RESAMPLES),
         Setting("splits", True, 1, MAX_RESAMPLES),
+        # a run's spending cap: USD, and tokens (prompt and answer) in all
+        Setting("max_cost", False, 0, 1e9),
+        Setting("max_tokens", True, 1, 10**15),
         Setting("seed", True, 0, 2**63 - 1),
         Setting("limit", True, 1, 10**12),
         # compare's gate and listing (scores are means of bounded measures: a bound past a

@@ -103,6 +103,21 @@ class EngineConfig:
         kind="path",
         metavar="FILE",
     )
+    max_cost: float | None = _setting(
+        None,
+        "stop before the next call that would take what the run spends past this many USD "
+        "(each attempt's cost reserved before it is sent: its prompt at about 4 characters a "
+        "token, its answer at the request's max_tokens, priced by the price table; retries and "
+        "repeats count; cache and journal hits cost nothing); the run is left failed with the "
+        "reason 'budget' and resumes when run again (default: no cap)",
+        metavar="USD",
+    )
+    max_tokens: int | None = _setting(
+        None,
+        "stop before the next call that would take the run's tokens (prompt and answer, "
+        "reserved as for --max-cost) past N (default: no cap)",
+        metavar="N",
+    )
     max_missing: float = _setting(
         DEFAULT_MAX_MISSING,
         "the run fails (exit 3) when a judge has more than this fraction of its labels missing",
