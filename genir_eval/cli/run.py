@@ -51,6 +51,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         help="people's labels from `genir-eval label` (a labels.sqlite, or the run folder "
         "holding it) as the gold, in place of the input's (default: the input's gold)",
     )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="make no call and write nothing: print per judge the calls the run would make "
+        "(cache hits apart), their prompt and answer tokens and their cost by the price table "
+        "(--prices), with how tokens were counted (default: run)",
+    )
     add_engine_arguments(parser, "run")
     parser.set_defaults(func=run)
 
@@ -98,6 +105,14 @@ def run(args: argparse.Namespace) -> int:
     from genir_eval.rundir.status import failure_lines, raise_if_failed
     from genir_eval.runner.run import run_scenario
 
+    if args.dry_run:
+        from genir_eval.runner.dry_run import dry_run, dry_run_text
+
+        estimate = dry_run(
+            args.scenario, overrides=overrides_from_args(args), sessions=_people_gold_sessions(args)
+        )
+        sys.stdout.write(dry_run_text(estimate))
+        return 0
     result = run_scenario(
         args.scenario,
         sessions=_people_gold_sessions(args),
