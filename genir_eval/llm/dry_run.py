@@ -10,13 +10,15 @@ multi-step judge elsewhere, so its later calls are an estimate too.
 Tokens are counted with the model's own tokenizer where ``tiktoken`` is installed and knows
 the model (OpenAI models), else by the stated approximation of four characters a token (the
 rule of thumb for English BPE tokenizers; text in Chinese runs nearer one token a character,
-so there it under-counts). The answer's tokens are the twin's reply's, a stand-in for the
-length of the reply's format: a model that writes reasons the twin does not answers longer,
-which the upper bound, the request's ``max_tokens``, covers.
+so there it under-counts). The answer's tokens are the twin's reply's, cut to the fields the
+prompt asks for (:func:`asked_part`), a stand-in for the length of the reply's format: a
+model that writes more than it is asked answers longer, which the upper bound, the
+request's ``max_tokens``, covers.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -31,7 +33,7 @@ from genir_eval.llm.providers.base import (
 from genir_eval.llm.providers.offline import OfflineProvider, approx_tokens
 from genir_eval.llm.store.cache import Cache, cache_key
 
-__all__ = ["DryRunProvider", "DryTally", "token_counter"]
+__all__ = ["DryRunProvider", "DryTally", "asked_part", "token_counter"]
 
 #: How tokens are counted without the model's tokenizer, as the dry run says.
 APPROXIMATION = "about 4 characters a token (no tokenizer for the model installed)"
@@ -50,6 +52,23 @@ def token_counter(model: str) -> tuple[Callable[[str], int], str]:
     return (lambda text: len(encoding.encode(text, disallowed_special=()))), (
         f"tiktoken's {encoding.name} encoding for {model}"
     )
+
+
+def asked_part(reply: str, prompt: str) -> str:
+    """The part of a twin's JSON ``reply`` that ``prompt`` asks for: its top-level fields
+    whose quoted names the prompt holds (``{"M": 2, "T": 3, "O": 3, "reason": ...}`` to a
+    prompt asking for ``{"M": ..., "T": ..., "O": ...}`` is ``{"M": 2, "T": 3, "O": 3}``).
+    A twin explains its evidence in fields no prompt asks a model for; counting them would
+    over-estimate the answer. A reply that is not a JSON object, or of which no field is
+    asked, is kept whole."""
+    try:
+        document = json.loads(reply)
+    except ValueError:
+        return reply
+    if not isinstance(document, dict):
+        return reply
+    kept = {k: v for k, v in document.items() if f'"{k}"' in prompt}
+    return json.dumps(kept, ensure_ascii=False) if kept else reply
 
 
 @dataclass
@@ -123,7 +142,8 @@ class DryRunProvider(Provider):
                 return hit
         twin = await self._twin.generate(messages, config, request=request)
         prompt = sum(self.count(m.content) for m in messages)
+        asked = asked_part(twin.text, " ".join(m.content for m in messages))
         # the provider stops a reply at max_tokens: the twin's may be longer than that
-        answer = min(self.count(twin.text), config.max_tokens)
+        answer = min(self.count(asked), config.max_tokens)
         self.tally.add(judge, prompt, answer, config.max_tokens)
         return Completion(text=twin.text, model=self.model, usage=Usage(prompt, answer))
