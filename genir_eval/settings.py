@@ -81,6 +81,9 @@ SETTINGS: dict[str, Setting] = {
         # a run's spending cap: USD, and tokens (prompt and answer) in all
         Setting("max_cost", False, 0, 1e9),
         Setting("max_tokens", True, 1, 10**15),
+        # judge noise: how many times a sample of sessions is judged, and the sample's size
+        Setting("repeats", True, 1, 100),
+        Setting("repeat_sample", True, 1, 10**9),
         Setting("seed", True, 0, 2**63 - 1),
         Setting("limit", True, 1, 10**12),
         # compare's gate and listing (scores are means of bounded measures: a bound past a

@@ -142,6 +142,22 @@ class EngineConfig:
         "attempts timed out; 0: never)",
         metavar="SECONDS",
     )
+    repeats: int = _setting(
+        1,
+        "judge a seeded random sample of sessions (--repeat-sample) this many times in all, "
+        "each a fresh sample from the model (the cache and journal keyed by the repeat), and "
+        "give each judge's noise in meta.json and run.json: the within-item spread, the share "
+        "of sessions whose verdict would flip, the intraclass correlation with its interval; "
+        "offline twins are deterministic and are not repeated (1: judge once)",
+        commands="run",
+        metavar="K",
+    )
+    repeat_sample: int = _setting(
+        20,
+        "how many sessions --repeats judges again, drawn at random (seed 0) from the run's",
+        commands="run",
+        metavar="N",
+    )
     executor: str = _setting(
         "local",
         "where the judging runs: this process (local) or a Ray cluster (ray; needs "

@@ -41,9 +41,9 @@ from genir_eval.llm.limits import (
     RateGate,
     RequestRate,
     Send,
-    Spend,
     TokenBudget,
 )
+from genir_eval.llm.limits.budget import reserve, settle
 from genir_eval.llm.prices import PriceTable, load_prices
 from genir_eval.llm.providers.base import (
     Completion,
@@ -501,11 +501,12 @@ class Engine:
                     f"deadline of {self.deadline:g}s reached before attempt {attempt}",
                     attempts=attempt - 1,
                 )
-            spend = self._reserve(request)
-            if isinstance(spend, Failure):
-                return spend
+            spend = reserve(self.budget, self.prices, self.provider.name, request)
+            if isinstance(spend, str):
+                self.health.stop(f"budget: {spend}")
+                return Failure("budget", f"not sent: budget: {spend}", attempts=attempt - 1)
             call = await self._call(request, min(self.config.timeout, remaining), send)
-            self._settle(spend, request, call)
+            settle(self.budget, self.prices, self.provider.name, spend, request, call.completion)
             if reservation is not None and self._budget is not None:
                 used = (
                     call.completion.usage.input_tokens + call.completion.usage.output_tokens
@@ -519,43 +520,6 @@ class Engine:
         if call.completion is not None:
             return self._answered(request, call.completion, call)
         return self._errored(call, attempt, deadline)
-
-    def _reserve(self, request: Request) -> Spend | Failure | None:
-        """The attempt's reservation in the run's budget (``None``: no cap), or the failure
-        that stops the engine when it would pass a cap (:mod:`~genir_eval.llm.limits.budget`)."""
-        if self.budget is None:
-            return None
-        prompt = sum(approx_tokens(m.content) for m in request.messages)
-        estimate = Usage(prompt, request.config.max_tokens)
-        cost = self.prices.cost(self.provider.name, request.config.model, estimate)
-        if cost is None and self.budget.max_cost is not None:
-            self.budget.refused = (
-                f"the price of {self.provider.name}/{request.config.model} is unknown, so no "
-                "call can be held to --max-cost (give one with --prices FILE)"
-            )
-            spend = None
-        else:
-            spend = self.budget.reserve(cost or 0.0, prompt + request.config.max_tokens)
-        if spend is None:
-            self.health.stop(f"budget: {self.budget.refused}")
-            return Failure("budget", f"not sent: budget: {self.budget.refused}", attempts=0)
-        return spend
-
-    def _settle(self, spend: Spend | None, request: Request, call: _Call) -> None:
-        """Replace the attempt's reservation by what it used: the reply's counts, priced;
-        a failed attempt at its prompt's estimate; a reply without counts at the whole
-        reservation."""
-        if spend is None or self.budget is None:
-            return
-        usage = call.completion.usage if call.completion is not None else None
-        if usage is None:
-            prompt = sum(approx_tokens(m.content) for m in request.messages)
-            usage = Usage(prompt, 0)
-        if not usage.known:
-            self.budget.settle(spend, spend.cost, spend.tokens)
-            return
-        cost = self.prices.cost(self.provider.name, request.config.model, usage)
-        self.budget.settle(spend, cost or 0.0, usage.input_tokens + usage.output_tokens)
 
     async def _admit(self, *, first: bool) -> Send | None:
         """Wait for the request rate (configured, learned or shared) to let a send go."""

@@ -20,7 +20,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Budget", "Spend"]
+from genir_eval.llm.prices import PriceTable
+from genir_eval.llm.providers.base import Completion, Request, Usage
+from genir_eval.llm.providers.offline import approx_tokens
+
+__all__ = ["Budget", "Spend", "reserve", "settle"]
 
 
 @dataclass
@@ -92,3 +96,45 @@ class Budget:
             "spent_tokens": self.spent_tokens,
             "refused": self.refused,
         }
+
+
+def reserve(
+    budget: Budget | None, prices: PriceTable, provider: str, request: Request
+) -> Spend | str | None:
+    """An attempt's reservation in ``budget`` (``None``: no budget), or why it may not be
+    sent (a cap it would pass, or an unknown price under ``--max-cost``)."""
+    if budget is None:
+        return None
+    prompt = sum(approx_tokens(m.content) for m in request.messages)
+    cost = prices.cost(provider, request.config.model, Usage(prompt, request.config.max_tokens))
+    if cost is None and budget.max_cost is not None:
+        budget.refused = (
+            f"the price of {provider}/{request.config.model} is unknown, so no call can be held "
+            "to --max-cost (give one with --prices FILE)"
+        )
+        return budget.refused
+    spend = budget.reserve(cost or 0.0, prompt + request.config.max_tokens)
+    return spend if spend is not None else budget.refused or "over the budget"
+
+
+def settle(
+    budget: Budget | None,
+    prices: PriceTable,
+    provider: str,
+    spend: Spend | None,
+    request: Request,
+    completion: Completion | None,
+) -> None:
+    """Replace an attempt's reservation by what it used: the reply's counts, priced; a
+    failed attempt (no ``completion``) at its prompt's estimate; a reply without usable
+    counts at its whole reservation."""
+    if budget is None or spend is None:
+        return
+    usage = completion.usage if completion is not None else None
+    if usage is None:
+        usage = Usage(sum(approx_tokens(m.content) for m in request.messages), 0)
+    if not usage.known:
+        budget.settle(spend, spend.cost, spend.tokens)
+        return
+    cost = prices.cost(provider, request.config.model, usage)
+    budget.settle(spend, cost or 0.0, usage.input_tokens + usage.output_tokens)
