@@ -16,6 +16,7 @@ from typing import Any
 from genir_eval.judges.base import Judge, judge_sessions
 from genir_eval.llm.engine import Engine
 from genir_eval.llm.providers.base import Completion, Failure, Request
+from genir_eval.meta.decide import noise_words
 from genir_eval.meta.noise import judge_noise
 from genir_eval.records import Session
 
@@ -145,21 +146,5 @@ async def noise_of_run(
 
 
 def noise_line(blocks: dict[str, dict[str, Any]]) -> str:
-    """One line for the terminal: each judge's ICC and within-item spread."""
-    parts = []
-    for judge_id, block in blocks.items():
-        if block.get("icc") is not None or block.get("within_item_sd") is not None:
-            icc = block.get("icc")
-            ci = block.get("icc_ci95")
-            shown_icc = "undefined" if icc is None else f"{icc:.3f}"
-            if ci:
-                shown_icc += f" [{ci[0]:.2f}, {ci[1]:.2f}]"
-            flips = block.get("verdict_flip_share")
-            parts.append(
-                f"{judge_id}: ICC {shown_icc}, within-item sd {block['within_item_sd']:.3f} over "
-                f"{block['items']} items x {block['repeats']}, "
-                + ("" if flips is None else f"{flips:.0%} of sessions would flip")
-            )
-        else:
-            parts.append(f"{judge_id}: {block.get('note', 'no figure')}")
-    return "judge noise: " + "; ".join(parts)
+    """One line for the terminal: each judge's noise in the report's words."""
+    return "; ".join(f"{judge_id}: {noise_words(block)}" for judge_id, block in blocks.items())

@@ -363,6 +363,10 @@ async def arun_scenario(
         say(noise_line(noise))
         if meta is not None:
             meta["judge_noise"] = noise
+            for judge_id, block in noise.items():
+                # the judge's quality card (terminal and report) shows it beside the rest
+                if judge_id in (meta.get("judges") or {}):
+                    meta["judges"][judge_id]["noise"] = block
     info_doc = _run_document(
         loaded,
         headline=chosen,

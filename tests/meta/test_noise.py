@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import f
 
+from genir_eval.meta.decide import noise_words
 from genir_eval.meta.noise import flip_share, icc1, judge_noise, within_spread
 
 # Shrout & Fleiss (1979), Table 2: 6 targets rated by 4 judges; their Table 4 gives
@@ -56,3 +57,23 @@ def test_judge_noise_leaves_out_items_missing_in_a_repeat() -> None:
     assert noise is not None and (noise.items, noise.repeats, noise.sessions) == (3, 2, 2)
     # within variances 0.5, 0, 0.5: mean 1/3
     assert noise.within_sd == pytest.approx(np.sqrt(1 / 3), abs=1e-12)
+
+
+def test_the_noise_in_words() -> None:
+    block = {
+        "deterministic": False,
+        "items": 40,
+        "repeats": 3,
+        "within_item_sd": 0.41,
+        "icc": 0.62,
+        "icc_ci95": [0.41, 0.8],
+        "sessions": 12,
+        "verdict_flip_share": 0.25,
+    }
+    assert noise_words(block) == (
+        "judge noise: ICC 0.620 [0.41, 0.80] over 40 items judged 3 times; within-item sd "
+        "0.410; 25% of 12 sessions would flip"
+    )
+    assert noise_words({"deterministic": True, "note": "deterministic: x"}) == (
+        "judge noise: deterministic: x"
+    )

@@ -79,6 +79,10 @@ def test_repeats_measure_the_judges_noise(
     assert requests == _links_of({s.session_id for s in sessions}) + 2 * sampled
     meta = json.loads((out / "meta.json").read_text(encoding="utf-8"))
     assert meta["judge_noise"] == info["judge_noise"]
+    # the judge's quality card shows it, in the terminal's words, in the report
+    assert meta["judges"]["link_usefulness.dna"]["noise"] == block
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert f"judge noise: ICC {block['icc']:.3f}" in page
 
 
 def test_offline_twins_are_deterministic_and_not_repeated(tmp_path: Path) -> None:
