@@ -169,3 +169,42 @@ def test_a_run_stopped_by_its_budget_is_failed_and_resumes(
     links = [json.loads(line) for line in (out / "links.jsonl").read_text().splitlines()]
     cited = sum(1 for row in links if row["cited"])
     assert first + second == cited
+
+
+def _system(path: Path, lines: int) -> str:
+    rows = [
+        {
+            "version": 1,
+            "session_id": f"s{q}",
+            "language": "en",
+            "turns": [
+                {
+                    "index": 1,
+                    "query": f"question {q}",
+                    "response_text": "\n".join(f"point {k} [{k + 1}]" for k in range(lines)),
+                    "links": [
+                        {"id": i, "url": f"https://e.org/{q}/{i}", "title": f"t{i}"}
+                        for i in range(1, lines + 1)
+                    ],
+                }
+            ],
+        }
+        for q in range(6)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return f"{path.stem}={path}"
+
+
+def test_the_arena_takes_the_same_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-fake-key")
+    a, b = _system(tmp_path / "a.jsonl", 2), _system(tmp_path / "b.jsonl", 3)
+    with FakeLLMServer(reply=lambda request: '{"winner": "A"}') as server:
+        command = ["arena", a, b, "--out", str(tmp_path / "arena"), "--cache", "none"]
+        code = main([*command, "--base-url", server.openai_base_url, "--max-tokens", "3000"])
+        sent = server.stats.total
+    captured = capsys.readouterr()
+    assert code == 3 and "Traceback" not in captured.err
+    assert "past --max-tokens 3,000" in captured.err and "12 x budget" not in captured.out
+    assert 0 < sent < 12  # 12 pairs (6 queries, both orders); stopped before the cap
