@@ -481,7 +481,7 @@ def _report(
 ) -> None:
     """What ``compare`` writes once it has decided: the HTML page, the JSON document or the
     markdown comment, the notes, the rule and the verdict line, and the reasons on stderr."""
-    from genir_eval.runner.compare import markdown_summary
+    from genir_eval.runner.compare import across_words, markdown_summary
 
     failures = [reason for r in results for reason in r.reasons]
     run_a, run_b = runs
@@ -493,6 +493,8 @@ def _report(
             "reasons": list(r.reasons),
             "undecided": list(r.undecided),
             "notes": list(r.notes),
+            "p_adjusted": r.p_adjusted,
+            "correction": args.correction,
         }
         for c, r in zip(comparisons, results, strict=True)
     ]
@@ -514,12 +516,18 @@ def _report(
     elif output == "markdown":
         sys.stdout.write(
             markdown_summary(
-                comparisons, results, run_a=args.run_a, run_b=args.run_b, worst=args.worst
+                comparisons,
+                results,
+                run_a=args.run_a,
+                run_b=args.run_b,
+                worst=args.worst,
+                correction=args.correction,
             )
         )
     if output == "text":
         for note in (n for r in results for n in r.notes):
             print(f"  note: {note}")
+        print(across_words(args.correction, len(comparisons)))
         print(f"rule: {COMPARE_VERDICT_RULE}")
     for reason in failures:
         print(f"FAIL: {reason}", file=sys.stderr)

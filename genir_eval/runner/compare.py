@@ -31,7 +31,7 @@ import numpy as np
 from genir_eval.errors import InputError
 from genir_eval.meta.decide import NO_INTERVAL, too_small
 from genir_eval.meta.mcnemar import mcnemar
-from genir_eval.meta.multiplicity import adjust
+from genir_eval.meta.multiplicity import CORRECTION_WORDS, adjust
 from genir_eval.meta.paired import cluster_bootstrap, cluster_randomization_test
 from genir_eval.rundir.folder import SESSIONS_FILE, TURNS_FILE, Level, Run, load_run
 from genir_eval.runner.run_threshold import GateThreshold, gate_threshold, refuse_failed
@@ -53,6 +53,7 @@ __all__ = [
     "compare_scores",
     "gate",
     "gate_all",
+    "across_words",
     "describe",
     "markdown_summary",
     "randomization_test",
@@ -152,6 +153,8 @@ class GateResult:
     reasons: tuple[str, ...] = field(default_factory=tuple)
     undecided: tuple[str, ...] = field(default_factory=tuple)
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: the p-value adjusted across the compared scores (``--correction``), when it decided
+    p_adjusted: float | None = None
 
     @property
     def verdict(self) -> str:
@@ -449,14 +452,14 @@ def gate(
     if fail_below is not None and comparison.mean_b < fail_below:
         reasons.append(f"{name}: mean {comparison.mean_b:.4f} is below --fail-below {fail_below:g}")
     if reasons:
-        return GateResult(False, tuple(reasons))
+        return GateResult(False, tuple(reasons), p_adjusted=p_adjusted)
     undecided = (
         (_too_few(comparison, name, min_pairs, f"--min-sessions {min_pairs}"),)
         if comparison.sessions < min_pairs
         else ()
     )
     notes = _interval_notes(comparison, alpha) if margin is None else ()
-    return GateResult(True, (), undecided, notes)
+    return GateResult(True, (), undecided, notes, p_adjusted=p_adjusted)
 
 
 #: Fewer sessions than this are too few to decide whatever --min-sessions says: a test or an
@@ -521,6 +524,12 @@ def _significantly_worse(
         f"{name}: mean {moved} significantly ({c.test} p = {c.p_value:.4g}{adjusted} "
         f"< alpha {alpha:g})"
     ]
+
+
+def across_words(correction: str, scores: int) -> str:
+    """How the error was held across ``scores`` compared scores, as the terminal and the
+    pull-request comment say it."""
+    return f"Across {scores} compared score{'s' if scores != 1 else ''}: {CORRECTION_WORDS[correction]}."
 
 
 #: The corrections' names as the verdict writes them.
@@ -660,9 +669,11 @@ def markdown_summary(
     run_a: str = "A",
     run_b: str = "B",
     worst: int = 5,
+    correction: str | None = None,
 ) -> str:
     """A pull-request comment: verdict, one table row per score, the sessions that got
-    worse (folded), what was left out, and why the gate failed."""
+    worse (folded), what was left out, and why the gate failed; with ``correction``, how the
+    error was held across the scores (:func:`across_words`)."""
     verdict = {
         "pass": "✅ no regression",
         "regression": "❌ regression",
@@ -675,6 +686,7 @@ def markdown_summary(
         "bootstrap interval over sessions, randomisation test (McNemar's mid-p test for a "
         "pass/fail score).",
         "",
+        *([across_words(correction, len(comparisons)), ""] if correction else []),
         "| score | level | n | A | B | Δ [95% CI] | p | d_z | |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
@@ -684,6 +696,8 @@ def markdown_summary(
             continue
         ci = _delta_interval(c, " [{:+.3f}, {:+.3f}]")
         p = "–" if c.p_value is None else f"{c.p_value:.3g}"
+        if r.p_adjusted is not None and c.p_value is not None and r.p_adjusted != c.p_value:
+            p += f" (adjusted {r.p_adjusted:.3g})"
         dz = (
             f"{c.cohen_dz:+.2f}"
             if c.cohen_dz is not None

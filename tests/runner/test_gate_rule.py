@@ -166,6 +166,11 @@ def test_the_command_reads_margin_and_correction(runs, capsys) -> None:  # type:
     code, captured = _compare(capsys, runs)
     assert code == 1 and "x (session level): mean dropped significantly" in captured.err
     assert "Holm-adjusted p = " in captured.err
+    words = "Across 2 compared scores: Holm's step-down, family-wise error held at --alpha."
+    assert words in captured.out
+    code, captured = _compare(capsys, runs, "--format", "markdown")
+    assert code == 1 and words in captured.out and "(adjusted " in captured.out
+    assert "Holm-adjusted p = " in captured.out  # the reason, in the comment too
     code, captured = _compare(capsys, runs, "--margin", "x=0.1")
     assert code == 0 and "PASS" in captured.out
     code, captured = _compare(capsys, runs, "--margin", "0.01")
