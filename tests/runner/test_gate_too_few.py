@@ -210,3 +210,13 @@ def test_arena_over_one_query_is_too_few_to_decide(
     assert "rests on 1 query, fewer than 2" in captured.err
     document = json.loads((tmp_path / "out" / "arena.json").read_text(encoding="utf-8"))
     assert document["gate"]["undecided"] and document["gate"]["passed"] is True
+
+
+@pytest.mark.parametrize("bad", sorted(JSON_TEXT))
+def test_assert_run_refuses_a_score_that_is_not_a_number(tmp_path: Path, bad: str) -> None:
+    from genir_eval.runner.testing import assert_run
+
+    damaged: dict[str, float | str] = {**BASE, "s03": bad}
+    run = _run(tmp_path / "r", damaged)
+    with pytest.raises(AssertionError, match=r"1 of 20 sessions have a score that is not a finite"):
+        assert_run(run, metric=METRIC, at_least=0.0, at_most=10.0)
