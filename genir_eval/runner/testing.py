@@ -60,8 +60,7 @@ def assert_run(
         # a NaN mean compares false with every bound: it would pass any assertion
         raise AssertionError(
             f"{where}) is undefined: {len(not_numbers)} of {len(scores)} {level}s have a score "
-            "that is not a "
-            f"finite number (e.g. {', '.join(not_numbers[:3])})"
+            f"that is not a finite number (e.g. {', '.join(not_numbers[:3])})"
         )
     if not present:
         raise AssertionError(f"{where}) is undefined: no {level} has a score ({len(scores)} rows)")
