@@ -131,7 +131,9 @@ def main() -> None:
         print(f"the whole run: ${full:.6f} ({', '.join(JUDGES)})")
         print("| judge | dry-run estimate | spent | error | bound at max_tokens |")
         print("| --- | ---: | ---: | ---: | ---: |")
-        for row, (task, spent) in zip(estimate.rows, sorted(full_by_task.items()), strict=True):
+        for row in estimate.rows:
+            # each judge's calls carry its name as their task
+            spent = full_by_task[row.judge]
             assert row.cost is not None and row.cost_limit is not None
             print(
                 f"| {row.judge} | ${row.cost:.6f} | ${spent:.6f} | "
