@@ -1,5 +1,5 @@
-"""The nine one-line mutations of issue 25, applied by hand one at a time: each must make at
-least one test fail. Run from the repository root with the test extras installed:
+"""The one-line mutations of issue 25 and of issue 48 (the gate's rule across scores),
+applied by hand one at a time: each must make at least one test fail. Run from the repository root with the test extras installed:
 
     python bench/gate_mutations.py            # every mutation
     python bench/gate_mutations.py 3 7        # some of them
@@ -82,6 +82,69 @@ MUTATIONS: list[tuple[str, str, str, str, list[str]]] = [
         "        if self.progress and self.log is not None and not _is_tty(self.log):",
         "        if False:",
         ["tests/runner/test_run_wiring.py::test_a_run_without_a_terminal_prints_its_waiting_line"],
+    ),
+    # -- issue 48: the gate's rule across scores ----------------------------------------
+    (
+        "Holm's step-down replaced by Bonferroni",
+        "genir_eval/meta/multiplicity.py",
+        "        running = max(running, min(1.0, (m - rank) * p_values[i]))",
+        "        running = min(1.0, m * p_values[i])",
+        [
+            "tests/meta/test_multiplicity.py",
+            "tests/runner/test_gate_rule.py::test_holm_across_scores_names_the_scores_that_failed",
+        ],
+    ),
+    (
+        "Benjamini-Hochberg without its step-up (no running minimum)",
+        "genir_eval/meta/multiplicity.py",
+        "        running = min(running, m * p_values[i] / rank)",
+        "        running = m * p_values[i] / rank",
+        ["tests/meta/test_multiplicity.py"],
+    ),
+    (
+        "the non-inferiority margin's sign flipped",
+        "genir_eval/runner/compare.py",
+        "    if end >= -margin:",
+        "    if end >= margin:",
+        ["tests/runner/test_gate_rule.py"],
+    ),
+    (
+        "McNemar's mid-p replaced by the exact p-value",
+        "genir_eval/meta/mcnemar.py",
+        "    mid = min(1.0, 2 * below / total - comb(n, k) / total)",
+        "    mid = exact",
+        [
+            "tests/meta/test_mcnemar.py",
+            "tests/runner/test_gate_rule.py::test_pass_fail_scores_use_mcnemars_mid_p",
+        ],
+    ),
+    (
+        "the gate's p-values not adjusted across scores",
+        "genir_eval/runner/compare.py",
+        "    p = c.p_value if p_adjusted is None else p_adjusted",
+        "    p = c.p_value",
+        ["tests/runner/test_gate_rule.py"],
+    ),
+    (
+        "turns resampled one by one, not by session",
+        "genir_eval/runner/compare.py",
+        '    sessions = [d.key.rsplit("#", 1)[0] for d in pairs] if level == "turn" else None',
+        '    sessions = [d.key for d in pairs] if level == "turn" else None',
+        ["tests/runner/test_gate_too_few.py"],
+    ),
+    (
+        "a NaN score compared, not refused",
+        "genir_eval/runner/compare.py",
+        "    _refuse_non_finite(pairs, metric, level, sources)",
+        "",
+        ["tests/runner/test_gate_too_few.py"],
+    ),
+    (
+        "the pairwise gate decides over one query",
+        "genir_eval/runner/pairwise_gate.py",
+        "    if sums.size < MIN_QUERIES:",
+        "    if False:",
+        ["tests/runner/test_gate_too_few.py"],
     ),
     (
         "ITEM evaluation's micro-pooled precision replaced by the macro mean",

@@ -81,6 +81,12 @@ SETTINGS: dict[str, Setting] = {
         Setting("n_boot", True, 0, MAX_RESAMPLES),
         Setting("resamples", True, 1, MAX_RESAMPLES),
         Setting("splits", True, 1, MAX_RESAMPLES),
+        # a run's spending cap: USD, and tokens (prompt and answer) in all
+        Setting("max_cost", False, 0, 1e9),
+        Setting("max_tokens", True, 1, 10**15),
+        # judge noise: how many times a sample of sessions is judged, and the sample's size
+        Setting("repeats", True, 1, 100),
+        Setting("repeat_sample", True, 1, 10**9),
         Setting("seed", True, 0, 2**63 - 1),
         Setting("limit", True, 1, 10**12),
         # compare's gate and listing (scores are means of bounded measures: a bound past a
@@ -111,11 +117,15 @@ DEFAULT_MIN_SESSIONS = 10
 
 #: How ``compare`` decides, in the words ``--help`` and every verdict print.
 COMPARE_VERDICT_RULE = (
-    "REGRESSION (exit 1) when a compared score of B is worse than A's by more than "
-    "--max-drop, worse with randomisation p < --alpha, or below --fail-below; otherwise TOO "
-    "FEW TO DECIDE (exit 4) when fewer than --min-sessions pairs were compared; otherwise "
-    "PASS (exit 0). The 95% bootstrap interval shows the size of the change; it does not "
-    "decide."
+    "REGRESSION (exit 1) when a compared score of B is significantly worse than A's: p < "
+    "--alpha after --correction across the scores (Holm's step-down by default, holding the "
+    "chance of any false alarm at --alpha), by the paired randomisation test, or McNemar's "
+    "mid-p test for a pass/fail score; for a score given a --margin, instead, when the worse "
+    "end of the paired 95% bootstrap interval of the change lies past the margin "
+    "(non-inferiority not shown); or when B's mean is below --fail-below. Otherwise TOO FEW "
+    "TO DECIDE (exit 4) when fewer than --min-sessions sessions (two at least) were compared: "
+    "at --level turn the sessions the turns come from, the unit resampled. Otherwise PASS "
+    "(exit 0). A score that is not a finite number is refused (exit 2)."
 )
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from genir_eval.cli.commands import COMMANDS
 from genir_eval.cli.engine_options import add_engine_arguments
 from genir_eval.cli.run import overrides_from_args
-from genir_eval.errors import ConfigError
+from genir_eval.errors import EXIT_CODES, ConfigError
 from genir_eval.settings import check_setting, setting_type
 
 __all__ = ["add_parser", "run"]
@@ -27,7 +27,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
             "queries, style control) and write pairs.jsonl, arena.json and report.html to DIR. "
             "Running it again into the same DIR resumes. Exit codes: 0 ok, 1 the pairwise gate "
             "failed (--min-win-rate), 2 bad input or setting, 3 the run failed (too many "
-            "verdicts missing, a permanent provider error)."
+            "verdicts missing, a permanent provider error), 4 the gate had too few to decide (a "
+            "system's win rate rests on fewer than two queries)."
         ),
     )
     parser.add_argument(
@@ -97,7 +98,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         metavar="P",
         type=setting_type("min_win_rate"),
         help="gate: exit 1 when a system's win rate against the baseline is significantly "
-        "below P (default: no gate)",
+        "below P; exit 4, too few to decide, when it rests on fewer than two queries (the "
+        "interval resamples queries) (default: no gate)",
     )
     parser.add_argument(
         "--alpha",
@@ -320,4 +322,12 @@ def run(args: argparse.Namespace) -> int:
     for line in failure_lines(status):
         print(f"genir-eval: {line}", file=sys.stderr)
     raise_if_failed(status, str(settings.out), shown=True)
-    return 0 if gate is None or gate["passed"] else 1
+    if gate is None:
+        return 0
+    if not gate["passed"]:
+        return 1
+    if gate.get("undecided"):
+        for reason in gate["undecided"]:
+            print(f"TOO FEW TO DECIDE: {reason}", file=sys.stderr)
+        return EXIT_CODES["undecided"]
+    return 0

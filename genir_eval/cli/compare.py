@@ -15,8 +15,14 @@ from genir_eval.cli.commands import COMMANDS
 from genir_eval.cli.engine_options import add_engine_arguments, engine_overrides
 from genir_eval.errors import EXIT_CODES, ConfigError
 from genir_eval.llm.config import DEFAULT_MAX_MISSING
+from genir_eval.meta.multiplicity import CORRECTIONS
 from genir_eval.paths import check_output_path
-from genir_eval.settings import COMPARE_VERDICT_RULE, DEFAULT_MIN_SESSIONS, setting_type
+from genir_eval.settings import (
+    COMPARE_VERDICT_RULE,
+    DEFAULT_MIN_SESSIONS,
+    parse_setting,
+    setting_type,
+)
 
 __all__ = ["add_parser", "run"]
 
@@ -52,16 +58,36 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         help="pair sessions or turns (default: session)",
     )
     parser.add_argument(
+        "--margin",
+        metavar="[METRIC=]X",
+        type=_margin,
+        action="append",
+        default=None,
+        help="non-inferiority: fail unless the worse end of the paired 95%% interval of the "
+        "change lies within X of no change; METRIC=X for one score, X for every score "
+        "(repeatable; such a score is not tested for significance; default: none)",
+    )
+    parser.add_argument(
         "--max-drop",
         type=setting_type("max_drop"),
         default=None,
-        help="fail when the mean drops by more than this (default: no bound)",
+        help="deprecated: the same as --margin X for every score (it was read against the "
+        "mean; it is now read against the interval; default: no bound)",
     )
     parser.add_argument(
         "--alpha",
         type=setting_type("alpha"),
         default=0.05,
-        help="fail when the mean drops with randomisation p < ALPHA (default 0.05; 0 disables)",
+        help="fail when a score is worse with p < ALPHA after --correction (default 0.05; 0 "
+        "disables)",
+    )
+    parser.add_argument(
+        "--correction",
+        choices=CORRECTIONS,
+        default=CORRECTIONS[0],
+        help="how the error is held across several --metric: holm (Holm's step-down: the "
+        "chance of any false alarm at most ALPHA), bh (Benjamini-Hochberg: the expected share "
+        "of false alarms among the alarms), none (each score at ALPHA alone) (default: holm)",
     )
     parser.add_argument(
         "--fail-below",
@@ -156,6 +182,8 @@ def _add_pairwise_arguments(parser: argparse.ArgumentParser) -> None:
 _SCORE_ONLY = {
     "metric": None,
     "level": "session",
+    "margin": None,
+    "correction": CORRECTIONS[0],
     "max_drop": None,
     "fail_below": None,
     "common": False,
@@ -242,11 +270,11 @@ def _pairwise(args: argparse.Namespace, run_a: Any, run_b: Any, output: str) -> 
     gate = document["gate"]
     # the same rule as the score gate: no regression over fewer than --min-sessions queries
     # is too few to call a pass
-    gate["undecided"] = [
+    gate["undecided"] = list(gate.get("undecided") or []) + [
         f"{c['name']}'s win rate rests on {c.get('queries', 0)} queries, fewer than "
         f"--min-sessions {args.min_sessions}: too few to tell a change from noise"
         for c in gate["candidates"]
-        if gate["passed"] and (c.get("queries") or 0) < args.min_sessions
+        if gate["passed"] and not c.get("undecided") and (c.get("queries") or 0) < args.min_sessions
     ]
     if args.html or (args.out and gate["undecided"]):
         from genir_eval.report.arena import render_arena
@@ -300,6 +328,47 @@ def _pairwise(args: argparse.Namespace, run_a: Any, run_b: Any, output: str) -> 
     return 0
 
 
+def _margin(text: str) -> tuple[str | None, float]:
+    """``--margin``'s value: ``X`` (every score) or ``METRIC=X``."""
+    metric, _, number = text.rpartition("=")
+    try:
+        value = parse_setting("max_drop", number)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return (metric or None), value
+
+
+def _margins(args: argparse.Namespace, metrics: list[str]) -> dict[str, float]:
+    """Each compared score's margin: its own ``--margin METRIC=X``, else ``--margin X``; a
+    margin naming no compared score is refused. The deprecated ``--max-drop`` is said on
+    stderr (the gate reads it as the margin of every other score)."""
+    given = dict(args.margin or [])
+    unknown = sorted(set(given) - set(metrics) - {None})
+    if unknown:
+        raise ConfigError(
+            f"--margin {unknown[0]}=...: not a compared score; compared: {', '.join(metrics)}"
+        )
+    if args.max_drop is not None:
+        print(
+            f"genir-eval: --max-drop is deprecated: it is --margin {args.max_drop:g} (the worse "
+            "end of the paired 95% interval of the change must lie within it; it was the mean)",
+            file=sys.stderr,
+        )
+    margins = {}
+    for metric in metrics:
+        margin = given.get(metric, given.get(None))
+        if margin is not None:
+            margins[metric] = margin
+    return margins
+
+
+def _margins_text(args: argparse.Namespace) -> str | None:
+    parts = [f"{m}={x:g}" if m else f"{x:g}" for m, x in args.margin or []]
+    if args.max_drop is not None:
+        parts.append(f"{args.max_drop:g} (as --max-drop)")
+    return ", ".join(parts) or None
+
+
 def _check_html(path: Path, runs: tuple[Path, Path]) -> None:
     """``--html FILE`` is refused before any work when it cannot be written or would replace
     a file of either run folder (its report, a table: the run's digests would not match)."""
@@ -324,7 +393,8 @@ def _write_html(
     options = {
         "--level": args.level,
         "--alpha": args.alpha,
-        "--max-drop": args.max_drop,
+        "--margin": _margins_text(args),
+        "--correction": args.correction,
         "--fail-below": args.fail_below,
         "--min-sessions": args.min_sessions,
         "--resamples": args.resamples,
@@ -350,10 +420,9 @@ def run(args: argparse.Namespace) -> int:
     from genir_eval.rundir.folder import load_run
     from genir_eval.runner.compare import (
         Comparison,
-        GateResult,
         compare_runs,
         describe,
-        gate,
+        gate_all,
         gate_threshold,
         refuse_failed,
         verdict_of,
@@ -375,7 +444,6 @@ def run(args: argparse.Namespace) -> int:
     if metrics == [None]:
         raise ConfigError("--metric: RUN_B has no scores to compare")
     comparisons: list[Comparison] = []
-    results: list[GateResult] = []
     for metric in metrics:
         comparison = compare_runs(
             run_a,
@@ -386,17 +454,18 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             common=args.common,
         )
-        result = gate(
-            comparison,
-            max_drop=args.max_drop,
-            alpha=args.alpha,
-            fail_below=args.fail_below,
-            min_pairs=args.min_sessions,
-        )
         comparisons.append(comparison)
-        results.append(result)
         if output == "text":
             print(describe(comparison, worst=args.worst))
+    results = gate_all(
+        comparisons,
+        alpha=args.alpha,
+        correction=args.correction,
+        margins=_margins(args, metrics),
+        fail_below=args.fail_below,
+        min_pairs=args.min_sessions,
+        max_drop=args.max_drop,
+    )
     verdict = verdict_of(results)
     _report(args, output, comparisons, results, verdict, (run_a, run_b))
     return EXIT_CODES[{"pass": "ok", "too few to decide": "undecided"}.get(verdict, "regression")]
@@ -413,7 +482,7 @@ def _report(
     """What ``compare`` writes once it has decided: the HTML page, the JSON document or the
     markdown comment, the notes, the rule and the verdict line, and the reasons on stderr."""
     from genir_eval.report.card import score_evidence, score_kind_words
-    from genir_eval.runner.compare import markdown_summary
+    from genir_eval.runner.compare import across_words, markdown_summary
 
     failures = [reason for r in results for reason in r.reasons]
     run_a, run_b = runs
@@ -429,6 +498,8 @@ def _report(
             "reasons": list(r.reasons),
             "undecided": list(r.undecided),
             "notes": list(r.notes),
+            "p_adjusted": r.p_adjusted,
+            "correction": args.correction,
         }
         for c, r in zip(comparisons, results, strict=True)
     ]
@@ -450,7 +521,12 @@ def _report(
     elif output == "markdown":
         sys.stdout.write(
             markdown_summary(
-                comparisons, results, run_a=args.run_a, run_b=args.run_b, worst=args.worst
+                comparisons,
+                results,
+                run_a=args.run_a,
+                run_b=args.run_b,
+                worst=args.worst,
+                correction=args.correction,
             )
         )
     if output in ("text", "markdown"):
@@ -462,6 +538,7 @@ def _report(
     if output == "text":
         for note in (n for r in results for n in r.notes):
             print(f"  note: {note}")
+        print(across_words(args.correction, len(comparisons)))
         print(f"rule: {COMPARE_VERDICT_RULE}")
     for reason in failures:
         print(f"FAIL: {reason}", file=sys.stderr)

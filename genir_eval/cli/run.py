@@ -68,6 +68,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         help="judge only the first N sessions of the input (the scenario's input.limit; "
         "after --sessions when both are given; default: the scenario's, else every session)",
     )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="make no call and write nothing: print per judge the calls the run would make "
+        "(cache hits apart), their prompt and answer tokens and their cost by the price table "
+        "(--prices), with how tokens were counted (default: run)",
+    )
     add_engine_arguments(parser, "run")
     parser.set_defaults(func=run)
 
@@ -158,6 +165,14 @@ def run(args: argparse.Namespace) -> int:
     from genir_eval.rundir.status import failure_lines, raise_if_failed
     from genir_eval.runner.run import run_scenario
 
+    if args.dry_run:
+        from genir_eval.runner.dry_run import dry_run, dry_run_text
+
+        estimate = dry_run(
+            args.scenario, overrides=overrides_from_args(args), sessions=_chosen_sessions(args)
+        )
+        sys.stdout.write(dry_run_text(estimate))
+        return 0
     result = run_scenario(
         args.scenario,
         sessions=_chosen_sessions(args),

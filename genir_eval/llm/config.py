@@ -112,6 +112,21 @@ class EngineConfig:
         kind="path",
         metavar="FILE",
     )
+    max_cost: float | None = _setting(
+        None,
+        "stop before the next call that would take what the run spends past this many USD "
+        "(each attempt's cost reserved before it is sent: its prompt at about 4 characters a "
+        "token, its answer at the request's max_tokens, priced by the price table; retries and "
+        "repeats count; cache and journal hits cost nothing); the run is left failed with the "
+        "reason 'budget' and resumes when run again (default: no cap)",
+        metavar="USD",
+    )
+    max_tokens: int | None = _setting(
+        None,
+        "stop before the next call that would take the run's tokens (prompt and answer, "
+        "reserved as for --max-cost) past N (default: no cap)",
+        metavar="N",
+    )
     max_missing: float = _setting(
         DEFAULT_MAX_MISSING,
         "the run fails (exit 3) when a judge has more than this fraction of its labels missing",
@@ -135,6 +150,22 @@ class EngineConfig:
         "give an endpoint up after this long with no reply at all (connection failures, "
         "attempts timed out; 0: never)",
         metavar="SECONDS",
+    )
+    repeats: int = _setting(
+        1,
+        "judge a seeded random sample of sessions (--repeat-sample) this many times in all, "
+        "each a fresh sample from the model (the cache and journal keyed by the repeat), and "
+        "give each judge's noise in meta.json and run.json: the within-item spread, the share "
+        "of sessions whose verdict would flip, the intraclass correlation with its interval; "
+        "offline twins are deterministic and are not repeated (1: judge once)",
+        commands="run",
+        metavar="K",
+    )
+    repeat_sample: int = _setting(
+        20,
+        "how many sessions --repeats judges again, drawn at random (seed 0) from the run's",
+        commands="run",
+        metavar="N",
     )
     executor: str = _setting(
         "local",

@@ -35,6 +35,7 @@ from genir_eval.llm.config import EngineConfig, legacy_config
 from genir_eval.llm.health import EndpointHealth
 from genir_eval.llm.limits import (
     AdaptiveLimit,
+    Budget,
     LearnedRate,
     LookupWindow,
     RateGate,
@@ -42,6 +43,7 @@ from genir_eval.llm.limits import (
     Send,
     TokenBudget,
 )
+from genir_eval.llm.limits.budget import reserve, settle
 from genir_eval.llm.prices import PriceTable, load_prices
 from genir_eval.llm.providers.base import (
     Completion,
@@ -169,6 +171,7 @@ class Engine:
         notice: str | None = None,
         owns_storage: bool = True,
         rate_gate: Callable[[], Any] | None = None,
+        budget: Budget | None = None,
         **legacy: Any,
     ) -> None:
         cache_mode: CacheMode | None = legacy.pop("cache_mode", None)
@@ -194,6 +197,10 @@ class Engine:
         self.summary_stream = summary_stream
         self.owns_storage = owns_storage
         self._rate_gate = rate_gate
+        # what the run may spend (--max-cost, --max-tokens): shared by a run's engines
+        if budget is None and (config.max_cost is not None or config.max_tokens is not None):
+            budget = Budget(config.max_cost, config.max_tokens)
+        self.budget = budget
         self.run_id = uuid.uuid4().hex
         self._aimd = (aimd_increase_every, aimd_cooldown_s)
         self._rng = random.Random(seed)
@@ -494,7 +501,12 @@ class Engine:
                     f"deadline of {self.deadline:g}s reached before attempt {attempt}",
                     attempts=attempt - 1,
                 )
+            spend = reserve(self.budget, self.prices, self.provider.name, request)
+            if isinstance(spend, str):
+                self.health.stop(f"budget: {spend}")
+                return Failure("budget", f"not sent: budget: {spend}", attempts=attempt - 1)
             call = await self._call(request, min(self.config.timeout, remaining), send)
+            settle(self.budget, self.prices, self.provider.name, spend, request, call.completion)
             if reservation is not None and self._budget is not None:
                 used = (
                     call.completion.usage.input_tokens + call.completion.usage.output_tokens
@@ -667,6 +679,7 @@ class Engine:
             "journal_hits": self.journal_hits,
             "failures": dict(self.failures),
             "stopped": self.health.reason,
+            "budget": None if self.budget is None else self.budget.stats(),
             "endpoint": public_url(self.provider.base_url),
             "errors_seen": dict(self.errors_seen),
             "input_tokens": sum(u["input_tokens"] for u in usage),

@@ -136,6 +136,12 @@ class EndpointHealth:
         if self._stopped is not None:
             self._stopped.set()
 
+    def stop(self, reason: str) -> None:
+        """Stop the engine for a reason of its own (its budget spent), unless stopped
+        already."""
+        if not self.stopped:
+            self._stop(reason)
+
     async def sleep(self, delay: float) -> None:
         """Sleep ``delay`` seconds, or until the engine stops."""
         try:

@@ -41,6 +41,7 @@ __all__ = [
     "figure_words",
     "score_words",
     "next_steps",
+    "noise_words",
 ]
 
 #: Fewer values than this get no interval and no verdict but "too few to tell".
@@ -242,3 +243,27 @@ def next_steps(
     if missing:
         steps.append(f"{counted(missing, 'judgment')} missing: see report.html's failures")
     return steps[:limit]
+
+
+def noise_words(block: Mapping[str, Any]) -> str:
+    """A judge's noise (``run --repeats``) in words, the same in the terminal and the
+    report: ``judge noise: ICC 0.62 [0.41, 0.80] over 40 items judged 3 times; within-item
+    sd 0.410; 15% of 12 sessions would flip``; an offline twin's note as it is."""
+    if block.get("deterministic") or "items" not in block:
+        return f"judge noise: {block.get('note', 'not measured')}"
+    icc = block.get("icc")
+    ci = _interval(block.get("icc_ci95"))
+    shown = "undefined" if icc is None else number_text(icc)
+    if icc is not None and ci is not None:
+        shown += f" [{number_text(ci[0], 2)}, {number_text(ci[1], 2)}]"
+    flips = block.get("verdict_flip_share")
+    flip_text = (
+        ""
+        if flips is None
+        else f"; {flips:.0%} of {counted(block.get('sessions'), 'session')} would flip"
+    )
+    return (
+        f"judge noise: ICC {shown} over {counted(block['items'], 'item')} judged "
+        f"{block['repeats']} times; within-item sd {number_text(block.get('within_item_sd'))}"
+        f"{flip_text}"
+    )

@@ -16,6 +16,7 @@ from typing import Any
 from genir_eval.figures import number_text as _num
 from genir_eval.judges.kinds import interval_text as _interval
 from genir_eval.judges.kinds import judge_kinds
+from genir_eval.meta.decide import noise_words
 
 __all__ = [
     "quality_lines",
@@ -96,6 +97,9 @@ def quality_lines(block: Mapping[str, Any], *, said: str | None = None) -> list[
     ppi = block.get("ppi")
     if ppi:
         lines += _ppi_lines(ppi, said)
+    noise = block.get("noise")
+    if isinstance(noise, Mapping):
+        lines.append(noise_words(noise))
     return lines
 
 

@@ -38,6 +38,12 @@ _CAUSES: tuple[tuple[re.Pattern[str], Cause], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE), Cause(label, hint))
     for pattern, label, hint in (
         (
+            r"not sent: budget:",
+            "budget",
+            "the run's --max-cost or --max-tokens was reached: run again with a larger cap to "
+            "resume (finished judgments are not repeated)",
+        ),
+        (
             r"connection refused|ConnectionRefused",
             "connection refused",
             "is the server running at {endpoint}? Nothing accepted the connection",

@@ -19,10 +19,10 @@ does not call the drop significant, the verdict says so beside it.
 from __future__ import annotations
 
 import itertools
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,7 +30,11 @@ import numpy as np
 from genir_eval import display
 from genir_eval.errors import InputError
 from genir_eval.meta.decide import NO_INTERVAL, too_small
-from genir_eval.rundir.folder import Level, Run, load_run
+from genir_eval.meta.mcnemar import mcnemar
+from genir_eval.meta.multiplicity import CORRECTION_WORDS, adjust
+from genir_eval.meta.paired import cluster_bootstrap, cluster_randomization_test
+from genir_eval.rundir.folder import SESSIONS_FILE, TURNS_FILE, Level, Run, load_run
+from genir_eval.runner.run_threshold import GateThreshold, gate_threshold, refuse_failed
 from genir_eval.settings import COMPARE_VERDICT_RULE as VERDICT_RULE
 from genir_eval.settings import DEFAULT_MIN_SESSIONS as DEFAULT_MIN_PAIRS
 
@@ -48,6 +52,8 @@ __all__ = [
     "compare_runs",
     "compare_scores",
     "gate",
+    "gate_all",
+    "across_words",
     "describe",
     "markdown_summary",
     "randomization_test",
@@ -92,10 +98,19 @@ class Comparison:
     higher_is_better: bool = True
     only_a: tuple[str, ...] = ()
     only_b: tuple[str, ...] = ()
+    #: the test behind ``p_value``: :data:`RANDOMISATION`, or :data:`MCNEMAR` when every
+    #: score of both runs is 0 or 1 (a thumbs-up, a rubric's pass or fail)
+    test: str = "randomisation"
+    #: the sessions the pairs come from (the unit resampled; at turn level, fewer than n)
+    units: int | None = None
 
     @property
     def n(self) -> int:
         return len(self.deltas)
+
+    @property
+    def sessions(self) -> int:
+        return self.n if self.units is None else self.units
 
     def worse(self) -> list[Delta]:
         """The pairs whose score got worse (went down; up for a lower-is-better measure),
@@ -119,6 +134,8 @@ class Comparison:
             "p_exact": self.p_exact,
             "cohen_dz": self.cohen_dz,
             "higher_is_better": self.higher_is_better,
+            "test": self.test,
+            "sessions": self.sessions,
             "missing": list(self.missing),
             "only_a": list(self.only_a),
             "only_b": list(self.only_b),
@@ -136,6 +153,8 @@ class GateResult:
     reasons: tuple[str, ...] = field(default_factory=tuple)
     undecided: tuple[str, ...] = field(default_factory=tuple)
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: the p-value adjusted across the compared scores (``--correction``), when it decided
+    p_adjusted: float | None = None
 
     @property
     def verdict(self) -> str:
@@ -153,82 +172,6 @@ def verdict_of(results: Sequence[GateResult]) -> str:
         if verdict in verdicts:
             return verdict
     return "pass"
-
-
-@dataclass(frozen=True)
-class GateThreshold:
-    """What a run must meet to be compared at all (not a failed run), and where it came
-    from, for the refusal's words."""
-
-    max_missing: float
-    allow_permanent: bool
-    source: str
-
-
-def gate_threshold(
-    run: Run, *, max_missing: float | None = None, allow_permanent: bool | None = None
-) -> GateThreshold:
-    """The threshold ``run`` is held to: each value given (the command line's
-    ``--max-missing`` / ``--allow-permanent``), else the scenario that made the run (its
-    file read again, and only when its SHA-256 is the one ``run.json`` recorded), else the
-    engine's default. Never ``run.json``'s own ``status`` (an edited ``max_missing = 1.0``
-    would pass any run)."""
-    from genir_eval.llm.config import DEFAULT_MAX_MISSING
-
-    engine = _scenario_engine(run) if max_missing is None or allow_permanent is None else None
-    sources = []
-    if max_missing is None:
-        value = (engine or {}).get("max_missing")
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1:
-            max_missing, sources = float(value), [f"the scenario {run.info['scenario']['path']}"]
-        else:
-            max_missing = DEFAULT_MAX_MISSING
-    else:
-        sources.append("--max-missing")
-    if allow_permanent is None:
-        allow_permanent = (engine or {}).get("allow_permanent") is True
-    return GateThreshold(
-        max_missing,
-        allow_permanent,
-        " and ".join(sources) or f"the default --max-missing {DEFAULT_MAX_MISSING:g}",
-    )
-
-
-def _scenario_engine(run: Run) -> dict[str, Any] | None:
-    """The ``[engine]`` table of the scenario file that made ``run``, when the file is there
-    and unchanged since (its SHA-256 the one ``run.json`` recorded); else ``None``."""
-    import tomllib
-
-    from genir_eval.rundir.folder import file_digest
-
-    scenario = run.info.get("scenario")
-    if not isinstance(scenario, Mapping):
-        return None
-    path, digest = scenario.get("path"), scenario.get("sha256")
-    if not isinstance(path, str) or not isinstance(digest, str):
-        return None
-    try:
-        if file_digest(Path(path)) != digest:
-            return None
-        document = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return None
-    engine = document.get("engine")
-    return engine if isinstance(engine, dict) else None
-
-
-def refuse_failed(run: Run, threshold: GateThreshold) -> None:
-    """:class:`InputError` (exit 2) when ``run`` failed by ``threshold``
-    (:meth:`Run.gate_status`): its scores are no result to compare."""
-    status = run.gate_status(
-        max_missing=threshold.max_missing, allow_permanent=threshold.allow_permanent
-    )
-    if not status["ok"]:
-        raise InputError(
-            f"a failed run (exit code 3 when it ran): {'; '.join(status['reasons'])} (threshold from "
-            f"{threshold.source}); its scores are not a result to compare",
-            path=str(run.directory),
-        )
 
 
 def paired_bootstrap(
@@ -331,9 +274,12 @@ def compare_scores(
     n_resamples: int = 10_000,
     seed: int = 0,
     common: bool = False,
+    sources: tuple[str, str] = ("run A", "run B"),
 ) -> Comparison:
     """Compare two ``{key: score}`` maps over the same keys (see :func:`compare_runs`);
-    with ``common``, over the keys both share (the others are listed, not compared)."""
+    with ``common``, over the keys both share (the others are listed, not compared).
+    ``sources`` names where each map was read, for the refusal of a score that is not a
+    finite number."""
     only_a = sorted(set(a) - set(b))
     only_b = sorted(set(b) - set(a))
     if (only_a or only_b) and not common:
@@ -354,8 +300,29 @@ def compare_scores(
             missing.append(key)
         else:
             pairs.append(Delta(key, float(va), float(vb)))
+    _refuse_non_finite(pairs, metric, level, sources)
     deltas = [d.delta for d in pairs]
-    p_value, exact = randomization_test(deltas, n_resamples=n_resamples, seed=seed)
+    sessions = [d.key.rsplit("#", 1)[0] for d in pairs] if level == "turn" else None
+    p_value: float | None
+    one_per_session = sessions is None or len(set(sessions)) == len(sessions)
+    if _binary(pairs) and one_per_session:
+        test = mcnemar(sum(d.a > d.b for d in pairs), sum(d.b > d.a for d in pairs))
+        p_value, exact, test_name = test.p_mid, True, MCNEMAR
+    elif sessions is not None:
+        # McNemar's test takes its pairs for independent; turns of one session are not, so
+        # a pass/fail score over several turns a session is sign-flipped by session instead
+        p_value, exact = cluster_randomization_test(
+            deltas, sessions, n_resamples=n_resamples, seed=seed
+        )
+        test_name = RANDOMISATION
+    else:
+        p_value, exact = randomization_test(deltas, n_resamples=n_resamples, seed=seed)
+        test_name = RANDOMISATION
+    ci95 = (
+        cluster_bootstrap(deltas, sessions, n_resamples=n_resamples, seed=seed)
+        if sessions is not None
+        else paired_bootstrap(deltas, n_resamples=n_resamples, seed=seed)
+    )
     return Comparison(
         metric=metric,
         level=level,
@@ -363,7 +330,7 @@ def compare_scores(
         mean_a=_mean([d.a for d in pairs]),
         mean_b=_mean([d.b for d in pairs]),
         mean_delta=_mean(deltas),
-        ci95=paired_bootstrap(deltas, n_resamples=n_resamples, seed=seed),
+        ci95=ci95,
         p_value=p_value,
         p_exact=exact,
         cohen_dz=cohen_dz(deltas),
@@ -371,7 +338,39 @@ def compare_scores(
         higher_is_better=higher_is_better(metric),
         only_a=tuple(only_a),
         only_b=tuple(only_b),
+        test=test_name,
+        units=len(set(sessions)) if sessions is not None else None,
     )
+
+
+#: The tests behind a comparison's p-value, as the verdict names them.
+RANDOMISATION = "randomisation"
+MCNEMAR = "McNemar mid-p"
+
+
+def _binary(pairs: Sequence[Delta]) -> bool:
+    """Whether every score of both runs is 0 or 1: a pass/fail score, compared by
+    McNemar's test on the pairs where the runs disagree."""
+    return bool(pairs) and all(d.a in (0.0, 1.0) and d.b in (0.0, 1.0) for d in pairs)
+
+
+def _refuse_non_finite(
+    pairs: Sequence[Delta], metric: str, level: Level, sources: tuple[str, str]
+) -> None:
+    """:class:`InputError` (exit 2) when a score of either run is NaN or infinite: the
+    gate decides on numbers, and a mean, an interval or a test of one that is not a
+    number is none (a NaN mean compares false with every bound, which passed the gate)."""
+    unit = "sessions" if level == "session" else "turns"
+    for label, source, side in (("A", sources[0], "a"), ("B", sources[1], "b")):
+        bad = [d for d in pairs if not math.isfinite(getattr(d, side))]
+        if bad:
+            shown_keys = ", ".join(f"{shown(d.key)} ({getattr(d, side)})" for d in bad[:3])
+            raise InputError(
+                f"run {label}: score {metric!r} is not a finite number in {len(bad)} of "
+                f"{len(pairs)} {unit} (e.g. {shown_keys}); the gate does not decide on values "
+                "that are not numbers: judge those again or remove them from the run",
+                path=source,
+            )
 
 
 def compare_runs(
@@ -399,6 +398,7 @@ def compare_runs(
             maps.append(run.scores(metric, level))
         except KeyError as error:
             raise InputError(f"run {label} ({run.directory}): {error.args[0]}") from None
+    table = SESSIONS_FILE if level == "session" else TURNS_FILE
     return compare_scores(
         maps[0],
         maps[1],
@@ -407,6 +407,7 @@ def compare_runs(
         n_resamples=n_resamples,
         seed=seed,
         common=common,
+        sources=(str(loaded[0].directory / table), str(loaded[1].directory / table)),
     )
 
 
@@ -417,48 +418,157 @@ def gate(
     alpha: float | None = 0.05,
     fail_below: float | None = None,
     min_pairs: int = 0,
+    margin: float | None = None,
+    p_adjusted: float | None = None,
+    correction: str = "none",
 ) -> GateResult:
-    """``comparison``'s verdict by :data:`VERDICT_RULE`: a regression when the mean of B is
-    lower than A's by more than ``max_drop``, lower with ``p < alpha``, or below
-    ``fail_below``; else too few to decide with fewer than ``min_pairs`` pairs; else a pass
-    (with a note when the interval lies wholly on the worse side)."""
-    reasons = []
+    """``comparison``'s verdict by :data:`VERDICT_RULE`. With a ``margin`` (non-inferiority):
+    a regression when the worse end of the paired 95% interval of the change lies past
+    ``-margin``; without: a regression when B is worse with a p-value (``p_adjusted``, the
+    family's adjusted one by ``correction``, else the comparison's own) below ``alpha``. Either
+    way a regression when B's mean is below ``fail_below``. Else too few to decide with fewer
+    than ``min_pairs`` sessions (or two), else a pass. ``max_drop`` is the deprecated name
+    of ``margin``."""
     name = f"{comparison.metric} ({comparison.level} level)"
-    delta = comparison.mean_delta
     if comparison.n == 0:
-        reasons.append(f"{name}: no pair has a score in both runs")
-        return GateResult(False, tuple(reasons))
-    assert delta is not None and comparison.mean_b is not None
-    # how much worse B is: a drop, or for a lower-is-better measure a rise
-    loss = -delta if comparison.higher_is_better else delta
-    moved = "dropped" if comparison.higher_is_better else "rose (lower is better)"
-    if max_drop is not None and loss > max_drop:
-        reasons.append(f"{name}: mean {moved} by {loss:.4f}, more than --max-drop {max_drop:g}")
-    if (
-        alpha is not None
-        and alpha > 0
-        and loss > 0
-        and comparison.p_value is not None
-        and comparison.p_value < alpha
-    ):
-        reasons.append(
-            f"{name}: mean {moved} significantly (randomisation p = {comparison.p_value:.4g} "
-            f"< alpha {alpha:g})"
-        )
+        return GateResult(False, (f"{name}: no pair has a score in both runs",))
+    if comparison.sessions < MIN_UNITS:
+        return GateResult(True, (), (_too_few(comparison, name, MIN_UNITS, "two at least"),))
+    assert comparison.mean_b is not None
+    flag = "--margin"
+    if margin is None and max_drop is not None:
+        margin, flag = max_drop, "--max-drop"
+    if margin is not None:
+        reasons = _not_non_inferior(comparison, name, margin, flag)
+    else:
+        reasons = _significantly_worse(comparison, name, alpha, p_adjusted, correction)
     if fail_below is not None and comparison.mean_b < fail_below:
         reasons.append(f"{name}: mean {comparison.mean_b:.4f} is below --fail-below {fail_below:g}")
     if reasons:
-        return GateResult(False, tuple(reasons))
-    unit = "sessions" if comparison.level == "session" else "turns"
+        return GateResult(False, tuple(reasons), p_adjusted=p_adjusted)
     undecided = (
-        (
-            f"{name}: {comparison.n} {unit} compared, fewer than --min-sessions {min_pairs}: "
-            "too few to tell a change from noise",
-        )
-        if comparison.n < min_pairs
+        (_too_few(comparison, name, min_pairs, f"--min-sessions {min_pairs}"),)
+        if comparison.sessions < min_pairs
         else ()
     )
-    return GateResult(True, (), undecided, _interval_notes(comparison, alpha))
+    notes = _interval_notes(comparison, alpha) if margin is None else ()
+    return GateResult(True, (), undecided, notes, p_adjusted=p_adjusted)
+
+
+#: Fewer sessions than this are too few to decide whatever --min-sessions says: a test or an
+#: interval over one session (or one session's turns) says nothing of other sessions.
+MIN_UNITS = 2
+
+
+def _too_few(c: Comparison, name: str, bound: int, bound_words: str) -> str:
+    if c.level == "session":
+        return (
+            f"{name}: {c.n} sessions compared, fewer than {bound_words}: too few to tell a "
+            "change from noise"
+        )
+    sessions = f"{c.sessions} session{'s' if c.sessions != 1 else ''}"
+    return (
+        f"{name}: {c.n} turns of {sessions} compared, fewer sessions than {bound_words}: too "
+        "few to tell a change from noise (the session is the unit resampled, not the turn)"
+    )
+
+
+def _worse_end(c: Comparison) -> float | None:
+    """The worse end of the interval of the change, as an improvement (negative: worse)."""
+    if c.ci95 is None:
+        return None
+    return c.ci95[0] if c.higher_is_better else -c.ci95[1]
+
+
+def _not_non_inferior(c: Comparison, name: str, margin: float, flag: str) -> list[str]:
+    """Why non-inferiority by ``margin`` is not shown: the interval's worse end lies below
+    ``-margin`` (an end exactly at it passes)."""
+    end = _worse_end(c)
+    assert end is not None  # two sessions at least: an interval
+    if end >= -margin:
+        return []
+    deprecated = (
+        f" (--max-drop is deprecated: it is --margin {margin:g}, read against the interval)"
+        if flag == "--max-drop"
+        else ""
+    )
+    moved = "dropped" if c.higher_is_better else "rose (lower is better)"
+    return [
+        f"{name}: mean {moved} by up to {-end:.4f} within the 95% interval of the change, more "
+        f"than {flag} {margin:g} (non-inferiority not shown){deprecated}"
+    ]
+
+
+def _significantly_worse(
+    c: Comparison, name: str, alpha: float | None, p_adjusted: float | None, correction: str
+) -> list[str]:
+    assert c.mean_delta is not None
+    loss = -c.mean_delta if c.higher_is_better else c.mean_delta
+    p = c.p_value if p_adjusted is None else p_adjusted
+    if not alpha or loss <= 0 or p is None or p >= alpha:
+        return []
+    moved = "dropped" if c.higher_is_better else "rose (lower is better)"
+    adjusted = (
+        f", {CORRECTION_NAMES[correction]}-adjusted p = {p:.4g}"
+        if p_adjusted is not None and correction != "none"
+        else ""
+    )
+    return [
+        f"{name}: mean {moved} significantly ({c.test} p = {c.p_value:.4g}{adjusted} "
+        f"< alpha {alpha:g})"
+    ]
+
+
+def across_words(correction: str, scores: int) -> str:
+    """How the error was held across ``scores`` compared scores, as the terminal and the
+    pull-request comment say it."""
+    return f"Across {scores} compared score{'s' if scores != 1 else ''}: {CORRECTION_WORDS[correction]}."
+
+
+#: The corrections' names as the verdict writes them.
+CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "unadjusted"}
+
+
+def gate_all(
+    comparisons: Sequence[Comparison],
+    *,
+    alpha: float | None = 0.05,
+    correction: str = "holm",
+    margins: Mapping[str, float] | None = None,
+    fail_below: float | None = None,
+    min_pairs: int = 0,
+    max_drop: float | None = None,
+) -> list[GateResult]:
+    """Each comparison's verdict with the error held across them: the p-values of the
+    comparisons tested for a significant drop (those without a margin in ``margins``)
+    adjusted together by ``correction`` (:mod:`genir_eval.meta.multiplicity`). A
+    comparison given a margin is decided by non-inferiority; every one must show it for
+    the gate to pass, which needs no correction (an intersection-union test: Berger 1982).
+    ``max_drop``: the deprecated margin of every score without its own."""
+    margins = margins or {}
+    tested = [
+        i
+        for i, c in enumerate(comparisons)
+        if c.metric not in margins
+        and max_drop is None
+        and c.p_value is not None
+        and c.sessions >= MIN_UNITS
+    ]
+    adjusted = adjust([float(comparisons[i].p_value or 0.0) for i in tested], correction)
+    by_index = dict(zip(tested, adjusted, strict=True))
+    return [
+        gate(
+            c,
+            alpha=alpha,
+            fail_below=fail_below,
+            min_pairs=min_pairs,
+            margin=margins.get(c.metric),
+            max_drop=max_drop,
+            p_adjusted=by_index.get(i),
+            correction=correction,
+        )
+        for i, c in enumerate(comparisons)
+    ]
 
 
 def _interval_notes(comparison: Comparison, alpha: float | None) -> tuple[str, ...]:
@@ -509,7 +619,7 @@ def describe(comparison: Comparison, *, worst: int = 5) -> str:
     direction = "" if c.higher_is_better else ", lower is better"
     lines = [
         f"{c.metric} ({c.level} level{direction}, n={c.n}): mean {c.mean_a:.4f} -> {c.mean_b:.4f}, "
-        f"delta {c.mean_delta:+.4f}{ci}; Cohen's d_z {dz}; randomisation p {p}"
+        f"delta {c.mean_delta:+.4f}{ci}; Cohen's d_z {dz}; {c.test} p {p}"
     ]
     if left_out:
         lines.append(f"  compared the {unit} both runs share{left_out}")
@@ -552,9 +662,11 @@ def markdown_summary(
     run_a: str = "A",
     run_b: str = "B",
     worst: int = 5,
+    correction: str | None = None,
 ) -> str:
     """A pull-request comment: verdict, one table row per score, the sessions that got
-    worse (folded), what was left out, and why the gate failed."""
+    worse (folded), what was left out, and why the gate failed; with ``correction``, how the
+    error was held across the scores (:func:`across_words`)."""
     verdict = {
         "pass": "✅ no regression",
         "regression": "❌ regression",
@@ -564,8 +676,10 @@ def markdown_summary(
         f"### genir-eval: {verdict}",
         "",
         f"Run B `{_md(run_b)}` against run A `{_md(run_a)}`: paired deltas, 95% paired "
-        "bootstrap interval, randomisation test.",
+        "bootstrap interval over sessions, randomisation test (McNemar's mid-p test for a "
+        "pass/fail score).",
         "",
+        *([across_words(correction, len(comparisons)), ""] if correction else []),
         "| score | level | n | A | B | Δ [95% CI] | p | d_z | |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
@@ -575,6 +689,8 @@ def markdown_summary(
             continue
         ci = _delta_interval(c, " [{:+.3f}, {:+.3f}]")
         p = "–" if c.p_value is None else f"{c.p_value:.3g}"
+        if r.p_adjusted is not None and c.p_value is not None and r.p_adjusted != c.p_value:
+            p += f" (adjusted {r.p_adjusted:.3g})"
         dz = (
             f"{c.cohen_dz:+.2f}"
             if c.cohen_dz is not None

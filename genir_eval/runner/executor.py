@@ -25,6 +25,7 @@ from genir_eval.judges.base import Judge, Label, judge_sessions
 from genir_eval.judges.registry import make_judge
 from genir_eval.llm.build import open_cache, open_engine, open_prices, open_provider
 from genir_eval.llm.engine import Engine
+from genir_eval.llm.limits import Budget
 from genir_eval.llm.providers.factory import DEFAULT_MODELS, resolve_provider
 from genir_eval.llm.store.journal import Journal
 from genir_eval.records import Session
@@ -235,6 +236,12 @@ class LocalJudging:
                 path = path.with_name(f"{path.stem}.{self.journal_tag}{path.suffix}")
             shared_journal = Journal(path)
             storage.push_async_callback(shared_journal.aclose)
+        # one budget for the run's engines: --max-cost is what the run spends in all
+        budget = (
+            Budget(engine_spec.max_cost, engine_spec.max_tokens)
+            if engine_spec.max_cost is not None or engine_spec.max_tokens is not None
+            else None
+        )
         for group in self.groups:
             if group.notice:
                 self.say(group.notice)
@@ -260,6 +267,7 @@ class LocalJudging:
                 quiet=True,
                 owns_storage=False,
                 rate_gate=self.rate_gate,
+                budget=budget,
             )
         if self.progress and self.log is not None and not _is_tty(self.log):
             # no progress bar without a terminal: a line at least every 30 s instead

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from genir_eval.display import code_span
-from genir_eval.figures import counted
+from genir_eval.figures import counted, number_text
 from genir_eval.judges.pairwise.ranking import Outcomes
 
 __all__ = ["gate_against", "gate_markdown", "gate_text"]
@@ -61,7 +61,8 @@ def gate_against(
     """Each other system's win rate against ``baseline`` with its interval, and whether it is
     significantly below ``threshold`` (``passed`` is false when any is); ``outcomes``: the
     judged pairs (:class:`~genir_eval.judges.pairwise.ranking.Outcomes`)."""
-    candidates = []
+    candidates: list[dict[str, Any]] = []
+    undecided: list[str] = []
     for name in outcomes.systems:
         if name == baseline:
             continue
@@ -69,6 +70,21 @@ def gate_against(
         if not sums.size:
             candidates.append(
                 {"name": name, "pairs": 0, "win_rate": None, "ci": None, "failed": True}
+            )
+            continue
+        too_few = _too_few(name, sums)
+        if too_few:
+            undecided.append(too_few)
+            candidates.append(
+                {
+                    "name": name,
+                    "pairs": int(counts.sum()),
+                    "queries": int(sums.size),
+                    "win_rate": float(sums.sum() / counts.sum()),
+                    "ci": None,
+                    "failed": False,
+                    "undecided": True,
+                }
             )
             continue
         rate, lo, hi = _interval(sums, counts, alpha, resamples, seed)
@@ -88,12 +104,37 @@ def gate_against(
         "alpha": alpha,
         "candidates": candidates,
         "passed": not any(c["failed"] for c in candidates),
+        "undecided": undecided,
     }
+
+
+#: Fewer queries than this are too few to decide: the interval resamples queries, and one
+#: query's pairs say nothing of other queries (a bootstrap over one value is that value).
+MIN_QUERIES = 2
+
+
+def _too_few(name: str, sums: np.ndarray) -> str | None:
+    """Why ``name``'s win rate cannot be decided: its results are not numbers, or they rest
+    on fewer than :data:`MIN_QUERIES` queries; ``None`` when it can."""
+    if not np.all(np.isfinite(sums)):
+        return f"{name}'s judged pairs carry results that are not numbers: the gate does not decide"
+    if sums.size < MIN_QUERIES:
+        return (
+            f"{name}'s win rate rests on {counted(int(sums.size), 'query/queries')}, fewer than "
+            f"{MIN_QUERIES}: too few to tell a change from noise (the query is the unit resampled)"
+        )
+    return None
 
 
 def _line(c: Mapping[str, Any]) -> tuple[str, str, str]:
     if c["win_rate"] is None:
         return c["name"], "no judged pair", "FAIL"
+    if c.get("undecided"):
+        return (
+            c["name"],
+            f"{number_text(c['win_rate'])} over {counted(c['pairs'], 'pair')} (no interval)",
+            "TOO FEW TO DECIDE",
+        )
     lo, hi = c["ci"]
     verdict = "FAIL" if c["failed"] else "pass"
     return (
@@ -112,6 +153,7 @@ def gate_text(gate: Mapping[str, Any]) -> str:
     lines += [
         f"  {name}: {figure}  {verdict}" for name, figure, verdict in map(_line, gate["candidates"])
     ]
+    lines += [f"  too few to decide: {reason}" for reason in gate.get("undecided") or ()]
     return "\n".join(lines) + "\n"
 
 

@@ -57,6 +57,7 @@ from genir_eval.rundir.folder import (
 from genir_eval.rundir.status import run_status
 from genir_eval.runner.assemble import Assembly, JudgeInfo, link_judge_ids
 from genir_eval.runner.executor import Group, LocalJudging, groups_of, where
+from genir_eval.runner.noise import Reservoir, noise_line, noise_of_run
 from genir_eval.runner.scenario import (
     JudgeSpec,
     LlmSpec,
@@ -310,6 +311,9 @@ async def arun_scenario(
     digests = _input_digests(loaded, reads_input=sessions is None)  # before they are read
     stream, skipped = _session_stream(loaded, sessions)
     windows = _windows(stream, window)
+    sample = Reservoir(loaded.engine.repeat_sample) if loaded.engine.repeats > 1 else None
+    if sample is not None:
+        windows = sample.windows(windows)
     first = next(windows, None)
     if first is None:
         raise ConfigError(f"input.path: no session to evaluate in {loaded.input.path}")
@@ -336,6 +340,11 @@ async def arun_scenario(
                 f"{counted(window, 'session')} at a time"
             )
             n_sessions = await _judge_windows(judging, first, windows, assembly, writer, infos, out)
+            noise = (
+                await noise_of_run(judging, judges, sample.items, loaded.engine.repeats)
+                if sample is not None
+                else None
+            )
         # every session went by: a preference naming none of them is refused, not left out
         # (the judgments are journaled: a run again with the file mended pays nothing twice)
         assembly.check_preferences()
@@ -350,6 +359,14 @@ async def arun_scenario(
     chosen = _default_headline(loaded, infos)
     headline = chosen.score
     meta = assembly.meta(headline)
+    if noise is not None:
+        say(noise_line(noise))
+        if meta is not None:
+            meta["judge_noise"] = noise
+            for judge_id, block in noise.items():
+                # the judge's quality card (terminal and report) shows it beside the rest
+                if judge_id in (meta.get("judges") or {}):
+                    meta["judges"][judge_id]["noise"] = block
     info_doc = _run_document(
         loaded,
         headline=chosen,
@@ -363,6 +380,8 @@ async def arun_scenario(
         assembly=assembly,
         digests=digests,
     )
+    if noise is not None:
+        info_doc["judge_noise"] = noise
     info_doc["status"] = run_status(
         assembly.label_counts,
         assembly.failure_counts(),

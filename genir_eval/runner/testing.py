@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 
 from genir_eval.rundir.folder import Level, Run, load_run
@@ -54,6 +55,13 @@ def assert_run(
         raise AssertionError(f"run {loaded.directory}: {error.args[0]}") from None
     present = [v for v in scores.values() if v is not None]
     where = f"run {loaded.directory}: mean {metric} ({level} level"
+    not_numbers = [k for k, v in scores.items() if v is not None and not math.isfinite(v)]
+    if not_numbers:
+        # a NaN mean compares false with every bound: it would pass any assertion
+        raise AssertionError(
+            f"{where}) is undefined: {len(not_numbers)} of {len(scores)} {level}s have a score "
+            f"that is not a finite number (e.g. {', '.join(not_numbers[:3])})"
+        )
     if not present:
         raise AssertionError(f"{where}) is undefined: no {level} has a score ({len(scores)} rows)")
     mean = sum(present) / len(present)

@@ -324,9 +324,11 @@ def test_gate_edges_by_hand() -> None:
     assert result.reasons == ("m (session level): no pair has a score in both runs",)
     # a lower-is-better measure: a rise is the regression, a fall is not
     up = compare_scores({"a": 0.1, "b": 0.2}, {"a": 0.4, "b": 0.5}, metric="unsupported_claims")
+    # --max-drop, deprecated, is a margin read against the interval (here [0.3, 0.3])
     assert gate(up, max_drop=0.1, alpha=None).reasons == (
-        "unsupported_claims (session level): mean rose (lower is better) by 0.3000, more than "
-        "--max-drop 0.1",
+        "unsupported_claims (session level): mean rose (lower is better) by up to 0.3000 within "
+        "the 95% interval of the change, more than --max-drop 0.1 (non-inferiority not shown) "
+        "(--max-drop is deprecated: it is --margin 0.1, read against the interval)",
     )
     down = compare_scores({"a": 0.4, "b": 0.5}, {"a": 0.1, "b": 0.2}, metric="unsupported_claims")
     assert gate(down, max_drop=0.1, alpha=0.5).passed

@@ -10,8 +10,11 @@
 - :mod:`~genir_eval.llm.limits.learned`: without one, the rate the provider accepts, learned
   from its replies (:class:`LearnedRate`).
 - :mod:`~genir_eval.llm.limits.tokens`: tokens per minute (:class:`TokenBudget`).
+- :mod:`~genir_eval.llm.limits.budget`: what a run may spend in all (:class:`Budget`:
+  ``--max-cost``, ``--max-tokens``).
 """
 
+from genir_eval.llm.limits.budget import Budget, Spend
 from genir_eval.llm.limits.concurrency import AdaptiveLimit, LookupWindow
 from genir_eval.llm.limits.learned import LearnedRate
 from genir_eval.llm.limits.rate import RateGate, RequestRate
@@ -20,6 +23,8 @@ from genir_eval.llm.limits.window import Send, SendWindow
 
 __all__ = [
     "AdaptiveLimit",
+    "Budget",
+    "Spend",
     "LearnedRate",
     "LookupWindow",
     "RateGate",

@@ -69,7 +69,9 @@ _MIN_SECRET_PART = 8
 Role = Literal["system", "user", "assistant"]
 #: ``stopped``: not sent, because the engine stopped sending to this endpoint (see
 #: :mod:`genir_eval.llm.health`).
-ErrorClass = Literal["rate_limit", "transient", "permanent", "deadline", "cache_miss", "stopped"]
+ErrorClass = Literal[
+    "rate_limit", "transient", "permanent", "deadline", "cache_miss", "stopped", "budget"
+]
 
 
 #: A reply's size on the wire past which it is cut off as it streams: a chat completion with
