@@ -37,6 +37,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "rundir": set(),
     "report": {"ingest", "judges", "meta", "metrics", "rundir"},
     "runner": {"ingest", "judges", "llm", "metrics", "meta", "rundir", "report"},
+    "web": {"ingest", "judges", "llm", "metrics", "meta", "rundir", "report", "runner"},
     "cli": {
         "ingest",
         "judges",
@@ -46,6 +47,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "rundir",
         "report",
         "runner",
+        "web",
     },
     "testing": {"llm"},
     "prompts": set(),

@@ -1,0 +1,267 @@
+"""A run folder read once into columns the viewer pages, filters and sorts in memory.
+
+The session table becomes one float array per column (each score, the users' satisfaction,
+the failed and missing judgments, each judge's disagreement with people), the session ids,
+task types and the queries and answers as lists, and each session's rows in the other files
+as byte offsets, so a session page reads back only its own lines. Every query then costs a
+few vectorised passes over the arrays, whatever the run's size.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from genir_eval.errors import InputError
+from genir_eval.kind_names import LINK_USEFULNESS
+from genir_eval.rundir import load_run
+from genir_eval.rundir.rows import (
+    CITATIONS_FILE,
+    EVIDENCE_FILE,
+    FAILURES_FILE,
+    LINKS_FILE,
+    SESSIONS_FILE,
+    TURNS_FILE,
+)
+
+__all__ = ["RunIndex", "open_index", "USERS", "ANNOTATORS", "FIXED_COLUMNS"]
+
+USERS = "users"
+ANNOTATORS = "annotators"
+#: Columns every run has besides its scores (sortable and filterable like them).
+FIXED_COLUMNS = ("n_turns", "failed", "missing", "gold_satisfaction")
+_SPAN_TABLES = (TURNS_FILE, LINKS_FILE, CITATIONS_FILE, EVIDENCE_FILE, FAILURES_FILE)
+
+
+@dataclass
+class RunIndex:
+    """One run folder, indexed: row ``i`` of every array is the ``i``-th session of
+    ``sessions.jsonl``."""
+
+    directory: Path
+    title: str
+    info: Mapping[str, Any]
+    ids: list[str]
+    tasks: list[str]
+    #: each numeric column by name (NaN where the value is missing)
+    columns: dict[str, np.ndarray]
+    #: the session scores, in first-seen order (no fixed or disagreement column)
+    scores: list[str]
+    #: disagreement column -> (judge or score, ``users`` or ``annotators``)
+    disagreements: dict[str, tuple[str, str]]
+    #: judge -> whether it judged each session (a label or a failure of its own)
+    judged_by: dict[str, np.ndarray]
+    #: judge -> the failed judgments it has in each session
+    failed_by: dict[str, np.ndarray]
+    text: list[str] = field(repr=False)
+    first_query: list[str] = field(repr=False)
+    spans: dict[str, list[list[tuple[int, int]]]] = field(repr=False)
+    position: dict[str, int] = field(repr=False)
+    _orders: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def judges(self) -> list[str]:
+        return [str(j.get("id") or j.get("name")) for j in self.info.get("judges") or []]
+
+    @property
+    def headline(self) -> str | None:
+        name = (self.info.get("headline") or {}).get("score")
+        return str(name) if name in self.columns else (self.scores[0] if self.scores else None)
+
+    def sortable(self) -> list[str]:
+        return ["session_id", "task_type", *self.columns]
+
+    def order(self, column: str) -> np.ndarray:
+        """Row numbers ascending by ``column`` (a session id or task type too), missing values
+        last, ties in file order; computed once a column."""
+        cached = self._orders.get(column)
+        if cached is not None:
+            return cached
+        if column in ("session_id", "task_type"):
+            keys = self.ids if column == "session_id" else self.tasks
+            ranks = np.empty(len(keys), dtype=np.int64)
+            ranks[sorted(range(len(keys)), key=keys.__getitem__)] = np.arange(len(keys))
+            values = ranks.astype(float)
+        else:
+            values = self.columns[column]
+        found = np.argsort(np.where(np.isnan(values), np.inf, values), kind="stable")
+        self._orders[column] = found
+        return found
+
+    def lines(self, table: str, row: int) -> Iterator[dict[str, Any]]:
+        """The rows of ``table`` (a run file) that belong to session ``row``."""
+        spans = self.spans[table][row]
+        if not spans:
+            return
+        with (self.directory / table).open("rb") as handle:
+            for offset, length in spans:
+                handle.seek(offset)
+                yield json.loads(handle.read(length))
+
+    def row_of(self, session_id: str) -> int:
+        try:
+            return self.position[session_id]
+        except KeyError:
+            raise LookupError(f"{self.title}: no session {session_id!r}") from None
+
+
+def _scan(path: Path) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """Each row of a JSONL file with its byte offset and length (load_run checked them)."""
+    if not path.is_file():
+        return
+    offset = 0
+    with path.open("rb") as handle:
+        for line in handle:
+            start, offset = offset, offset + len(line)
+            if line.strip():
+                yield start, len(line), json.loads(line)
+
+
+def _number(value: Any) -> float:
+    if value is None or isinstance(value, bool):
+        return math.nan
+    number = float(value)
+    return number if math.isfinite(number) else math.nan
+
+
+def _percentile_ranks(values: np.ndarray) -> np.ndarray:
+    """Each value's mid-rank among the present ones, scaled to [0, 1] (NaN stays NaN)."""
+    out = np.full(values.shape, np.nan)
+    present = ~np.isnan(values)
+    count = int(present.sum())
+    if count < 2:
+        return out
+    from scipy.stats import rankdata
+
+    out[present] = (rankdata(values[present]) - 1) / (count - 1)
+    return out
+
+
+def open_index(directory: str | Path) -> RunIndex:
+    """Read the run folder ``directory`` once (load_run checks every file first)."""
+    run = load_run(directory)
+    folder = run.directory
+    ids: list[str] = []
+    tasks: list[str] = []
+    raw_scores: dict[str, list[float]] = {}
+    fixed: dict[str, list[float]] = {name: [] for name in FIXED_COLUMNS}
+    for _, _, row in _scan(folder / SESSIONS_FILE):
+        count = len(ids)
+        ids.append(str(row["session_id"]))
+        tasks.append(str(row.get("task_type") or ""))
+        scores = row.get("scores") or {}
+        for name in scores:
+            raw_scores.setdefault(name, [math.nan] * count)
+        for name, column in raw_scores.items():
+            column.append(_number(scores.get(name)))
+        fixed["n_turns"].append(float(row.get("n_turns") or 0))
+        fixed["missing"].append(float(sum(1 for v in scores.values() if v is None)))
+        fixed["gold_satisfaction"].append(_number(row.get("gold_satisfaction")))
+    position = {sid: i for i, sid in enumerate(ids)}
+    if len(position) != len(ids):
+        raise InputError(
+            "a session id appears twice in the table", path=str(folder / SESSIONS_FILE)
+        )
+    size = len(ids)
+    spans: dict[str, list[list[tuple[int, int]]]] = {t: [[] for _ in ids] for t in _SPAN_TABLES}
+    text = [""] * size
+    first_query = [""] * size
+    judged_by: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(size, dtype=bool))
+    failed_by: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(size, dtype=np.int64))
+    gaps: dict[str, np.ndarray] = defaultdict(lambda: np.zeros((2, size)))
+    for table in _SPAN_TABLES:
+        for offset, length, row in _scan(folder / table):
+            where = position.get(str(row.get("session_id")))
+            if where is None:
+                raise InputError(
+                    f"session {row.get('session_id')!r} is not in {SESSIONS_FILE}",
+                    path=str(folder / table),
+                )
+            spans[table][where].append((offset, length))
+            if table == TURNS_FILE:
+                query = str(row.get("query") or "")
+                if not first_query[where]:
+                    first_query[where] = query
+                text[where] += f"\n{query}\n{row.get('response_text') or ''}".lower()
+            elif table == LINKS_FILE:
+                _add_link_gaps(row, where, gaps)
+            elif table == EVIDENCE_FILE:
+                for judgment in row.get("judgments") or ():
+                    judged_by[str(judgment.get("judge"))][where] = True
+            elif table == FAILURES_FILE:
+                judge = str(row.get("judge"))
+                failed_by[judge][where] += 1
+                judged_by[judge][where] = True
+    columns = {name: np.asarray(values, dtype=float) for name, values in raw_scores.items()}
+    columns.update({name: np.asarray(values, dtype=float) for name, values in fixed.items()})
+    columns["failed"] = (
+        np.sum(list(failed_by.values()), axis=0).astype(float) if failed_by else np.zeros(size)
+    )
+    disagreements = _disagreements(columns, list(raw_scores), gaps, run.info)
+    return RunIndex(
+        directory=folder,
+        title=str((run.info.get("scenario") or {}).get("name") or folder.name),
+        info=run.info,
+        ids=ids,
+        tasks=tasks,
+        columns=columns,
+        scores=list(raw_scores),
+        disagreements=disagreements,
+        judged_by=dict(judged_by),
+        failed_by=dict(failed_by),
+        text=text,
+        first_query=first_query,
+        spans=spans,
+        position=position,
+    )
+
+
+def _add_link_gaps(row: Mapping[str, Any], where: int, gaps: dict[str, np.ndarray]) -> None:
+    gold = _number(row.get("gold"))
+    if math.isnan(gold):
+        return
+    for judge, label in (row.get("labels") or {}).items():
+        value = _number(label)
+        if not math.isnan(value):
+            gaps[judge][0, where] += abs(value - gold)
+            gaps[judge][1, where] += 1
+
+
+def _disagreements(
+    columns: dict[str, np.ndarray],
+    scores: list[str],
+    gaps: Mapping[str, np.ndarray],
+    info: Mapping[str, Any],
+) -> dict[str, tuple[str, str]]:
+    """Adds each judge-vs-people column to ``columns``: a link judge against the annotators'
+    link labels (the mean absolute gap over a session's labelled links, on the 0-3 scale),
+    each score against the users' session satisfaction (the gap between the two percentile
+    ranks, 0-1: both rank the session alike at 0, at opposite ends at 1)."""
+    found: dict[str, tuple[str, str]] = {}
+    kinds = {str(j.get("id") or j.get("name")): j.get("kind") for j in info.get("judges") or []}
+    for judge, (total, count) in sorted(gaps.items()):
+        if kinds.get(judge, LINK_USEFULNESS) != LINK_USEFULNESS:
+            continue
+        name = f"disagree:{ANNOTATORS}:{judge}"
+        with np.errstate(invalid="ignore", divide="ignore"):
+            columns[name] = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+        found[name] = (judge, ANNOTATORS)
+    users = _percentile_ranks(columns["gold_satisfaction"])
+    if not np.isnan(users).all():
+        for score in scores:
+            if score.startswith("gold:"):
+                continue
+            name = f"disagree:{USERS}:{score}"
+            columns[name] = np.abs(_percentile_ranks(columns[score]) - users)
+            found[name] = (score, USERS)
+    return found
