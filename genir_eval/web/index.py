@@ -81,10 +81,10 @@ class RunIndex:
     def sortable(self) -> list[str]:
         return ["session_id", "task_type", *self.columns]
 
-    def order(self, column: str) -> np.ndarray:
-        """Row numbers ascending by ``column`` (a session id or task type too), missing values
-        last, ties in file order; computed once a column."""
-        cached = self._orders.get(column)
+    def order(self, column: str, *, desc: bool = False) -> np.ndarray:
+        """Row numbers by ``column`` (a session id or task type too), ascending or
+        descending, missing values last either way, ties in file order; computed once."""
+        cached = self._orders.get(f"{int(desc)}{column}")
         if cached is not None:
             return cached
         if column in ("session_id", "task_type"):
@@ -94,8 +94,9 @@ class RunIndex:
             values = ranks.astype(float)
         else:
             values = self.columns[column]
+        values = -values if desc else values
         found = np.argsort(np.where(np.isnan(values), np.inf, values), kind="stable")
-        self._orders[column] = found
+        self._orders[f"{int(desc)}{column}"] = found
         return found
 
     def lines(self, table: str, row: int) -> Iterator[dict[str, Any]]:

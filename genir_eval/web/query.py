@@ -204,13 +204,7 @@ def select(query: Query, index: RunIndex, keep: np.ndarray | None = None) -> np.
     if not sort and query.disagree:
         sort, desc = query.disagree, True
     if sort:
-        order = index.order(sort)
-        if desc:
-            values = index.columns.get(sort)
-            present = (
-                np.ones(len(order), dtype=bool) if values is None else ~np.isnan(values[order])
-            )
-            order = np.concatenate([order[present][::-1], order[~present]])
+        order = index.order(sort, desc=desc)
         rows = order[keep[order]]
     else:
         rows = np.flatnonzero(keep)
