@@ -3,6 +3,7 @@ from it with schemathesis and check every answer against it)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = ["openapi_schema"]
@@ -17,41 +18,49 @@ def _query(name: str, schema: dict[str, Any], description: str, **extra: Any) ->
 
 
 _FLAG = {"type": "string", "enum": ["0", "1"]}
-_FILTERS = [
-    _query("q", {"type": "string", "maxLength": 500}, "text in the queries and answers"),
-    _query("task", {"type": "string"}, "a task type"),
-    _query("judge", {"type": "string"}, "sessions this judge judged"),
-    _query("failed", _FLAG, "1: sessions with a failed judgment (the judge's, when named)"),
-    _query("missing", _FLAG, "1: sessions with a missing score"),
-    _query("dis", {"type": "string"}, "a judge-vs-people disagreement column"),
-    _query("dis_min", {"type": "number"}, "the disagreement at least this large"),
-    _query(
-        "col",
-        {"type": "array", "items": {"type": "string"}},
-        "a range's column",
-        style="form",
-        explode=True,
-    ),
-    _query(
-        "lo",
-        {"type": "array", "items": {"type": "number"}},
-        "a range's low end",
-        style="form",
-        explode=True,
-    ),
-    _query(
-        "hi",
-        {"type": "array", "items": {"type": "number"}},
-        "a range's high end",
-        style="form",
-        explode=True,
-    ),
-    _query("sort", {"type": "string"}, "the column to sort by"),
-    _query("desc", _FLAG, "1: largest first"),
-    _query("page", {"type": "integer", "minimum": 1}, "1-based page"),
-    _query("size", {"type": "integer", "minimum": 1, "maximum": 500}, "rows a page"),
-]
-_RUN = _query("run", {"type": "integer", "minimum": 0}, "the run's number (0: the first given)")
+
+
+def _names(names: Sequence[str]) -> dict[str, Any]:
+    return {"type": "string", "enum": list(names)} if names else {"type": "string"}
+
+
+def _filters(names: Mapping[str, Sequence[str]]) -> list[dict[str, Any]]:
+    """The table's query parameters; ``names`` the values each named one may take (those
+    every run on view has)."""
+    return [
+        _query("q", {"type": "string", "maxLength": 500}, "text in the queries and answers"),
+        _query("task", _names(names["task"]), "a task type"),
+        _query("judge", _names(names["judge"]), "sessions this judge judged"),
+        _query("failed", _FLAG, "1: sessions with a failed judgment (the judge's, when named)"),
+        _query("missing", _FLAG, "1: sessions with a missing score"),
+        _query("dis", _names(names["dis"]), "a judge-vs-people disagreement column"),
+        _query("dis_min", {"type": "number"}, "the disagreement at least this large"),
+        _query(
+            "col",
+            {"type": "array", "items": _names(names["col"])},
+            "a range's column (with its lo and hi: a range is the three together)",
+            style="form",
+            explode=True,
+        ),
+        _query(
+            "lo",
+            {"type": "array", "items": {"type": "number"}},
+            "a range's low end",
+            style="form",
+            explode=True,
+        ),
+        _query(
+            "hi",
+            {"type": "array", "items": {"type": "number"}},
+            "a range's high end",
+            style="form",
+            explode=True,
+        ),
+        _query("sort", _names(names["sort"]), "the column to sort by"),
+        _query("desc", _FLAG, "1: largest first"),
+        _query("page", {"type": "integer", "minimum": 1, "maximum": 10**9}, "1-based page"),
+        _query("size", {"type": "integer", "minimum": 1, "maximum": 500}, "rows a page"),
+    ]
 
 
 def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
@@ -163,21 +172,29 @@ _DETAIL = {
 }
 
 
-def openapi_schema() -> dict[str, Any]:
+def openapi_schema(runs: int, names: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """The schema of a server over ``runs`` runs; ``names`` the task types, judges,
+    disagreement columns, range columns, sort columns and scores (``by``) every run has."""
+    run = _query(
+        "run",
+        {"type": "integer", "minimum": 0, "maximum": runs - 1},
+        "the run's number (0: the first given)",
+    )
+    filters = _filters(names)
     return {
         "openapi": "3.0.3",
         "info": {"title": "genir-eval viewer", "version": "1"},
         "paths": {
             "/api/runs": _get("the runs on view", [], _RUNS),
-            "/api/sessions": _get("a page of a run's session table", [_RUN, *_FILTERS], _PAGE),
+            "/api/sessions": _get("a page of a run's session table", [run, *filters], _PAGE),
             "/api/session": _get(
                 "one session, every judgment",
-                [_RUN, _query("id", {"type": "string"}, "the session id", required=True)],
+                [run, _query("id", {"type": "string"}, "the session id", required=True)],
                 _DETAIL,
             ),
             "/api/compare": _get(
                 "the sessions every run has, aligned, the most changed first",
-                [*_FILTERS, _query("by", {"type": "string"}, "the score whose change orders")],
+                [*filters, _query("by", _names(names["by"]), "the score whose change orders")],
                 _COMPARED,
             ),
         },

@@ -75,6 +75,7 @@ class _Viewer:
         self._space: Workspace | None = None
         self._space_error: str | None = None
         self._lock = threading.Lock()
+        self.served_schema = openapi_schema(len(runs), _common_names(runs))
 
     def run_of(self, request: Request) -> int:
         text = request.query_params.get("run", "0")
@@ -240,7 +241,7 @@ class _Viewer:
         )
 
     async def schema(self, request: Request) -> Response:
-        return JSONResponse(openapi_schema())
+        return JSONResponse(self.served_schema)
 
     async def refused(self, request: Request, error: Exception) -> Response:
         status = 404 if isinstance(error, LookupError) else 422
@@ -248,6 +249,23 @@ class _Viewer:
             return JSONResponse({"error": str(error)}, status_code=status)
         body = f"<main><h1>Not shown</h1><p id='error'>{e(error)}</p><p><a href='/'>back</a></p></main>"
         return HTMLResponse(page("Not shown", body, self.links), status_code=status)
+
+
+def _common_names(runs: list[RunIndex]) -> dict[str, list[str]]:
+    """The names every run has, by the parameter that takes them (the schema's enums)."""
+
+    def common(of: Any) -> list[str]:
+        first = list(dict.fromkeys(of(runs[0])))
+        return [n for n in first if all(n in set(of(r)) for r in runs[1:])]
+
+    return {
+        "task": common(lambda r: sorted({t for t in r.tasks if t})),
+        "judge": common(lambda r: r.judges),
+        "dis": common(lambda r: list(r.disagreements)),
+        "col": common(lambda r: list(r.columns)),
+        "sort": common(lambda r: r.sortable()),
+        "by": common(lambda r: r.scores),
+    }
 
 
 def _json(value: float) -> float | None:
