@@ -4,6 +4,7 @@ server; ``view RUN_DIR --bundle DIR`` writes a static copy of a view instead."""
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import socket
 import sys
@@ -64,6 +65,10 @@ def run(args: argparse.Namespace) -> int:
     if args.bundle_limit < 1:
         raise ConfigError(f"--bundle-limit: at least 1, got {args.bundle_limit}")
     runs = [open_index(path) for path in args.run_dirs]
+    # what the index holds lives as long as the server: out of the collector's sight, a
+    # full collection no longer walks it in the middle of a request
+    gc.collect()
+    gc.freeze()
     if args.bundle is not None:
         return _bundle(args, runs)
     return _serve(args, runs)

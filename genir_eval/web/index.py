@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections import defaultdict
+from array import array
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,13 +31,34 @@ from genir_eval.rundir.rows import (
     TURNS_FILE,
 )
 
-__all__ = ["RunIndex", "open_index", "USERS", "ANNOTATORS", "FIXED_COLUMNS"]
+__all__ = ["RunIndex", "Spans", "open_index", "USERS", "ANNOTATORS", "FIXED_COLUMNS"]
 
 USERS = "users"
 ANNOTATORS = "annotators"
 #: Columns every run has besides its scores (sortable and filterable like them).
 FIXED_COLUMNS = ("n_turns", "failed", "missing", "gold_satisfaction")
 _SPAN_TABLES = (TURNS_FILE, LINKS_FILE, CITATIONS_FILE, EVIDENCE_FILE, FAILURES_FILE)
+
+
+@dataclass(frozen=True)
+class Spans:
+    """Where a file's rows are, grouped by session: rows ``start[i]`` to ``start[i + 1]``
+    of ``offset`` and ``length`` (bytes) are session ``i``'s, in file order."""
+
+    start: np.ndarray
+    offset: np.ndarray
+    length: np.ndarray
+
+    @classmethod
+    def of(cls, rows: array[int], offsets: array[int], lengths: array[int], size: int) -> Spans:
+        sessions = np.frombuffer(rows, dtype=np.int64)
+        order = np.argsort(sessions, kind="stable")
+        start = np.searchsorted(sessions[order], np.arange(size + 1))
+        return cls(
+            start,
+            np.frombuffer(offsets, dtype=np.int64)[order],
+            np.frombuffer(lengths, dtype=np.int64)[order],
+        )
 
 
 @dataclass
@@ -62,7 +83,9 @@ class RunIndex:
     failed_by: dict[str, np.ndarray]
     text: list[str] = field(repr=False)
     first_query: list[str] = field(repr=False)
-    spans: dict[str, list[list[tuple[int, int]]]] = field(repr=False)
+    #: each run file's rows by session: ``Spans`` arrays, not a Python object a row (a
+    #: million small objects would make every garbage collection walk them all)
+    spans: dict[str, Spans] = field(repr=False)
     position: dict[str, int] = field(repr=False)
     _orders: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
@@ -101,13 +124,14 @@ class RunIndex:
 
     def lines(self, table: str, row: int) -> Iterator[dict[str, Any]]:
         """The rows of ``table`` (a run file) that belong to session ``row``."""
-        spans = self.spans[table][row]
-        if not spans:
+        spans = self.spans[table]
+        first, last = int(spans.start[row]), int(spans.start[row + 1])
+        if first == last:
             return
         with (self.directory / table).open("rb") as handle:
-            for offset, length in spans:
-                handle.seek(offset)
-                yield json.loads(handle.read(length))
+            for k in range(first, last):
+                handle.seek(int(spans.offset[k]))
+                yield json.loads(handle.read(int(spans.length[k])))
 
     def row_of(self, session_id: str) -> int:
         try:
@@ -148,39 +172,79 @@ def _percentile_ranks(values: np.ndarray) -> np.ndarray:
     return out
 
 
-def open_index(directory: str | Path) -> RunIndex:
-    """Read the run folder ``directory`` once (load_run checks every file first)."""
-    run = load_run(directory)
-    folder = run.directory
-    ids: list[str] = []
-    tasks: list[str] = []
-    raw_scores: dict[str, list[float]] = {}
-    fixed: dict[str, list[float]] = {name: [] for name in FIXED_COLUMNS}
-    for _, _, row in _scan(folder / SESSIONS_FILE):
-        count = len(ids)
-        ids.append(str(row["session_id"]))
-        tasks.append(str(row.get("task_type") or ""))
+@dataclass
+class _Sessions:
+    """sessions.jsonl read into lists (the first pass)."""
+
+    ids: list[str] = field(default_factory=list)
+    tasks: list[str] = field(default_factory=list)
+    scores: dict[str, list[float]] = field(default_factory=dict)
+    fixed: dict[str, list[float]] = field(
+        default_factory=lambda: {name: [] for name in FIXED_COLUMNS}
+    )
+
+
+def _read_sessions(path: Path) -> _Sessions:
+    found = _Sessions()
+    for _, _, row in _scan(path):
+        count = len(found.ids)
+        found.ids.append(str(row["session_id"]))
+        found.tasks.append(str(row.get("task_type") or ""))
         scores = row.get("scores") or {}
         for name in scores:
-            raw_scores.setdefault(name, [math.nan] * count)
-        for name, column in raw_scores.items():
+            found.scores.setdefault(name, [math.nan] * count)
+        for name, column in found.scores.items():
             column.append(_number(scores.get(name)))
-        fixed["n_turns"].append(float(row.get("n_turns") or 0))
-        fixed["missing"].append(float(sum(1 for v in scores.values() if v is None)))
-        fixed["gold_satisfaction"].append(_number(row.get("gold_satisfaction")))
-    position = {sid: i for i, sid in enumerate(ids)}
-    if len(position) != len(ids):
-        raise InputError(
-            "a session id appears twice in the table", path=str(folder / SESSIONS_FILE)
-        )
-    size = len(ids)
-    spans: dict[str, list[list[tuple[int, int]]]] = {t: [[] for _ in ids] for t in _SPAN_TABLES}
-    text = [""] * size
-    first_query = [""] * size
-    judged_by: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(size, dtype=bool))
-    failed_by: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(size, dtype=np.int64))
-    gaps: dict[str, np.ndarray] = defaultdict(lambda: np.zeros((2, size)))
+        found.fixed["n_turns"].append(float(row.get("n_turns") or 0))
+        found.fixed["missing"].append(float(sum(1 for v in scores.values() if v is None)))
+        found.fixed["gold_satisfaction"].append(_number(row.get("gold_satisfaction")))
+    return found
+
+
+@dataclass
+class _Rows:
+    """What the other files add, session by session (the second pass)."""
+
+    size: int
+    spans: dict[str, Spans] = field(default_factory=dict)
+    text: list[str] = field(default_factory=list)
+    first_query: list[str] = field(default_factory=list)
+    judged_by: dict[str, np.ndarray] = field(default_factory=dict)
+    failed_by: dict[str, np.ndarray] = field(default_factory=dict)
+    gaps: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.text = [""] * self.size
+        self.first_query = [""] * self.size
+
+    def add(self, table: str, row: Mapping[str, Any], where: int) -> None:
+        if table == TURNS_FILE:
+            query = str(row.get("query") or "")
+            if not self.first_query[where]:
+                self.first_query[where] = query
+            self.text[where] += f"\n{query}\n{row.get('response_text') or ''}".lower()
+        elif table == LINKS_FILE:
+            _add_link_gaps(row, where, self.gaps, self.size)
+        elif table == EVIDENCE_FILE:
+            for judgment in row.get("judgments") or ():
+                self._judged(str(judgment.get("judge")))[where] = True
+        elif table == FAILURES_FILE:
+            judge = str(row.get("judge"))
+            if judge not in self.failed_by:
+                self.failed_by[judge] = np.zeros(self.size, dtype=np.int64)
+            self.failed_by[judge][where] += 1
+            self._judged(judge)[where] = True
+
+    def _judged(self, judge: str) -> np.ndarray:
+        if judge not in self.judged_by:
+            self.judged_by[judge] = np.zeros(self.size, dtype=bool)
+        return self.judged_by[judge]
+
+
+def _read_rows(folder: Path, position: Mapping[str, int]) -> _Rows:
+    found = _Rows(len(position))
     for table in _SPAN_TABLES:
+        rows, offsets, lengths = array("q"), array("q"), array("q")
         for offset, length, row in _scan(folder / table):
             where = position.get(str(row.get("session_id")))
             if where is None:
@@ -188,52 +252,59 @@ def open_index(directory: str | Path) -> RunIndex:
                     f"session {row.get('session_id')!r} is not in {SESSIONS_FILE}",
                     path=str(folder / table),
                 )
-            spans[table][where].append((offset, length))
-            if table == TURNS_FILE:
-                query = str(row.get("query") or "")
-                if not first_query[where]:
-                    first_query[where] = query
-                text[where] += f"\n{query}\n{row.get('response_text') or ''}".lower()
-            elif table == LINKS_FILE:
-                _add_link_gaps(row, where, gaps)
-            elif table == EVIDENCE_FILE:
-                for judgment in row.get("judgments") or ():
-                    judged_by[str(judgment.get("judge"))][where] = True
-            elif table == FAILURES_FILE:
-                judge = str(row.get("judge"))
-                failed_by[judge][where] += 1
-                judged_by[judge][where] = True
-    columns = {name: np.asarray(values, dtype=float) for name, values in raw_scores.items()}
-    columns.update({name: np.asarray(values, dtype=float) for name, values in fixed.items()})
-    columns["failed"] = (
-        np.sum(list(failed_by.values()), axis=0).astype(float) if failed_by else np.zeros(size)
-    )
-    disagreements = _disagreements(columns, list(raw_scores), gaps, run.info)
+            rows.append(where)
+            offsets.append(offset)
+            lengths.append(length)
+            found.add(table, row, where)
+        found.spans[table] = Spans.of(rows, offsets, lengths, found.size)
+    return found
+
+
+def open_index(directory: str | Path) -> RunIndex:
+    """Read the run folder ``directory`` once (load_run checks every file first)."""
+    run = load_run(directory)
+    folder = run.directory
+    sessions = _read_sessions(folder / SESSIONS_FILE)
+    position = {sid: i for i, sid in enumerate(sessions.ids)}
+    if len(position) != len(sessions.ids):
+        raise InputError(
+            "a session id appears twice in the table", path=str(folder / SESSIONS_FILE)
+        )
+    rows = _read_rows(folder, position)
+    columns = {name: np.asarray(v, dtype=float) for name, v in sessions.scores.items()}
+    columns.update({name: np.asarray(v, dtype=float) for name, v in sessions.fixed.items()})
+    failed = list(rows.failed_by.values())
+    columns["failed"] = np.sum(failed, axis=0).astype(float) if failed else np.zeros(len(position))
+    disagreements = _disagreements(columns, list(sessions.scores), rows.gaps, run.info)
     return RunIndex(
         directory=folder,
         title=str((run.info.get("scenario") or {}).get("name") or folder.name),
         info=run.info,
-        ids=ids,
-        tasks=tasks,
+        ids=sessions.ids,
+        tasks=sessions.tasks,
         columns=columns,
-        scores=list(raw_scores),
+        scores=list(sessions.scores),
         disagreements=disagreements,
-        judged_by=dict(judged_by),
-        failed_by=dict(failed_by),
-        text=text,
-        first_query=first_query,
-        spans=spans,
+        judged_by=rows.judged_by,
+        failed_by=rows.failed_by,
+        text=rows.text,
+        first_query=rows.first_query,
+        spans=rows.spans,
         position=position,
     )
 
 
-def _add_link_gaps(row: Mapping[str, Any], where: int, gaps: dict[str, np.ndarray]) -> None:
+def _add_link_gaps(
+    row: Mapping[str, Any], where: int, gaps: dict[str, np.ndarray], size: int
+) -> None:
     gold = _number(row.get("gold"))
     if math.isnan(gold):
         return
     for judge, label in (row.get("labels") or {}).items():
         value = _number(label)
         if not math.isnan(value):
+            if judge not in gaps:
+                gaps[judge] = np.zeros((2, size))
             gaps[judge][0, where] += abs(value - gold)
             gaps[judge][1, where] += 1
 
