@@ -115,8 +115,10 @@ def filter_form(
         + f"</select></label><label>at least <input name='dis_min' id='dis_min' size='5' "
         f"value='{e(_blank(query.disagree_min))}'></label>"
         f"{range_rows}{by_field}"
-        f"<input type='hidden' name='sort' value='{e(query.sort)}'>"
-        f"<input type='hidden' name='desc' value='{int(query.desc)}'>"
+        "<label>sort by <select name='sort' id='sort'>"
+        + _options(index.sortable(), query.sort, empty="(file order)")
+        + f"</select></label><label><input type='checkbox' name='desc' value='1' id='desc'"
+        f"{' checked' if query.desc else ''}> largest first</label>"
         "<button type='submit' id='apply'>apply</button></form>"
     )
 
