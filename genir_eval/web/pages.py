@@ -180,7 +180,7 @@ def table_page(
         target = links.session(run, sid)
         name = f"<a href='{e(target)}'>{e(sid)}</a>" if target else e(sid)
         label = links.label(SESSION_SATISFACTION, label_key(SESSION_SATISFACTION, sid))
-        cells = "".join(f"<td class='num'>{figure(index.columns[n][row])}</td>" for n in columns)
+        cells = "".join(f"<td class='num'>{_cell(n, index.columns[n][row])}</td>" for n in columns)
         tools = (
             f"<a class='permalink' href='#{e(anchor('row', sid))}' title='link to this row'>#</a>"
         )
@@ -227,6 +227,13 @@ def table_page(
             ],
         }
     return page(f"{index.title}: sessions", content, links, data=data)
+
+
+def _cell(name: str, value: float) -> str:
+    """A counted column (failed judgments, missing scores) as a whole number."""
+    if name in ("failed", "missing") and value == value:
+        return str(int(value))
+    return figure(value)
 
 
 def _view_words(query: Query) -> str:

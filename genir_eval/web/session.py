@@ -229,6 +229,7 @@ def session_detail(index: RunIndex, session_id: str) -> dict[str, Any]:
         "session_id": session_id,
         "task_type": index.tasks[row] or None,
         "n_turns": int(index.columns["n_turns"][row]),
+        "headline": index.headline,
         "scores": scores,
         "users": {"satisfaction": _value(index.columns["gold_satisfaction"][row])},
         "people": people.get(label_key(SESSION_SATISFACTION, session_id), {}),

@@ -188,14 +188,22 @@ def session_page(detail: Mapping[str, Any], run: int, links: Links) -> str:
         if v is not None
     )
     back = links.table(run, "")
+    headline = detail.get("headline")
+    lead = (
+        f" · {e(headline)} {figure(detail['scores'].get(headline))}"
+        if headline in detail["scores"]
+        else ""
+    )
     body = (
         f"<header><p><a href='{e(back)}' id='back'>{e(detail['run'])}: sessions</a></p>"
         f"<h1 dir='auto'>{e(sid)}</h1><p>{e(detail['task_type'] or 'no task type')} · "
-        f"{detail['n_turns']} turns · users' session satisfaction "
+        f"{detail['n_turns']} turns{lead} · users' session satisfaction "
         f"{figure(detail['users']['satisfaction'])} · labelling page: {_people(detail['people'])}"
         f"{_label_button(links, SESSION_SATISFACTION, detail['label_key'])}</p></header><main>"
-        f"<section><h2>Session scores</h2><table class='scores'><tbody>{scores}</tbody></table>"
-        f"<h3>Judge vs people</h3><ul>{dis or '<li>no people’s labels to compare</li>'}</ul></section>"
+        f"<section><details><summary>Session scores ({len(detail['scores'])})</summary>"
+        f"<table class='scores'><tbody>{scores}</tbody></table></details>"
+        f"<details><summary>Judge vs people</summary>"
+        f"<ul>{dis or '<li>no people’s labels to compare</li>'}</ul></details></section>"
         f"{turns}{_judges_table(detail['judges'])}</main>"
     )
     return page(f"{detail['run']}: {sid}", body, links)
