@@ -203,14 +203,7 @@ def table_page(
         if not links.bundle
         else (f"<p class='pager'><span id='count'>{len(rows)} sessions</span>{e(limit_note)}</p>")
     )
-    search = (
-        (
-            "<p><label>search these rows <input type='search' id='q' "
-            "placeholder='text in queries and answers'></label></p>"
-        )
-        if links.bundle
-        else ""
-    )
+    search = _BUNDLE_SEARCH if links.bundle else ""
     content = (
         f"<header><h1>{e(index.title)}</h1><p>{len(index)} sessions · "
         f"{e(_view_words(query))}</p></header><main>{form}{search}{pager}"
@@ -227,6 +220,12 @@ def table_page(
             ],
         }
     return page(f"{index.title}: sessions", content, links, data=data)
+
+
+_BUNDLE_SEARCH = (
+    "<p><label>search these rows <input type='search' id='q' "
+    "placeholder='text in queries and answers'></label></p>"
+)
 
 
 def _cell(name: str, value: float) -> str:
@@ -280,13 +279,16 @@ def compare_page(cmp: Comparison, query: Query, rows: np.ndarray, links: Links) 
         values = "".join(f"<td class='num'>{figure(v)}</td>" for v in data["values"])
         deltas = "".join(f"<td class='num delta'>{figure(v)}</td>" for v in data["deltas"])
         body.append(
-            f"<tr id='{e(anchor('row', sid))}' data-href='{e(target or '')}'><td dir='auto'>{name} "
+            f"<tr id='{e(anchor('row', sid))}' data-session='{e(sid)}' "
+            f"data-href='{e(target or '')}'><td dir='auto'>{name} "
             f"<a class='permalink' href='#{e(anchor('row', sid))}'>#</a></td>"
             f"<td dir='auto'>{e(data['task_type'] or '')}</td>{values}{deltas}"
             f"<td class='num'>{data['changed_scores']}</td></tr>"
         )
     base = cmp.base
-    form = "" if links.bundle else filter_form(base, query, "/", hidden={}, by=cmp.shared)
+    form = (
+        _BUNDLE_SEARCH if links.bundle else filter_form(base, query, "/", hidden={}, by=cmp.shared)
+    )
     pager = "" if links.bundle else _pager(len(rows), query, href)
     content = (
         f"<header><h1>{e(' vs '.join(names))}</h1><p id='aligned'>{int(cmp.common.sum())} "

@@ -116,3 +116,25 @@ def test_beyond_the_loopback_needs_a_token(small_run: Path) -> None:
         env=env,
     )
     assert done.returncode != 0 and "needs a token" in done.stderr
+
+
+def test_a_bundle_of_two_runs_has_each_session_across_them(small_run: Path, tmp_path: Path) -> None:
+    from view_helpers import tiny_run
+
+    other = tiny_run(tmp_path / "b", name="tiny-b", shift={"s1": -1.5})
+    out = tmp_path / "copy"
+    done = view(str(small_run), str(other), "--bundle", str(out), "--view", "task=B")
+    assert done.returncode == 0, done.stderr
+    index = (out / "index.html").read_text(encoding="utf-8")
+    # s1 changed by 1.5, s3 not at all: s1 first; each opens its page across the runs
+    assert index.index("data-session='s1'") < index.index("data-session='s3'")
+    assert "href='compare-1.html'" in index and "id='q'" in index
+    across = (out / "compare-1.html").read_text(encoding="utf-8")
+    assert "href='session-0-1.html'" in across and "href='session-1-1.html'" in across
+    assert "<td class=num>-1.500</td>" in across
+    assert sorted(p.name for p in out.glob("session-*")) == [
+        "session-0-1.html",
+        "session-0-3.html",
+        "session-1-1.html",
+        "session-1-3.html",
+    ]
