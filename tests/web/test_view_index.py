@@ -148,3 +148,17 @@ def test_runs_with_no_session_in_common_are_refused(small_run: Path, tmp_path: P
     other = tiny_run(tmp_path / "c", prefix="x-")
     with pytest.raises(InputError, match="share no session"):
         compare_runs([open_index(small_run), open_index(other)])
+
+
+def test_percentile_ranks_share_ties_as_scipy_does() -> None:
+    from scipy.stats import rankdata
+
+    from genir_eval.web.index import _percentile_ranks
+
+    values = np.array([3.0, 1.0, np.nan, 3.0, 2.0, 1.0, 3.0])
+    present = ~np.isnan(values)
+    expected = np.full(values.shape, np.nan)
+    expected[present] = (rankdata(values[present]) - 1) / (present.sum() - 1)
+    # by hand: 1, 1 share places 1-2 (1.5), 2 is 3rd, the three 3s share 4-6 (5); over 5 gaps
+    np.testing.assert_allclose(expected, [0.8, 0.1, np.nan, 0.8, 0.4, 0.1, 0.8], atol=TOLERANCE)
+    np.testing.assert_allclose(_percentile_ranks(values), expected, atol=TOLERANCE)
