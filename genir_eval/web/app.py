@@ -38,7 +38,7 @@ from genir_eval.web.compare import Comparison, compare_runs
 from genir_eval.web.index import RunIndex
 from genir_eval.web.links import ServerLinks
 from genir_eval.web.pages import compare_page, e, page, table_page
-from genir_eval.web.query import QueryError, parse_query, query_string, select
+from genir_eval.web.query import Query, QueryError, parse_query, query_string, select
 from genir_eval.web.session import session_detail
 from genir_eval.web.session_page import compare_session_page, session_page
 
@@ -83,7 +83,7 @@ class _Viewer:
             raise QueryError(f"run: 0 to {len(self.runs) - 1}, got {text!r}")
         return int(text)
 
-    def query(self, request: Request, index: RunIndex) -> Any:
+    def query(self, request: Request, index: RunIndex) -> Query:
         return parse_query(parse_qs(request.url.query, keep_blank_values=True), index)
 
     def workspace(self) -> Workspace:

@@ -137,3 +137,11 @@ def test_the_openapi_schema_names_every_api_route(client: TestClient) -> None:
     schema = client.get("/openapi.json").json()
     assert sorted(schema["paths"]) == ["/api/compare", "/api/runs", "/api/session", "/api/sessions"]
     json.dumps(schema)
+
+
+def test_labelling_a_run_without_its_input_says_why(client: TestClient) -> None:
+    # the labelling page reads the run's sessions from its input; this run names none
+    page = client.get("/label-item?queue=link_usefulness&key=link:s0:1:1")
+    assert page.status_code == 404
+    assert "no labelling here" in page.text and "the run names no input" in page.text
+    assert client.get("/label/").json()["error"].startswith("no labelling here")
