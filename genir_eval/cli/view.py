@@ -64,6 +64,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.bundle_limit < 1:
         raise ConfigError(f"--bundle-limit: at least 1, got {args.bundle_limit}")
+    if args.view and args.bundle is None:
+        raise ConfigError(
+            "--view: the view to copy with --bundle DIR (a server takes the view from its URL)"
+        )
     runs = [open_index(path) for path in args.run_dirs]
     # what the index holds lives as long as the server: out of the collector's sight, a
     # full collection no longer walks it in the middle of a request

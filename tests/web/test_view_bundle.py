@@ -100,6 +100,11 @@ def test_a_wrong_option_is_one_line(
     assert done.returncode != 0 and words in done.stderr and "Traceback" not in done.stderr
 
 
+def test_a_view_without_a_bundle_is_refused(small_run: Path) -> None:
+    done = view(str(small_run), "--view", "task=A")
+    assert done.returncode != 0 and "--view: the view to copy with --bundle DIR" in done.stderr
+
+
 def test_a_folder_that_is_not_a_run_is_named(tmp_path: Path) -> None:
     done = view(str(tmp_path))
     assert done.returncode != 0 and "Traceback" not in done.stderr
