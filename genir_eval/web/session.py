@@ -99,6 +99,28 @@ def _journal(directory: Path, session_id: str) -> dict[tuple[Any, ...], dict[str
     }
 
 
+def _spans(evidence: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each marker of the answer's segments (a span judge, the annotators, the user): how
+    many it marked, and how far its marks overlap the annotators' (Jaccard)."""
+    total = len(evidence.get("segments") or [])
+    marks = {str(k): set(v or []) for k, v in (evidence.get("spans") or {}).items()}
+    people = marks.get("gold:annotators")
+    out = []
+    for who, marked in marks.items():
+        both = people | marked if people is not None else set()
+        out.append(
+            {
+                "by": who,
+                "marked": len(marked),
+                "segments": total,
+                "jaccard_annotators": len(people & marked) / len(both)
+                if people is not None and both
+                else None,
+            }
+        )
+    return out
+
+
 def _request_of(
     journal: Mapping[tuple[Any, ...], dict[str, Any]], judge: Any, turn: int
 ) -> dict[str, Any] | None:
@@ -149,6 +171,7 @@ def session_detail(index: RunIndex, session_id: str) -> dict[str, Any]:
             "statements": [],
             "judgments": [],
             "citations": [],
+            "spans": [],
             "failures": [],
         }
     for link in index.lines(LINKS_FILE, row):
@@ -173,6 +196,7 @@ def session_detail(index: RunIndex, session_id: str) -> dict[str, Any]:
         turn["statements"] = [
             {"text": s[0], "links": list(s[1])} for s in evidence.get("statements") or []
         ]
+        turn["spans"] = _spans(evidence)
         for j in evidence.get("judgments") or []:
             where = (j.get("judge"), turn["turn"], j.get("item"), j.get("repeat"))
             request = journal.get(where) or _request_of(journal, j.get("judge"), turn["turn"])

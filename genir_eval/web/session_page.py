@@ -79,6 +79,22 @@ def _statements(turn: Mapping[str, Any]) -> str:
     return f"<h3>Statements and the links they cite</h3><ol class='statements'>{items}</ol>"
 
 
+def _spans(turn: Mapping[str, Any]) -> str:
+    if not turn.get("spans"):
+        return ""
+    rows = "".join(
+        f"<tr><td class='{'people' if m['by'].startswith('gold:') else ''}'>"
+        f"{e(m['by'].removeprefix('gold:'))}</td><td class='num'>{m['marked']} of "
+        f"{m['segments']}</td><td class='num'>{figure(m['jaccard_annotators'])}</td></tr>"
+        for m in turn["spans"]
+    )
+    return (
+        "<h3>Marked segments of the answer</h3><table class='spans'><thead><tr><th>by</th>"
+        "<th>segments marked</th><th>overlap with the annotators' (Jaccard)</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>"
+    )
+
+
 def _citations(turn: Mapping[str, Any], links: Links) -> str:
     if not turn["citations"]:
         return ""
@@ -166,7 +182,8 @@ def _turn(
         f"{' · feedback: ' + e(users['feedback']) if users.get('feedback') else ''} · labelling "
         f"page: {_people(turn['people'])}</p>"
         f"<details><summary>turn scores</summary><ul class='scores'>{scores}</ul></details>"
-        f"{_links_table(turn, links, judges)}{_statements(turn)}{_citations(turn, links)}"
+        f"{_links_table(turn, links, judges)}{_statements(turn)}{_spans(turn)}"
+        f"{_citations(turn, links)}"
         f"{f'<h3>Failed judgments</h3><ul>{failures}</ul>' if failures else ''}"
         f"<h3>Judgments</h3>{''.join(_judgment(j, costs) for j in turn['judgments'])}</section>"
     )

@@ -162,3 +162,18 @@ def test_percentile_ranks_share_ties_as_scipy_does() -> None:
     # by hand: 1, 1 share places 1-2 (1.5), 2 is 3rd, the three 3s share 4-6 (5); over 5 gaps
     np.testing.assert_allclose(expected, [0.8, 0.1, np.nan, 0.8, 0.4, 0.1, 0.8], atol=TOLERANCE)
     np.testing.assert_allclose(_percentile_ranks(values), expected, atol=TOLERANCE)
+
+
+def test_marked_segments_beside_the_annotators_by_hand() -> None:
+    from genir_eval.web.session import _spans
+
+    evidence = {
+        "segments": [[0, 5], [5, 9], [9, 14], [14, 20]],
+        "spans": {"gold:annotators": [0, 1], "spans": [1, 2], "gold:user": []},
+    }
+    # the span judge shares segment 1 of the three either marked: 1/3; the user marked none
+    assert _spans(evidence) == [
+        {"by": "gold:annotators", "marked": 2, "segments": 4, "jaccard_annotators": 1.0},
+        {"by": "spans", "marked": 2, "segments": 4, "jaccard_annotators": 1 / 3},
+        {"by": "gold:user", "marked": 0, "segments": 4, "jaccard_annotators": 0.0},
+    ]
