@@ -40,6 +40,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "report": {"ingest", "judges", "meta", "metrics", "rundir"},
     "runner": {"ingest", "judges", "llm", "metrics", "meta", "rundir", "report"},
     "export": {"ingest", "rundir"},
+    "web": {"ingest", "judges", "llm", "metrics", "meta", "rundir", "report", "runner"},
     "cli": {
         "export",
         "ingest",
@@ -50,6 +51,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "rundir",
         "report",
         "runner",
+        "web",
     },
     "testing": {"llm"},
     "prompts": set(),

@@ -8,7 +8,7 @@ __all__ = ["COMMANDS"]
 # Module names under genir_eval.cli and their one-line help, in the order `--help` lists them:
 # the order of the table in docs/guide/commands.md (tests/test_cli_help.py holds them to it):
 # evaluate (run, compare, arena, meta, failures), look up (judges, measures), read logs (parse,
-# correlate), then the cache and the people in the loop (label, serve).
+# correlate), then the cache, the people in the loop (label, serve) and the viewer (view).
 COMMANDS: dict[str, str] = {
     "run": "run a scenario: judge the sessions, score them, write the run directory",
     "compare": "compare two runs over the same sessions; exit 1 on a regression",
@@ -25,4 +25,6 @@ COMMANDS: dict[str, str] = {
     "cache": "inspect the LLM response cache",
     "label": "label a run's items in a browser; the labels become gold for run and meta",
     "serve": "the labelling server of `label` (same options)",
+    "view": "browse runs: filter, sort and search sessions, read every judgment, put runs "
+    "side by side, share a link or a static copy",
 }
