@@ -31,7 +31,7 @@ ROWS = [
 
 
 @pytest.mark.parametrize(("agreement_lo", "correlation_lo", "leads"), ROWS)
-@pytest.mark.parametrize("order", ["agree first", "correlate first"])
+@pytest.mark.parametrize("order", ["agree-first", "correlate-first"])
 def test_a_pair_agreement_margin_weighs_on_a_correlations_scale(
     agreement_lo: float, correlation_lo: float, leads: str, order: str
 ) -> None:
@@ -40,7 +40,7 @@ def test_a_pair_agreement_margin_weighs_on_a_correlations_scale(
         _figure("judge.correlate", "Spearman", correlation_lo, correlation_lo + 0.3),
     )
     judges = [("agree", "judge.agree"), ("correlate", "judge.correlate")]
-    if order == "correlate first":
+    if order == "correlate-first":
         judges.reverse()
     chosen = choose_headline(judges, "fallback", figures=figures)
     assert (chosen.score, chosen.chosen_by) == (leads, "evidence")

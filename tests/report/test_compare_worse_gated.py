@@ -54,13 +54,13 @@ def runs(tmp_path_factory: pytest.TempPathFactory, urs_run) -> tuple[Any, Any]:
     return load_run(urs_run(folder, "a", sessions)), load_run(urs_run(folder, "b", sessions))
 
 
-@pytest.mark.parametrize("order", ["pass first", "regression first"])
+@pytest.mark.parametrize("order", ["pass-first", "regression-first"])
 def test_the_worse_sessions_are_the_regressed_scores(runs: tuple[Any, Any], order: str) -> None:
     documents = [
         _document("first_score", "pass", "s0"),
         _document("second_score", "regression", "s1"),
     ]
-    if order == "regression first":
+    if order == "regression-first":
         documents.reverse()
     run_a, run_b = runs
     page = render_comparison(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from genir_eval.report.verdict import run_verdict
+from genir_eval.report.verdict import run_verdict, verdict_lede
 from genir_eval.rundir.folder import load_run
 from genir_eval.runner.run import Overrides, run_scenario
 from genir_eval.runner.scenario import parse_scenario
@@ -78,3 +78,12 @@ def test_evidence_measured_elsewhere_is_not_this_runs_own_bad_news(runs) -> None
         "(genir-eval label) to measure it"
     ) in verdict.next
     assert any(s.startswith("citation_precision is a grounding score") for s in verdict.next)
+
+
+def test_the_one_line_verdict_leads_with_this_runs_own_decision(runs) -> None:
+    verdict = run_verdict(runs["citation_precision"])
+    assert verdict.decisions[0].subject.endswith("measured before on other data")
+    lede = verdict_lede(verdict)
+    # this run's decision (its mean on its own), not the evidence listed before it
+    assert "In short</b>: headline citation_precision: <b>no users&#x27; ratings" in lede
+    assert "measured before" not in lede and "worse than chance" not in lede
