@@ -3,7 +3,13 @@ OpenTelemetry ``gen_ai.evaluation.result`` events on the spans they judge (OTLP/
 as Parquet tables with a versioned schema, read back as pandas DataFrames."""
 
 from genir_eval.export.otlp import EVENT_NAME, write_otlp_file, write_otlp_scores
-from genir_eval.export.parquet import SCHEMA_VERSION, TABLES, load_tables, write_parquet_tables
+from genir_eval.export.parquet import (
+    SCHEMA_VERSION,
+    TABLES,
+    load_tables,
+    run_tables,
+    write_parquet_tables,
+)
 from genir_eval.export.spans import TurnSpans, span_index
 
 __all__ = [
@@ -12,6 +18,7 @@ __all__ = [
     "TABLES",
     "TurnSpans",
     "load_tables",
+    "run_tables",
     "span_index",
     "write_otlp_file",
     "write_otlp_scores",

@@ -266,6 +266,28 @@ def write_parquet_tables(run: Run, folder: Path) -> dict[str, int]:
     return counts
 
 
+def run_tables(run: Run) -> dict[str, pd.DataFrame]:
+    """The run's four tables as pandas DataFrames, by name, built in memory with the columns
+    and types :func:`write_parquet_tables` writes (so they equal what :func:`load_tables`
+    reads back from its export)."""
+    pa, _ = _pyarrow()
+    _need_pandas("run_tables")
+    index, _ = span_index(run)
+    frames: dict[str, pd.DataFrame] = {}
+    for name in TABLES:
+        schema = _schema(pa, name, _rows(run, index, name))
+        rows = [{f: row.get(f) for f in schema.names} for row in _rows(run, index, name)]
+        frames[name] = pa.Table.from_pylist(rows, schema=schema).to_pandas()
+    return frames
+
+
+def _need_pandas(what: str) -> None:
+    try:
+        import pandas  # noqa: F401 - to_pandas needs it; say so before it fails
+    except ImportError:
+        raise ConfigError(f"{what} needs pandas: pip install 'genir-eval[tables]'") from None
+
+
 def _dynamic_doc(column: str) -> str:
     kind, _, name = column.partition(".")
     return {
@@ -279,10 +301,7 @@ def load_tables(path: str | Path) -> dict[str, pd.DataFrame]:
     """The tables of an export folder (``genir-eval export RUN --format parquet``) as pandas
     DataFrames, by name (``sessions``, ``turns``, ``links``, ``judgments``)."""
     _, pq = _pyarrow()
-    try:
-        import pandas  # noqa: F401 - to_pandas needs it; say so before it fails
-    except ImportError:
-        raise ConfigError("load_tables needs pandas: pip install 'genir-eval[tables]'") from None
+    _need_pandas("load_tables")
     folder = Path(path)
     schema_path = folder / SCHEMA_FILE
     if not schema_path.is_file():

@@ -59,10 +59,11 @@ Offline judges are deterministic baselines computed from the log, not LLM judgme
 scenario's judges a provider (``scenarios/urge-openai.toml``) for LLM ones.
 """
 
-from genir_eval.rundir.folder import Run, load_run
+from genir_eval.rundir.folder import Run
 from genir_eval.runner.compare import Comparison, compare_runs, gate
 from genir_eval.runner.run import Overrides, arun_scenario, run_scenario
 from genir_eval.runner.scenario import Scenario, load_scenario, parse_scenario
+from genir_eval.runner.tables import load_run
 from genir_eval.runner.testing import assert_run
 
 __all__ = [

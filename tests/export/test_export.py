@@ -18,6 +18,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 import genir_eval
 from genir_eval.cli import main
+from genir_eval.rundir import Run
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACES = ROOT / "fixtures" / "traces"
@@ -189,3 +190,24 @@ def test_a_changed_input_is_refused(tmp_path: Path, capsys: pytest.CaptureFixtur
         main(["export", str(tmp_path / "run"), "--format", "otlp", "-o", str(tmp_path / "x")]) == 2
     )
     assert "input changed since the run" in capsys.readouterr().err
+
+
+def test_load_run_gives_the_tables_as_dataframes(run_dir: Path, tmp_path: Path) -> None:
+    """genir_eval.load_run: a run folder is its Run record, or with tables=True its four
+    tables as DataFrames; a Parquet export folder is its tables; both ways give equal
+    frames, and the sessions frame holds every session row of the run's sessions.jsonl."""
+    import pandas as pd
+
+    record = genir_eval.load_run(run_dir)
+    assert isinstance(record, Run)
+    out = tmp_path / "tables"
+    assert main(["export", str(run_dir), "--format", "parquet", "-o", str(out)]) == 0
+    exported = genir_eval.load_run(out)
+    built = genir_eval.load_run(run_dir, tables=True)
+    assert set(exported) == set(built) == {"sessions", "turns", "links", "judgments"}
+    for name, frame in built.items():
+        assert isinstance(frame, pd.DataFrame)
+        pd.testing.assert_frame_equal(frame, exported[name])
+    sessions = _jsonl(run_dir / "sessions.jsonl")
+    assert list(built["sessions"]["session_id"]) == [row["session_id"] for row in sessions]
+    assert len(built["judgments"]) > 0
