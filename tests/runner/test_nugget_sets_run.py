@@ -13,9 +13,10 @@ import pytest
 
 from genir_eval.cli import main
 from genir_eval.errors import InputError
+from genir_eval.evidence_kinds import EVIDENCE_KINDS, NUGGETS
 from genir_eval.ingest import load_sessions, read_jsonl
 from genir_eval.report import load_run
-from genir_eval.report.card import GROUNDING_TITLE, grounding_scores
+from genir_eval.report.card import part_scores
 from genir_eval.report.scores import missing_reasons
 from genir_eval.report.summary import format_summary
 from genir_eval.runner.run import Overrides, run_scenario
@@ -132,12 +133,18 @@ def test_a_query_without_vital_nuggets_is_said_as_such(tmp_path: Path) -> None:
     assert dict(reasons["vital_nugget_recall"]) == {"the query has no vital nuggets": 13}
     assert "no citations" not in str(reasons)
     names = run.score_names("session")
-    assert not any("nugget" in name for name in grounding_scores(run, names))
+    parts = part_scores(run, names)
+    nugget_scores = [name for name in names if "nugget" in name]
+    assert nugget_scores and set(nugget_scores) <= set(parts[NUGGETS])
+    assert not any("nugget" in n for kind, got in parts.items() if kind != NUGGETS for n in got)
     summary = format_summary(run)
-    grounding = (
-        summary.split(GROUNDING_TITLE, 1)[1].split("\n\n")[0] if GROUNDING_TITLE in summary else ""
+    assert "grounding" not in summary.lower()
+    # the nugget scores sit under the nuggets' own heading, never under citation support
+    assert EVIDENCE_KINDS[NUGGETS].title in summary
+    support = EVIDENCE_KINDS["citation support"].title
+    assert "nugget" not in (
+        summary.split(support, 1)[1].split("\n\n")[0] if support in summary else ""
     )
-    assert "nugget" not in grounding
     assert "the query has no vital nuggets" in summary
 
 
