@@ -89,6 +89,9 @@ SETTINGS: dict[str, Setting] = {
         Setting("repeat_sample", True, 1, 10**9),
         Setting("seed", True, 0, 2**63 - 1),
         Setting("limit", True, 1, 10**12),
+        # view --bundle-limit: the sessions a static copy holds (a page each; a million
+        # pages is no longer a copy to open from file://)
+        Setting("bundle_limit", True, 1, 10**6),
         # compare's gate and listing (scores are means of bounded measures: a bound past a
         # billion is a typo)
         Setting("max_drop", False, 0, 1e9),

@@ -29,6 +29,9 @@ WRITERS: dict[tuple[str, str, str], str] = {
     ("runner/arena_answers.py", "AnswerStore.__init__", "sqlite3.connect"): (
         "a fresh .part file of a random name in the arena's claimed folder"
     ),
+    ("web/session.py", "_journal", "sqlite3.connect"): (
+        "a reader: the run's journal opened read-only (mode=ro), a regular file (is_file)"
+    ),
     ("runner/label/store.py", "LabelStore._connect", "sqlite3.connect"): (
         "the label store: a database opened, not an output written (issue 46 point 3's)"
     ),

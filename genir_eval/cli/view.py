@@ -15,6 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 from genir_eval.cli.commands import COMMANDS
 from genir_eval.cli.label import TOKEN_VARIABLE, _loopback, add_server_arguments
 from genir_eval.errors import ConfigError
+from genir_eval.settings import setting_type
 
 __all__ = ["add_parser", "run"]
 
@@ -49,7 +50,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--bundle-limit",
-        type=int,
+        type=setting_type("bundle_limit"),
         default=500,
         metavar="N",
         help="at most N sessions in the copy, the view's first (default: 500)",
@@ -62,8 +63,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from genir_eval.web.index import open_index
 
-    if args.bundle_limit < 1:
-        raise ConfigError(f"--bundle-limit: at least 1, got {args.bundle_limit}")
     if args.view and args.bundle is None:
         raise ConfigError(
             "--view: the view to copy with --bundle DIR (a server takes the view from its URL)"

@@ -28,7 +28,6 @@ from __future__ import annotations
 import base64
 import json
 import math
-import os
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -41,6 +40,7 @@ from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 
 from genir_eval.errors import InputError
 from genir_eval.export.spans import SpanIndex, TurnSpans, span_index
+from genir_eval.paths import output_file
 from genir_eval.records import PACKAGE_VERSION
 from genir_eval.rundir.files import _iter_jsonl
 from genir_eval.rundir.rows import EVIDENCE_FILE
@@ -244,13 +244,9 @@ def _turns(index: SpanIndex, session_id: str) -> tuple[TurnSpans, ...]:
     return turns
 
 
-def write_otlp_file(run: Run, path: Path) -> dict[str, int]:
-    """:func:`write_otlp_scores` into ``path``, which appears only once it is whole."""
-    part = path.with_name(path.name + ".part")
-    try:
-        with part.open("w", encoding="utf-8") as out:
-            counts = write_otlp_scores(run, out)
-        os.replace(part, path)
-    finally:
-        part.unlink(missing_ok=True)
-    return counts
+def write_otlp_file(run: Run, path: Path, option: str = "--out") -> dict[str, int]:
+    """:func:`write_otlp_scores` into ``path``, which appears only once it is whole: through
+    :func:`genir_eval.paths.output_file` (a fresh temporary file renamed into place), so a
+    device, a FIFO or a link standing at ``path`` is refused, never written through."""
+    with output_file(path, option) as out:
+        return write_otlp_scores(run, out)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from genir_eval.errors import ConfigError, InputError
 from genir_eval.export.spans import SpanIndex, TurnSpans, span_index
+from genir_eval.paths import check_output_path, output_file, write_output
 from genir_eval.rundir.files import _iter_jsonl
 from genir_eval.rundir.rows import EVIDENCE_FILE
 from genir_eval.rundir.run import Run
@@ -224,9 +225,17 @@ def _schema(pa: Any, table: str, rows: Iterable[dict[str, Any]]) -> Any:
 BATCH = 10_000
 
 
-def _write_table(pa: Any, pq: Any, path: Path, schema: Any, rows: Iterable[dict[str, Any]]) -> int:
+def _write_table(
+    pa: Any, pq: Any, path: Path, schema: Any, rows: Iterable[dict[str, Any]], option: str
+) -> int:
+    """Write ``rows`` to ``path`` a row group of :data:`BATCH` at a time, through
+    :func:`genir_eval.paths.output_file` (pyarrow writes into the fresh temporary file's
+    handle, renamed onto ``path`` once the table is whole)."""
     count = 0
-    with pq.ParquetWriter(path, schema) as writer:
+    with (
+        output_file(path, option, binary=True) as handle,
+        pq.ParquetWriter(handle, schema) as writer,
+    ):
         batch: list[dict[str, Any]] = []
         for row in rows:
             batch.append({f: row.get(f) for f in schema.names})
@@ -238,17 +247,22 @@ def _write_table(pa: Any, pq: Any, path: Path, schema: Any, rows: Iterable[dict[
     return count + len(batch)
 
 
-def write_parquet_tables(run: Run, folder: Path) -> dict[str, int]:
+def write_parquet_tables(run: Run, folder: Path, option: str = "--out") -> dict[str, int]:
     """Write the run's four tables and ``schema.json`` into ``folder``, each table read twice
-    from the run (its columns, then its rows a batch at a time); returns each table's rows."""
+    from the run (its columns, then its rows a batch at a time); returns each table's rows.
+    Every file is written through :mod:`genir_eval.paths` (``option``: how the user named
+    the folder), and each path is checked before any is written: a device, a FIFO or a link
+    standing at one is refused before any work."""
     pa, pq = _pyarrow()
+    for name in [*(f"{table}.parquet" for table in TABLES), SCHEMA_FILE]:
+        check_output_path(folder / name, option)
     index, _ = span_index(run)
     described: dict[str, Any] = {}
     counts: dict[str, int] = {}
     for name in TABLES:
         schema = _schema(pa, name, _rows(run, index, name))
         counts[name] = _write_table(
-            pa, pq, folder / f"{name}.parquet", schema, _rows(run, index, name)
+            pa, pq, folder / f"{name}.parquet", schema, _rows(run, index, name), option
         )
         fixed = {column: (kind, doc) for column, kind, doc in TABLES[name]}
         described[name] = [
@@ -259,9 +273,10 @@ def write_parquet_tables(run: Run, folder: Path) -> dict[str, int]:
             }
             for f in schema.names
         ]
-    (folder / SCHEMA_FILE).write_text(
+    write_output(
+        folder / SCHEMA_FILE,
         json.dumps({"version": SCHEMA_VERSION, "tables": described}, indent=2) + "\n",
-        encoding="utf-8",
+        option,
     )
     return counts
 

@@ -6,14 +6,18 @@ one an earlier bundle made); a file it wrote before and does not write now is re
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from genir_eval.errors import InputError
-from genir_eval.paths import claim_folder, owned_files, record_files
+from genir_eval.paths import (
+    check_output_path,
+    claim_folder,
+    owned_files,
+    record_files,
+    write_output,
+)
 from genir_eval.web.compare import compare_runs
 from genir_eval.web.index import RunIndex
 from genir_eval.web.links import BundleLinks
@@ -26,17 +30,6 @@ __all__ = ["write_bundle", "BUNDLE_LIMIT"]
 
 BUNDLE_LIMIT = 500
 STATIC = Path(__file__).parent / "static"
-
-
-def _write(folder: Path, name: str, text: str) -> None:
-    path = folder / name
-    if path.is_symlink() or (path.exists() and not path.is_file()):
-        raise InputError(
-            "--bundle: not a regular file; the bundle writes only its own files", path=str(path)
-        )
-    temporary = folder / f".{name}.{os.getpid()}.tmp"
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
 
 
 def write_bundle(
@@ -67,13 +60,18 @@ def write_bundle(
         if cmp is not None:
             pages[f"compare-{int(r)}.html"] = compare_session_page(cmp, sid, links)
     written = [*pages, "viewer.js", "viewer.css"]
+    # every file is written through genir_eval.paths (a fresh temporary file renamed into
+    # place); each path is checked first, so a device, a FIFO or a link standing at one is
+    # refused before anything is removed or written
+    for name in written:
+        check_output_path(folder / name, "--bundle")
     for name in owned_files(marker):
         stale = folder / name
         if name not in written and stale.is_file() and not stale.is_symlink():
             stale.unlink()
     for name, text in pages.items():
-        _write(folder, name, text)
+        write_output(folder / name, text, "--bundle")
     for name in ("viewer.js", "viewer.css"):
-        _write(folder, name, (STATIC / name).read_text(encoding="utf-8"))
+        write_output(folder / name, (STATIC / name).read_text(encoding="utf-8"), "--bundle")
     record_files(folder, "view", written)
     return folder, len(kept), len(rows)

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -211,3 +213,66 @@ def test_load_run_gives_the_tables_as_dataframes(run_dir: Path, tmp_path: Path) 
     sessions = _jsonl(run_dir / "sessions.jsonl")
     assert list(built["sessions"]["session_id"]) == [row["session_id"] for row in sessions]
     assert len(built["judgments"]) > 0
+
+
+def _plant(path: Path, kind: str, keep: Path) -> None:
+    """A FIFO, or a link to the file ``keep``, where ``path`` stood."""
+    if path.exists() or path.is_symlink():
+        path.unlink()
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to(keep)
+
+
+def _one_line_refusal(capsys: pytest.CaptureFixture[str], words: str) -> None:
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1, err
+    assert words in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link"])
+def test_export_o_refuses_a_fifo_or_a_link_to_a_file(
+    run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    """-o FOLDER where a FIFO, or a link to a file, stands: exit 2, one line, left as it was."""
+    keep = tmp_path / "precious.txt"
+    keep.write_text("keep me\n", encoding="utf-8")
+    out = tmp_path / "out"
+    _plant(out, kind, keep)
+    capsys.readouterr()
+    assert main(["export", str(run_dir), "--format", "otlp", "-o", str(out)]) == 2
+    _one_line_refusal(capsys, "FIFO" if kind == "fifo" else "symbolic link")
+    assert stat.S_ISFIFO(os.lstat(out).st_mode) if kind == "fifo" else out.is_symlink()
+    assert keep.read_text(encoding="utf-8") == "keep me\n"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link"])
+@pytest.mark.parametrize(
+    ("fmt", "name"), [("otlp", "evaluations.otlp.jsonl"), ("parquet", "judgments.parquet")]
+)
+def test_export_never_writes_through_a_fifo_or_a_link_in_its_folder(
+    run_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    fmt: str,
+    name: str,
+    kind: str,
+) -> None:
+    """A second export into its own folder, one of whose files became a FIFO or a link to a
+    file outside: exit 2 in one line before any file is written, the FIFO still a FIFO, the
+    link's target unchanged."""
+    keep = tmp_path / "precious.txt"
+    keep.write_text("keep me\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["export", str(run_dir), "--format", fmt, "-o", str(out)]) == 0
+    before = {p.name: p.stat().st_mtime_ns for p in out.iterdir() if p.name != name}
+    _plant(out / name, kind, keep)
+    capsys.readouterr()
+    assert main(["export", str(run_dir), "--format", fmt, "-o", str(out)]) == 2
+    _one_line_refusal(capsys, "FIFO" if kind == "fifo" else "symbolic link")
+    planted = os.lstat(out / name).st_mode
+    assert stat.S_ISFIFO(planted) if kind == "fifo" else stat.S_ISLNK(planted)
+    assert keep.read_text(encoding="utf-8") == "keep me\n"
+    assert {p.name: p.stat().st_mtime_ns for p in out.iterdir() if p.name != name} == before
+    assert not [p.name for p in out.iterdir() if p.name.endswith(".tmp")]

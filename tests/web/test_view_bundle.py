@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -72,6 +73,12 @@ def test_a_folder_of_other_files_is_refused(small_run: Path, tmp_path: Path) -> 
     assert sorted(os.listdir(out)) == ["notes.txt"]
 
 
+def _one_line_refusal(done: subprocess.CompletedProcess[str], words: str) -> None:
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert words in done.stderr and "Traceback" not in done.stderr
+
+
 def test_a_link_in_the_bundle_folder_is_not_written_through(
     small_run: Path, tmp_path: Path
 ) -> None:
@@ -81,16 +88,51 @@ def test_a_link_in_the_bundle_folder_is_not_written_through(
     target.write_text("keep", encoding="utf-8")
     (out / "index.html").unlink()
     (out / "index.html").symlink_to(target)
+    before = {p.name: p.stat().st_mtime_ns for p in out.iterdir() if p.name != "index.html"}
     done = view(str(small_run), "--bundle", str(out))
-    assert done.returncode != 0 and "not a regular file" in done.stderr
+    _one_line_refusal(done, "--bundle: a symbolic link to")
     assert target.read_text(encoding="utf-8") == "keep"
+    assert (out / "index.html").is_symlink()
+    # refused before any file was written or removed
+    assert {p.name: p.stat().st_mtime_ns for p in out.iterdir() if p.name != "index.html"} == (
+        before
+    )
+
+
+def test_a_fifo_in_the_bundle_folder_is_not_written_through(
+    small_run: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "copy"
+    assert view(str(small_run), "--bundle", str(out)).returncode == 0
+    (out / "viewer.js").unlink()
+    os.mkfifo(out / "viewer.js")
+    done = view(str(small_run), "--bundle", str(out))
+    _one_line_refusal(done, "--bundle: a FIFO (named pipe) stands there")
+    assert stat.S_ISFIFO(os.lstat(out / "viewer.js").st_mode)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link"])
+def test_a_fifo_or_a_link_to_a_file_as_the_bundle_is_refused(
+    small_run: Path, tmp_path: Path, kind: str
+) -> None:
+    keep = tmp_path / "precious.txt"
+    keep.write_text("keep", encoding="utf-8")
+    out = tmp_path / "copy"
+    if kind == "fifo":
+        os.mkfifo(out)
+    else:
+        out.symlink_to(keep)
+    done = view(str(small_run), "--bundle", str(out))
+    _one_line_refusal(done, "FIFO" if kind == "fifo" else "symbolic link")
+    assert stat.S_ISFIFO(os.lstat(out).st_mode) if kind == "fifo" else out.is_symlink()
+    assert keep.read_text(encoding="utf-8") == "keep"
 
 
 @pytest.mark.parametrize(
     ("args", "words"),
     [
         (["--view", "sort=nope"], "--view: sort: no 'nope'"),
-        (["--bundle-limit", "0"], "--bundle-limit: at least 1"),
+        (["--bundle-limit", "0"], "argument --bundle-limit: expected an integer >= 1"),
     ],
 )
 def test_a_wrong_option_is_one_line(
