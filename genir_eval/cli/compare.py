@@ -104,6 +104,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         f"--pairwise) and no regression, the verdict is TOO FEW TO DECIDE, exit 4 (default "
         f"{DEFAULT_MIN_SESSIONS}; 0: never)",
     )
+    _add_output_arguments(parser)
+    _add_pairwise_arguments(parser)
+    add_engine_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
+    """How the comparison is drawn and shown: resampling, which sessions, the formats."""
     parser.add_argument(
         "--resamples",
         type=setting_type("resamples"),
@@ -140,9 +148,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "sessions that got worse first with both runs' answers and judges' reasons (with "
         "--pairwise: the pairwise gate's arena page; default: none)",
     )
-    _add_pairwise_arguments(parser)
-    add_engine_arguments(parser)
-    parser.set_defaults(func=run)
 
 
 def _add_pairwise_arguments(parser: argparse.ArgumentParser) -> None:

@@ -6,6 +6,7 @@ judges'."""
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from collections.abc import Mapping
@@ -20,7 +21,10 @@ from genir_eval.rundir.rows import (
     LINKS_FILE,
     TURNS_FILE,
 )
-from genir_eval.runner.label.items import SESSION_SATISFACTION, TURN_SATISFACTION
+from genir_eval.runner.label.items import NUGGET_QUEUE, SESSION_SATISFACTION, TURN_SATISFACTION
+from genir_eval.runner.label.keys import item_key, parse_item_key
+from genir_eval.runner.label.queue import StoreOwner, store_owner
+from genir_eval.runner.label.rows import QUEUE_KEY_KIND
 from genir_eval.runner.label.store import STORE_FILE, LabelStore
 from genir_eval.web.index import RunIndex
 
@@ -36,14 +40,9 @@ def anchor(*parts: Any) -> str:
 
 
 def label_key(queue: str, session_id: str, *where: Any) -> str:
-    """The labelling page's key of an item (runner/label/items.py's ``Item.key``)."""
-    return ":".join(
-        [
-            {LINK_USEFULNESS: "link", CITATION_SUPPORT: "support"}.get(queue, queue.split("_")[0]),
-            session_id,
-            *(str(w) for w in where),
-        ]
-    )
+    """The labelling page's key of an item (runner/label/items.py's ``Item.key``, written
+    by runner/label/keys.py: the queue's kind of key and its parts)."""
+    return item_key(QUEUE_KEY_KIND[queue], session_id, *(int(w) for w in where))
 
 
 def judge_costs(info: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -133,16 +132,30 @@ def _request_of(
     return None
 
 
+@functools.lru_cache(maxsize=64)
+def _owner(directory: Path) -> StoreOwner:
+    """The run a store over ``directory`` must belong to (read once per folder)."""
+    return store_owner(directory)
+
+
 def _people(directory: Path, session_id: str) -> dict[str, dict[str, float | None]]:
-    """The labelling page's labels of the session's items: key -> labeller -> value."""
+    """The labelling page's labels of the session's items: key -> labeller -> value, from
+    the run folder's store opened read only, its owner checked (a store of another run, or a
+    hand-edited one, is a located :class:`InputError`, never read as this run's)."""
     path = directory / STORE_FILE
     if not path.is_file():
         return {}
-    store = LabelStore(path)
+    store = LabelStore(path, readonly=True, owner=_owner(directory))
     out: dict[str, dict[str, float | None]] = {}
-    for queue in (LINK_USEFULNESS, CITATION_SUPPORT, TURN_SATISFACTION, SESSION_SATISFACTION):
+    for queue in (
+        LINK_USEFULNESS,
+        CITATION_SUPPORT,
+        NUGGET_QUEUE,
+        TURN_SATISFACTION,
+        SESSION_SATISFACTION,
+    ):
         for key, by in store.labels(queue).items():
-            if key.split(":")[1:2] == [session_id]:
+            if parse_item_key(key)[1][0] == session_id:
                 out[key] = {who: event.value for who, event in by.items()}
     return out
 
@@ -174,6 +187,40 @@ def session_detail(index: RunIndex, session_id: str) -> dict[str, Any]:
             "spans": [],
             "failures": [],
         }
+    _add_links(index, row, turns, people, session_id)
+    _add_evidence(index, row, turns, journal)
+    _add_citations(index, row, turns, people, session_id)
+    session_failures: list[dict[str, Any]] = []
+    for f in index.lines(FAILURES_FILE, row):
+        failure = {k: f.get(k) for k in ("judge", "turn", "item", "repeat", "reason")}
+        turn = turns.get(int(f["turn"])) if f.get("turn") is not None else None
+        (turn["failures"] if turn is not None else session_failures).append(failure)
+    scores = {name: _value(index.columns[name][row]) for name in index.scores}
+    return {
+        "run": index.title,
+        "session_id": session_id,
+        "task_type": index.tasks[row] or None,
+        "n_turns": int(index.columns["n_turns"][row]),
+        "headline": index.headline,
+        "scores": scores,
+        "users": {"satisfaction": _value(index.columns["gold_satisfaction"][row])},
+        "people": people.get(label_key(SESSION_SATISFACTION, session_id), {}),
+        "label_key": label_key(SESSION_SATISFACTION, session_id),
+        "disagreements": {name: _value(index.columns[name][row]) for name in index.disagreements},
+        "failures": session_failures,
+        "judges": judge_costs(index.info),
+        "turns": [turns[k] for k in sorted(turns)],
+    }
+
+
+def _add_links(
+    index: RunIndex,
+    row: int,
+    turns: dict[int, dict[str, Any]],
+    people: Mapping[str, Any],
+    session_id: str,
+) -> None:
+    """Each turn's links, with the judges', the annotators' and people's labels."""
     for link in index.lines(LINKS_FILE, row):
         turn = turns.get(int(link["turn"]))
         if turn is not None:
@@ -189,6 +236,12 @@ def session_detail(index: RunIndex, session_id: str) -> dict[str, Any]:
                     "label_key": key,
                 }
             )
+
+
+def _add_evidence(
+    index: RunIndex, row: int, turns: dict[int, dict[str, Any]], journal: Mapping[Any, Any]
+) -> None:
+    """Each turn's statements, marked spans and judgments, with each judgment's request."""
     for evidence in index.lines(EVIDENCE_FILE, row):
         turn = turns.get(int(evidence.get("turn") or 0))
         if turn is None:
@@ -220,6 +273,16 @@ def session_detail(index: RunIndex, session_id: str) -> dict[str, Any]:
                     "request": request,
                 }
             )
+
+
+def _add_citations(
+    index: RunIndex,
+    row: int,
+    turns: dict[int, dict[str, Any]],
+    people: Mapping[str, Any],
+    session_id: str,
+) -> None:
+    """Each turn's citations with their support, the judge's and people's."""
     for c in index.lines(CITATIONS_FILE, row):
         turn = turns.get(int(c["turn"]))
         if turn is not None:
@@ -242,27 +305,6 @@ def session_detail(index: RunIndex, session_id: str) -> dict[str, Any]:
                     "label_key": key,
                 }
             )
-    session_failures: list[dict[str, Any]] = []
-    for f in index.lines(FAILURES_FILE, row):
-        failure = {k: f.get(k) for k in ("judge", "turn", "item", "repeat", "reason")}
-        turn = turns.get(int(f["turn"])) if f.get("turn") is not None else None
-        (turn["failures"] if turn is not None else session_failures).append(failure)
-    scores = {name: _value(index.columns[name][row]) for name in index.scores}
-    return {
-        "run": index.title,
-        "session_id": session_id,
-        "task_type": index.tasks[row] or None,
-        "n_turns": int(index.columns["n_turns"][row]),
-        "headline": index.headline,
-        "scores": scores,
-        "users": {"satisfaction": _value(index.columns["gold_satisfaction"][row])},
-        "people": people.get(label_key(SESSION_SATISFACTION, session_id), {}),
-        "label_key": label_key(SESSION_SATISFACTION, session_id),
-        "disagreements": {name: _value(index.columns[name][row]) for name in index.disagreements},
-        "failures": session_failures,
-        "judges": judge_costs(index.info),
-        "turns": [turns[k] for k in sorted(turns)],
-    }
 
 
 def _value(number: float) -> float | None:

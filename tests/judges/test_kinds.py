@@ -34,6 +34,25 @@ PACKAGE = ROOT / "genir_eval"
 #: marks, gold and judged alike).
 ALLOWED = {"kind_names.py", "report/evidence.py", "runner/assemble.py"}
 
+#: Kind names that are also ordinary field names of the formats genir-eval reads and writes
+#: (a judgment's ``item``, OTLP's ``spans`` lists and the evidence's ``spans`` marks, the
+#: users' ``satisfaction``): such a constant spells the kind only where it meets a kind,
+#: compared with one or handed to a call that takes one (``judge_kind("spans")``,
+#: ``kind == "satisfaction"``).
+FIELD_WORDS = {"item", "spans", "satisfaction"}
+
+
+def _names_a_kind(node: ast.Constant, parent: ast.AST | None) -> bool:
+    if node.value not in FIELD_WORDS:
+        return True
+    if isinstance(parent, ast.Compare):
+        return "kind" in ast.unparse(parent).lower()
+    if isinstance(parent, ast.Call):
+        return "kind" in ast.unparse(parent.func).lower()
+    if isinstance(parent, ast.keyword):
+        return "kind" in (parent.arg or "")
+    return False
+
 
 def _docstrings(tree: ast.AST) -> set[int]:
     nodes = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -58,11 +77,15 @@ def files_naming_kinds() -> dict[str, list[int]]:
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         docstrings = _docstrings(tree)
+        parents = {
+            id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)
+        }
         for node in ast.walk(tree):
             if (
                 isinstance(node, ast.Constant)
                 and node.value in names
                 and id(node) not in docstrings
+                and _names_a_kind(node, parents.get(id(node)))
             ):
                 found.setdefault(relative, []).append(node.lineno)
     return found
@@ -72,6 +95,19 @@ def test_the_kind_names_module_names_every_registered_kind() -> None:
     assert [kind.name for kind in kinds.judge_kinds()][: len(kind_names.KIND_NAMES)] == list(
         kind_names.KIND_NAMES
     )
+
+
+def test_a_field_word_spells_a_kind_only_beside_one() -> None:
+    tree = ast.parse(
+        'kind == "spans"\nrow.get("spans")\njudge_kind("satisfaction")\nf(kind="item")\nx["item"]'
+    )
+    parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+    constants = sorted(
+        (n for n in ast.walk(tree) if isinstance(n, ast.Constant)),
+        key=lambda n: (n.lineno, n.col_offset),
+    )
+    seen = [_names_a_kind(n, parents.get(id(n))) for n in constants]
+    assert seen == [True, False, True, True, False]
 
 
 def test_at_most_three_files_outside_the_judges_spell_a_kind_name() -> None:

@@ -1,16 +1,10 @@
 from __future__ import annotations
 
 import os
-import re
 import shutil
-import signal
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -25,7 +19,6 @@ URGE_SAMPLE = ROOT.parent / "shared" / "urge" / "urge_sample_dev.csv"
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
-_LISTENING = re.compile(r"at (http://\S+/) ")
 
 
 @pytest.fixture(scope="session")
@@ -75,49 +68,6 @@ def urge_run_b(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     )
     text = text.replace('name = "urge-offline"', 'name = "urge-offline-b"')
     return _run_scenario(text, tmp_path_factory.mktemp("urge-b"))
-
-
-@contextmanager
-def view_server(*args: str) -> Iterator[str]:
-    """``genir-eval view ARGS --port 0`` in its own process; its URL."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "genir_eval", "view", *args, "--port", "0"],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    try:
-        assert process.stderr is not None
-        line = process.stderr.readline()
-        found = _LISTENING.search(line)
-        if found is None:
-            rest = process.stderr.read() if process.poll() is not None else ""
-            raise AssertionError(f"the viewer did not start: {line}{rest}")
-        url = found.group(1)
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(url + "api/runs", timeout=30).read()
-                break
-            except urllib.error.HTTPError as answer:
-                answer.close()
-                break
-            except (urllib.error.URLError, ConnectionError):
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise
-                time.sleep(0.2)
-        yield url
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
 
 
 @pytest.fixture

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 import schemathesis
-from conftest import view_server
 from hypothesis import HealthCheck, given, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 from view_helpers import tiny_run
+from view_process import view_server
 
 pytestmark = pytest.mark.fuzz
 

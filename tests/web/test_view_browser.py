@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from conftest import view_server
+from view_process import view_server
 
 from genir_eval.runner.label.store import LabelStore
 
