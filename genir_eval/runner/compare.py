@@ -29,16 +29,12 @@ import numpy as np
 
 from genir_eval import display
 from genir_eval.errors import InputError
-from genir_eval.meta.decide import NO_INTERVAL, repeats_words, scatter_words, too_small
+from genir_eval.meta.decide import NO_INTERVAL, too_small
 from genir_eval.meta.mcnemar import mcnemar
 from genir_eval.meta.multiplicity import CORRECTION_WORDS, adjust
-from genir_eval.meta.paired import (
-    cluster_bootstrap,
-    cluster_randomization_test,
-    nested_bootstrap,
-    within_scatter,
-)
+from genir_eval.meta.paired import cluster_bootstrap, cluster_randomization_test, nested_bootstrap
 from genir_eval.rundir.folder import SESSIONS_FILE, TURNS_FILE, Level, Run, load_run
+from genir_eval.runner.compare_noise import JudgeRepeats, judge_repeats, judgments, noise_notes
 from genir_eval.runner.run_threshold import GateThreshold, gate_threshold, refuse_failed
 from genir_eval.settings import COMPARE_VERDICT_RULE as VERDICT_RULE
 from genir_eval.settings import DEFAULT_MIN_SESSIONS as DEFAULT_MIN_PAIRS
@@ -149,35 +145,6 @@ class Comparison:
             "only_b": list(self.only_b),
             "worse": [{"key": d.key, "a": d.a, "b": d.b, "delta": d.delta} for d in self.worse()],
             "repeats": self.repeats.to_dict() if self.repeats is not None else None,
-        }
-
-
-@dataclass(frozen=True)
-class JudgeRepeats:
-    """What the runs' repeated judgments (``run --repeats``) say of a compared score:
-    ``carried_by`` ``"both"``, ``"A"`` or ``"B"``; with both, the interval is the nested
-    resample's and ``within_sd`` (pooled over both runs) and ``repeats`` (the harmonic mean
-    of a repeated session's judgments) give the judge's own scatter."""
-
-    carried_by: str
-    sessions: int
-    within_sd: float | None = None
-    repeats: float | None = None
-
-    @property
-    def scatter(self) -> float | None:
-        """The judge's own scatter of a session's score averaged over its repeats."""
-        if self.within_sd is None or not self.repeats:
-            return None
-        return self.within_sd / math.sqrt(self.repeats)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "carried_by": self.carried_by,
-            "sessions": self.sessions,
-            "within_sd": self.within_sd,
-            "repeats": self.repeats,
-            "scatter": self.scatter,
         }
 
 
@@ -361,13 +328,14 @@ def compare_scores(
     else:
         p_value, exact = randomization_test(deltas, n_resamples=n_resamples, seed=seed)
         test_name = RANDOMISATION
-    judge_repeats = _judge_repeats(pairs, repeats)
-    if judge_repeats is not None and judge_repeats.carried_by == "both":
+    keys = [d.key for d in pairs]
+    repeated = judge_repeats(keys, sessions if sessions is not None else keys, repeats)
+    if repeated is not None and repeated.carried_by == "both":
         assert repeats is not None
         ci95 = nested_bootstrap(
-            [_judgments(d.key, d.a, repeats[0]) for d in pairs],
-            [_judgments(d.key, d.b, repeats[1]) for d in pairs],
-            sessions if sessions is not None else [d.key for d in pairs],
+            [judgments(d.key, d.a, repeats[0]) for d in pairs],
+            [judgments(d.key, d.b, repeats[1]) for d in pairs],
+            sessions if sessions is not None else keys,
             n_resamples=n_resamples,
             seed=seed,
         )
@@ -392,49 +360,8 @@ def compare_scores(
         only_b=tuple(only_b),
         test=test_name,
         units=len(set(sessions)) if sessions is not None else None,
-        repeats=judge_repeats,
+        repeats=repeated,
     )
-
-
-def _judgments(
-    key: str, value: float, repeats: Mapping[str, Sequence[float | None]]
-) -> list[float]:
-    """A key's judgments in one run: its repeats' values (a missing one left out), else its
-    one score."""
-    judged = [float(v) for v in repeats.get(key, ()) if v is not None and math.isfinite(v)]
-    return judged or [value]
-
-
-def _judge_repeats(
-    pairs: Sequence[Delta],
-    repeats: tuple[Mapping[str, Sequence[float | None]], Mapping[str, Sequence[float | None]]]
-    | None,
-) -> JudgeRepeats | None:
-    """Which runs repeated their judgments of the compared pairs, and the judge's scatter
-    when both did (None when neither did)."""
-    if repeats is None:
-        return None
-    keys = {d.key for d in pairs}
-    held = [
-        {k for k, v in side.items() if k in keys and sum(x is not None for x in v) >= 2}
-        for side in repeats
-    ]
-    session_of = {d.key: d.key.rsplit("#", 1)[0] if "#" in d.key else d.key for d in pairs}
-    if held[0] and held[1]:
-        both = held[0] & held[1]
-        scatter = within_scatter(
-            [_judgments(k, 0.0, side) for side in repeats for k in sorted(keys) if k in both]
-        )
-        return JudgeRepeats(
-            "both",
-            len({session_of[k] for k in both}),
-            within_sd=scatter[0] if scatter else None,
-            repeats=scatter[1] if scatter else None,
-        )
-    for label, side in zip("AB", held, strict=True):
-        if side:
-            return JudgeRepeats(label, len({session_of[k] for k in side}))
-    return None
 
 
 #: The tests behind a comparison's p-value, as the verdict names them.
@@ -540,7 +467,7 @@ def gate(
         reasons = _significantly_worse(comparison, name, alpha, p_adjusted, correction)
     if fail_below is not None and comparison.mean_b < fail_below:
         reasons.append(f"{name}: mean {comparison.mean_b:.4f} is below --fail-below {fail_below:g}")
-    noise = _noise_notes(comparison, name)
+    noise = noise_notes(comparison, name)
     if reasons:
         return GateResult(False, tuple(reasons), notes=noise, p_adjusted=p_adjusted)
     undecided = (
@@ -550,21 +477,6 @@ def gate(
     )
     notes = _interval_notes(comparison, alpha) if margin is None else ()
     return GateResult(True, (), undecided, (*notes, *noise), p_adjusted=p_adjusted)
-
-
-def _noise_notes(c: Comparison, name: str) -> tuple[str, ...]:
-    """What the runs' repeated judgments say beside the verdict, in the decision layer's
-    words (:func:`~genir_eval.meta.decide.repeats_words`, :func:`scatter_words`)."""
-    r = c.repeats
-    if r is None:
-        return ()
-    notes = [repeats_words(name, r.carried_by, r.sessions, c.sessions)]
-    if r.carried_by == "both" and r.within_sd is not None and r.repeats is not None:
-        assert c.mean_delta is not None
-        smaller = scatter_words(name, c.mean_delta, r.within_sd, r.repeats)
-        if smaller is not None:
-            notes.append(smaller)
-    return tuple(notes)
 
 
 #: Fewer sessions than this are too few to decide whatever --min-sessions says: a test or an

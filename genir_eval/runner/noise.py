@@ -157,18 +157,16 @@ def _fed(
     judged = build_tables(
         sample, {j: runs[0] for j, runs in labels.items()}, infos, spec, combine=False
     )
-    fed: set[str] = set()
-    for without, with_labels in (
-        (bare.sessions, judged.sessions),
-        (bare.turns, judged.turns),
-    ):
-        for row_without, row in zip(without, with_labels, strict=True):
-            fed.update(
-                name
-                for name, value in row.scores.items()
-                if value is not None and row_without.scores.get(name) is None
-            )
-    return fed
+    pairs: list[tuple[Any, Any]] = [
+        *zip(bare.sessions, judged.sessions, strict=True),
+        *zip(bare.turns, judged.turns, strict=True),
+    ]
+    return {
+        name
+        for row_without, row in pairs
+        for name, value in row.scores.items()
+        if value is not None and row_without.scores.get(name) is None
+    }
 
 
 def repeat_rows(
