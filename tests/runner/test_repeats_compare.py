@@ -154,3 +154,16 @@ def test_only_one_run_with_repeats_gives_the_plain_interval(
     main([*_compare(runs["plain"], runs["plain"]), "--format", "json"])
     document = json.loads(capsys.readouterr().out)["comparisons"][0]
     assert document["repeats"] is None and document["ci95"] == [0.0, 0.0]
+
+
+def test_turns_resample_their_repeats_with_their_session(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = runs["repeated"]
+    assert main([*_compare(run, run), "--level", "turn", "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)["comparisons"][0]
+    assert document["repeats"]["carried_by"] == "both"
+    assert document["repeats"]["sessions"] == document["sessions"]  # sessions, not turns
+    low, high = document["ci95"]
+    assert low < 0 < high
+    assert any(NOISE in note and "(turn level)" in note for note in document["notes"])
