@@ -1,4 +1,5 @@
-"""The one-line mutations of issue 25 and of issue 48 (the gate's rule across scores),
+"""The one-line mutations of issue 25 and of issue 48 (the gate's rule across scores, and
+its interval over the runs' repeated judgments),
 applied by hand one at a time: each must make at least one test fail. Run from the repository root with the test extras installed:
 
     python bench/gate_mutations.py            # every mutation
@@ -152,6 +153,13 @@ MUTATIONS: list[tuple[str, str, str, str, list[str]]] = [
         "        precision = self.tp / self.n_pred if self.n_pred else None",
         '        precision = self.macro["precision"].result()',
         ["tests/judges/item/test_item_eval.py::test_evaluate_item_pools_counts_over_turns_by_hand"],
+    ),
+    (
+        "compare's nested resample of the runs' repeats replaced by the plain paired one",
+        "genir_eval/runner/compare.py",
+        '    if repeated is not None and repeated.carried_by == "both":',
+        "    if False:",
+        ["tests/runner/test_repeats_compare.py"],
     ),
 ]
 

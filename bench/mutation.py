@@ -51,6 +51,8 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
             "tests/runner/test_gate_too_few.py",
             "tests/meta/test_multiplicity.py",
             "tests/meta/test_mcnemar.py",
+            "tests/meta/test_nested_bootstrap.py",
+            "tests/runner/test_repeats_compare.py",
             "tests/runner/test_compare_damaged.py",
             "tests/runner/test_compare_pairwise.py",
             "tests/runner/test_assert_run.py",

@@ -128,7 +128,10 @@ COMPARE_VERDICT_RULE = (
     "(non-inferiority not shown); or when B's mean is below --fail-below. Otherwise TOO FEW "
     "TO DECIDE (exit 4) when fewer than --min-sessions sessions (two at least) were compared: "
     "at --level turn the sessions the turns come from, the unit resampled. Otherwise PASS "
-    "(exit 0). A score that is not a finite number is refused (exit 2)."
+    "(exit 0). A score that is not a finite number is refused (exit 2). Where both runs "
+    "carry repeated judgments of a score (run --repeats), its interval also resamples each "
+    "session's repeats, and the verdict says when the change is smaller than the judge's own "
+    "scatter."
 )
 
 

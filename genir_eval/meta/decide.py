@@ -42,6 +42,8 @@ __all__ = [
     "score_words",
     "next_steps",
     "noise_words",
+    "scatter_words",
+    "repeats_words",
 ]
 
 #: Fewer values than this get no interval and no verdict but "too few to tell".
@@ -266,4 +268,43 @@ def noise_words(block: Mapping[str, Any]) -> str:
         f"judge noise: ICC {shown} over {counted(block['items'], 'item')} judged "
         f"{block['repeats']} times; within-item sd {number_text(block.get('within_item_sd'))}"
         f"{flip_text}"
+    )
+
+
+def scatter_words(subject: str, change: float, sd: float, repeats: float) -> str | None:
+    """What a change of a score judged several times in both runs (``run --repeats``) says
+    against the judge's own scatter, or ``None`` when it is larger than that scatter.
+
+    The scatter is ``sd / sqrt(repeats)``: ``sd`` the within-session standard deviation of
+    the repeated scores, pooled over both runs, and ``repeats`` how many times a session was
+    judged; it is the standard error of a session's score averaged over its repeats, the
+    finest change one session's repeated judgments can resolve. A change of the mean
+    (``|change|``) below it is one the judge's asking again could make on its own: ``X
+    (session level): the change +0.0100 is smaller than the judge's own scatter (0.2887:
+    within-session sd 0.5000 of its repeated scores, both runs pooled, over the square root
+    of 3 repeats): the judge cannot tell this change from noise``."""
+    scatter = sd / repeats**0.5
+    if abs(change) >= scatter:
+        return None
+    return (
+        f"{subject}: the change {change:+.4f} is smaller than the judge's own scatter "
+        f"({scatter:.4f}: within-session sd {sd:.4f} of its repeated scores, both runs pooled, "
+        f"over the square root of {repeats:.3g} repeats): the judge cannot tell "
+        "this change from noise"
+    )
+
+
+def repeats_words(subject: str, carried_by: str, sessions: int, compared: int) -> str:
+    """How the interval of a change treats the judge's noise: ``carried_by`` ``"both"`` (a
+    nested resample of the sessions' repeats) or ``"A"``/``"B"`` (only that run repeated
+    its judgments: the plain paired interval)."""
+    if carried_by == "both":
+        return (
+            f"{subject}: the 95% interval accounts for the judge's noise: each resampled "
+            f"session's repeated judgments resampled again, A's and B's apart ({sessions} of "
+            f"{compared} compared sessions judged repeatedly in both runs)"
+        )
+    return (
+        f"{subject}: only run {carried_by} carries repeated judgments of this score "
+        "(run --repeats): the plain paired interval, which leaves the judge's noise out"
     )

@@ -22,6 +22,10 @@ A run directory holds three tables, each as JSONL and as CSV, plus two JSON docu
     one row per missing judgment (judge, session, turn, item, repeat, reason), written as
     the run goes, so a run with a million failures neither holds them in memory nor lists
     them in ``run.json``;
+``repeats.jsonl``
+    present after ``run --repeats K``: one row per (sampled session, repeat) with the
+    scores the repeated judges feed, for the session and each of its turns, in that repeat
+    (repeat 0 is the run's own judgment), and the judgments missing from it;
 ``run.json``
     the scenario, versions, provider and model per judge, usage, cost, duration, cache
     hits, the status, and the failures: their total and the first
@@ -64,6 +68,7 @@ from genir_eval.rundir.rows import (  # noqa: F401 - the former module's names
     MAX_LISTED_FAILURES,
     META_FILE,
     OUTPUT_VERSION,
+    REPEATS_FILE,
     REPORT_FILE,
     RUN_FILE,
     RUN_FILES,
@@ -109,6 +114,7 @@ from genir_eval.stale import remove_stale_parts
 __all__ = [
     "OUTPUT_VERSION",
     "FAILURES_FILE",
+    "REPEATS_FILE",
     "MAX_LISTED_FAILURES",
     "RUN_FILES",
     "LinkRow",

@@ -27,6 +27,7 @@ __all__ = [
     "REPORT_FILE",
     "EVIDENCE_FILE",
     "FAILURES_FILE",
+    "REPEATS_FILE",
     "MAX_LISTED_FAILURES",
     "RUN_FILES",
     "JUDGE_FILES",
@@ -58,6 +59,10 @@ EVIDENCE_FILE = "evidence.jsonl"
 # the run goes; run.json lists the first MAX_LISTED_FAILURES and the total
 FAILURES_FILE = "failures.jsonl"
 MAX_LISTED_FAILURES = 100
+# a run with --repeats: one row per (sampled session, repeat) with the score values the
+# repeated judges' labels give that session and its turns in that repeat (repeat 0 the run's
+# own judgments), so compare can resample a session's repeats (runner/noise.py)
+REPEATS_FILE = "repeats.jsonl"
 #: Every file a run writes besides ``run.json``: when one is in the folder, ``run.json`` lists it
 #: with its SHA-256 (a table edited and dropped from the list is refused, not read).
 #: Files a run's judges write into the folder themselves (the nugget judge's nuggets): listed
@@ -67,7 +72,7 @@ RUN_FILES = frozenset(
     [
         *(LINKS_FILE, TURNS_FILE, SESSIONS_FILE, CITATIONS_FILE),
         *("links.csv", "turns.csv", "sessions.csv", "citations.csv"),
-        *(META_FILE, REPORT_FILE, EVIDENCE_FILE, FAILURES_FILE),
+        *(META_FILE, REPORT_FILE, EVIDENCE_FILE, FAILURES_FILE, REPEATS_FILE),
         *JUDGE_FILES,
     ]
 )

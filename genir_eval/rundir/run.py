@@ -16,6 +16,7 @@ from genir_eval.rundir.files import _iter_jsonl
 from genir_eval.rundir.rows import (
     EVIDENCE_FILE,
     FAILURES_FILE,
+    REPEATS_FILE,
     REPORT_FILE,
     RUN_FILE,
     TABLES,
@@ -203,6 +204,37 @@ class Run:
             )
             for row in self.iter_rows("turns")
         }
+
+    def repeat_scores(self, name: str, level: Level = "session") -> dict[str, list[float | None]]:
+        """``name``'s value in each repeat (``run --repeats``; repeat 0 first) per session id
+        (or ``"<session>#<turn>"``) of the repeat sample, from ``repeats.jsonl``; empty when
+        the run kept no repeats of ``name`` (no ``--repeats``, or no repeated judge feeds it).
+        A repeat whose judgment is missing gives ``None``."""
+        files = self.info.get("files")
+        if not isinstance(files, Mapping) or REPEATS_FILE not in files:
+            return {}
+        path = self.directory / REPEATS_FILE
+        values: dict[str, dict[int, float | None]] = {}
+        for number, row in enumerate(_iter_jsonl(path), start=1):
+            try:
+                session_id, repeat = str(row["session_id"]), int(row["repeat"])
+                if level == "session":
+                    scores = row["scores"]
+                    if name in scores:
+                        values.setdefault(session_id, {})[repeat] = _number_or_none(scores[name])
+                    continue
+                for turn in row["turns"]:
+                    if name in turn["scores"]:
+                        key = f"{session_id}#{int(turn['turn'])}"
+                        values.setdefault(key, {})[repeat] = _number_or_none(turn["scores"][name])
+            except (KeyError, TypeError, ValueError, AttributeError) as error:
+                raise InputError(
+                    f"not a repeat row genir-eval wrote ({type(error).__name__}: {error}); "
+                    "run again",
+                    path=str(path),
+                    line=number,
+                ) from None
+        return {key: [by[r] for r in sorted(by)] for key, by in values.items()}
 
     def mean(self, name: str, level: Level = "session") -> float | None:
         """Mean of ``name`` over the rows where it is defined (``None`` when none is)."""

@@ -28,6 +28,7 @@ from genir_eval.rundir.rows import (
     JUDGE_FILES,
     META_FILE,
     OUTPUT_VERSION,
+    REPEATS_FILE,
     REPORT_FILE,
     RUN_FILE,
     RUN_FILES,
@@ -214,6 +215,7 @@ class RunWriter:
         extra_scores: Mapping[str, Sequence[str]] | None = None,
         report: Callable[[Run], str] | None = None,
         judge_files: Collection[str] = (),
+        repeats: Sequence[Mapping[str, Any]] | None = None,
     ) -> Run:
         """Write the tables, ``meta.json`` (or remove a stale one), ``report.html`` (when
         ``report`` renders it) and ``run.json``; returns the run.
@@ -221,7 +223,9 @@ class RunWriter:
         ``extra_scores`` names, per table, the scores ``amend`` adds to every row (their CSV
         columns follow the first row's own scores). ``judge_files`` names the files this
         run's judges wrote into the folder themselves (:data:`JUDGE_FILES`): they are listed
-        with their digests, and any other of those files, an earlier run's, is removed."""
+        with their digests, and any other of those files, an earlier run's, is removed.
+        ``repeats``: the rows of ``repeats.jsonl`` (a run with ``--repeats``; each carries
+        ``version``), else an earlier run's file is removed."""
         out = self.directory
         written: list[str] = []
         digests: dict[str, str] = {}
@@ -254,6 +258,17 @@ class RunWriter:
             else:  # an earlier run's: this run's judges did not write it
                 with contextlib.suppress(FileNotFoundError):
                     (out / name).unlink()
+        if repeats is not None:
+            text = "".join(
+                json.dumps({"version": OUTPUT_VERSION, **row}, ensure_ascii=False, allow_nan=False)
+                + "\n"
+                for row in repeats
+            )
+            write_text_atomic(out / REPEATS_FILE, text, digests)
+            written.append(REPEATS_FILE)
+        else:  # an earlier run's repeats must not pass for this run's
+            with contextlib.suppress(FileNotFoundError):
+                (out / REPEATS_FILE).unlink()
         meta_path = out / META_FILE
         if meta is not None:
             write_json(meta_path, meta, digests)

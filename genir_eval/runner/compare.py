@@ -32,8 +32,9 @@ from genir_eval.errors import InputError
 from genir_eval.meta.decide import NO_INTERVAL, too_small
 from genir_eval.meta.mcnemar import mcnemar
 from genir_eval.meta.multiplicity import CORRECTION_WORDS, adjust
-from genir_eval.meta.paired import cluster_bootstrap, cluster_randomization_test
+from genir_eval.meta.paired import cluster_bootstrap, cluster_randomization_test, nested_bootstrap
 from genir_eval.rundir.folder import SESSIONS_FILE, TURNS_FILE, Level, Run, load_run
+from genir_eval.runner.compare_noise import JudgeRepeats, judge_repeats, judgments, noise_notes
 from genir_eval.runner.run_threshold import GateThreshold, gate_threshold, refuse_failed
 from genir_eval.settings import COMPARE_VERDICT_RULE as VERDICT_RULE
 from genir_eval.settings import DEFAULT_MIN_SESSIONS as DEFAULT_MIN_PAIRS
@@ -103,6 +104,9 @@ class Comparison:
     test: str = "randomisation"
     #: the sessions the pairs come from (the unit resampled; at turn level, fewer than n)
     units: int | None = None
+    #: the runs' repeated judgments of the score (``run --repeats``), when either has some
+    #: (:class:`JudgeRepeats`)
+    repeats: JudgeRepeats | None = None
 
     @property
     def n(self) -> int:
@@ -140,6 +144,7 @@ class Comparison:
             "only_a": list(self.only_a),
             "only_b": list(self.only_b),
             "worse": [{"key": d.key, "a": d.a, "b": d.b, "delta": d.delta} for d in self.worse()],
+            "repeats": self.repeats.to_dict() if self.repeats is not None else None,
         }
 
 
@@ -275,11 +280,16 @@ def compare_scores(
     seed: int = 0,
     common: bool = False,
     sources: tuple[str, str] = ("run A", "run B"),
+    repeats: tuple[Mapping[str, Sequence[float | None]], Mapping[str, Sequence[float | None]]]
+    | None = None,
 ) -> Comparison:
     """Compare two ``{key: score}`` maps over the same keys (see :func:`compare_runs`);
     with ``common``, over the keys both share (the others are listed, not compared).
     ``sources`` names where each map was read, for the refusal of a score that is not a
-    finite number."""
+    finite number. ``repeats``: each run's ``{key: [value of each repeat]}``
+    (:meth:`Run.repeat_scores`); when both have some, the interval is the nested
+    resample's (:func:`~genir_eval.meta.paired.nested_bootstrap`: a key without repeats
+    in a run is its one score there)."""
     only_a = sorted(set(a) - set(b))
     only_b = sorted(set(b) - set(a))
     if (only_a or only_b) and not common:
@@ -318,11 +328,21 @@ def compare_scores(
     else:
         p_value, exact = randomization_test(deltas, n_resamples=n_resamples, seed=seed)
         test_name = RANDOMISATION
-    ci95 = (
-        cluster_bootstrap(deltas, sessions, n_resamples=n_resamples, seed=seed)
-        if sessions is not None
-        else paired_bootstrap(deltas, n_resamples=n_resamples, seed=seed)
-    )
+    keys = [d.key for d in pairs]
+    repeated = judge_repeats(keys, sessions if sessions is not None else keys, repeats)
+    if repeated is not None and repeated.carried_by == "both":
+        assert repeats is not None
+        ci95 = nested_bootstrap(
+            [judgments(d.key, d.a, repeats[0]) for d in pairs],
+            [judgments(d.key, d.b, repeats[1]) for d in pairs],
+            sessions if sessions is not None else keys,
+            n_resamples=n_resamples,
+            seed=seed,
+        )
+    elif sessions is not None:
+        ci95 = cluster_bootstrap(deltas, sessions, n_resamples=n_resamples, seed=seed)
+    else:
+        ci95 = paired_bootstrap(deltas, n_resamples=n_resamples, seed=seed)
     return Comparison(
         metric=metric,
         level=level,
@@ -340,6 +360,7 @@ def compare_scores(
         only_b=tuple(only_b),
         test=test_name,
         units=len(set(sessions)) if sessions is not None else None,
+        repeats=repeated,
     )
 
 
@@ -399,6 +420,7 @@ def compare_runs(
         except KeyError as error:
             raise InputError(f"run {label} ({run.directory}): {error.args[0]}") from None
     table = SESSIONS_FILE if level == "session" else TURNS_FILE
+    repeats = (loaded[0].repeat_scores(metric, level), loaded[1].repeat_scores(metric, level))
     return compare_scores(
         maps[0],
         maps[1],
@@ -408,6 +430,7 @@ def compare_runs(
         seed=seed,
         common=common,
         sources=(str(loaded[0].directory / table), str(loaded[1].directory / table)),
+        repeats=repeats if any(repeats) else None,
     )
 
 
@@ -444,15 +467,16 @@ def gate(
         reasons = _significantly_worse(comparison, name, alpha, p_adjusted, correction)
     if fail_below is not None and comparison.mean_b < fail_below:
         reasons.append(f"{name}: mean {comparison.mean_b:.4f} is below --fail-below {fail_below:g}")
+    noise = noise_notes(comparison, name)
     if reasons:
-        return GateResult(False, tuple(reasons), p_adjusted=p_adjusted)
+        return GateResult(False, tuple(reasons), notes=noise, p_adjusted=p_adjusted)
     undecided = (
         (_too_few(comparison, name, min_pairs, f"--min-sessions {min_pairs}"),)
         if comparison.sessions < min_pairs
         else ()
     )
     notes = _interval_notes(comparison, alpha) if margin is None else ()
-    return GateResult(True, (), undecided, notes, p_adjusted=p_adjusted)
+    return GateResult(True, (), undecided, (*notes, *noise), p_adjusted=p_adjusted)
 
 
 #: Fewer sessions than this are too few to decide whatever --min-sessions says: a test or an

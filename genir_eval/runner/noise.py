@@ -4,11 +4,16 @@ the model (its requests' keys carry the repeat's index, so neither the cache nor
 hands an earlier repeat's reply back), and each judge's noise computed from its labels
 (:mod:`genir_eval.meta.noise`). Repeat 0 is the run's own judgment (from the journal: it
 costs nothing again). An offline twin is deterministic: it is not repeated, and says so.
+
+Each repeat's labels are also scored as the run scores its own (:func:`repeat_rows`): the
+rows of ``repeats.jsonl``, one per (sampled session, repeat), with the values of every score
+the repeated judges' labels feed, so ``compare`` can resample a session's repeats.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -19,8 +24,10 @@ from genir_eval.llm.providers.base import Completion, Failure, Request
 from genir_eval.meta.decide import noise_words
 from genir_eval.meta.noise import judge_noise
 from genir_eval.records import Session
+from genir_eval.runner.assemble import JudgeInfo, build_tables
+from genir_eval.runner.scenario import AggregateSpec
 
-__all__ = ["Reservoir", "RepeatEngine", "measure_noise", "DETERMINISTIC"]
+__all__ = ["Reservoir", "RepeatEngine", "Repeated", "measure_noise", "repeat_rows", "DETERMINISTIC"]
 
 #: What the noise block says of a judge the offline provider answers.
 DETERMINISTIC = "deterministic: an offline twin gives an item the same label every time"
@@ -95,28 +102,38 @@ def _numbers(labels: Sequence[Any]) -> dict[tuple[str, str], float | None]:
     return values
 
 
+@dataclasses.dataclass
+class Repeated:
+    """What the repeats gave: each judge's noise block, and each repeated judge's labels
+    per repeat (repeat 0 first; an offline twin is not repeated, so it has none)."""
+
+    blocks: dict[str, dict[str, Any]]
+    labels: dict[str, list[list[Any]]] = dataclasses.field(default_factory=dict)
+
+
 async def measure_noise(
     judges: dict[str, Judge],
     engines: dict[str, Engine],
     sample: Sequence[Session],
     repeats: int,
-) -> dict[str, dict[str, Any]]:
+) -> Repeated:
     """Each judge's noise block for ``meta.json``: its labels on ``sample`` asked
-    ``repeats`` times (repeat 0 the run's own), or why there is none."""
-    blocks: dict[str, dict[str, Any]] = {}
+    ``repeats`` times (repeat 0 the run's own), or why there is none; and the labels."""
+    result = Repeated({})
     for judge_id, judge in judges.items():
         engine = engines[judge_id]
         if engine.provider.name == "offline":
-            blocks[judge_id] = {"deterministic": True, "note": DETERMINISTIC}
+            result.blocks[judge_id] = {"deterministic": True, "note": DETERMINISTIC}
             continue
         runs = [await judge_sessions(judge, sample, engine)]  # type: ignore[arg-type]
         for repeat in range(1, repeats):
             again = RepeatEngine(engine, repeat)
             runs.append(await judge_sessions(judge, sample, again))  # type: ignore[arg-type]
+        result.labels[judge_id] = [list(labels) for labels in runs]
         per_repeat = [_numbers(labels) for labels in runs]
         values = {key: [r.get(key) for r in per_repeat] for key in per_repeat[0]}
         noise = judge_noise(values)  # type: ignore[arg-type]
-        blocks[judge_id] = (
+        result.blocks[judge_id] = (
             {"deterministic": False, **noise.to_dict()}
             if noise is not None
             else {
@@ -124,14 +141,90 @@ async def measure_noise(
                 "note": "no noise figure: fewer than two items with a number in every repeat",
             }
         )
-    return blocks
+    return result
+
+
+def _fed(
+    sample: Sequence[Session],
+    labels: dict[str, list[list[Any]]],
+    infos: Sequence[JudgeInfo],
+    spec: AggregateSpec,
+) -> set[str]:
+    """The scores the repeated judges feed: those a row has no value of without any label
+    and has one of with the repeated judges' repeat-0 labels (a gold score, or a judge's
+    that is not repeated, is neither)."""
+    bare = build_tables(sample, {}, infos, spec, combine=False)
+    judged = build_tables(
+        sample, {j: runs[0] for j, runs in labels.items()}, infos, spec, combine=False
+    )
+    pairs: list[tuple[Any, Any]] = [
+        *zip(bare.sessions, judged.sessions, strict=True),
+        *zip(bare.turns, judged.turns, strict=True),
+    ]
+    return {
+        name
+        for row_without, row in pairs
+        for name, value in row.scores.items()
+        if value is not None and row_without.scores.get(name) is None
+    }
+
+
+def repeat_rows(
+    sample: Sequence[Session],
+    labels: dict[str, list[list[Any]]],
+    infos: Sequence[JudgeInfo],
+    spec: AggregateSpec,
+) -> list[dict[str, Any]]:
+    """The rows of ``repeats.jsonl``: per sampled session and repeat, the values of the
+    scores the repeated judges feed (:func:`_fed`) for the session and each turn, scored
+    from that repeat's labels as the run scores its own (``None``: no value), and the
+    judgments missing from that repeat with their reasons. Empty without a repeated judge."""
+    if not labels:
+        return []
+    fed = _fed(sample, labels, infos, spec)
+    repeats = min(len(runs) for runs in labels.values())
+    rows: list[dict[str, Any]] = []
+    for repeat in range(repeats):
+        tables = build_tables(
+            sample, {j: runs[repeat] for j, runs in labels.items()}, infos, spec, combine=False
+        )
+        turns: dict[str, list[dict[str, Any]]] = {}
+        for turn in tables.turns:
+            turns.setdefault(turn.session_id, []).append(
+                {"turn": turn.turn, "scores": _kept(turn.scores, fed)}
+            )
+        missing: dict[str, list[dict[str, Any]]] = {}
+        for failure in tables.failures:
+            missing.setdefault(str(failure["session_id"]), []).append(
+                {k: failure[k] for k in ("judge", "turn", "item", "reason")}
+            )
+        rows.extend(
+            {
+                "session_id": session.session_id,
+                "repeat": repeat,
+                "scores": _kept(session.scores, fed),
+                "turns": turns.get(session.session_id, []),
+                "missing": missing.get(session.session_id, []),
+            }
+            for session in tables.sessions
+        )
+    return rows
+
+
+def _kept(scores: Any, fed: set[str]) -> dict[str, float | None]:
+    """The fed scores of a row, an undefined number (NaN, infinite) written as ``None``."""
+    return {
+        name: None if value is None or not math.isfinite(value) else float(value)
+        for name, value in scores.items()
+        if name in fed
+    }
 
 
 async def noise_of_run(
     judging: Any, judges: dict[str, Judge], sample: Sequence[Session], repeats: int
-) -> dict[str, dict[str, Any]]:
-    """The run's judge-noise blocks, through the local judging step's engines (a Ray run's
-    engines live on its workers: no block, said so)."""
+) -> Repeated:
+    """The run's judge-noise blocks and repeated labels, through the local judging step's
+    engines (a Ray run's engines live on its workers: no block, said so, and no labels)."""
     groups = getattr(judging, "groups", None)
     engines = {
         spec.id: group.engine
@@ -141,7 +234,7 @@ async def noise_of_run(
     }
     if set(engines) != set(judges):
         note = "not measured: --repeats needs the local executor"
-        return {judge_id: {"note": note} for judge_id in judges}
+        return Repeated({judge_id: {"note": note} for judge_id in judges})
     return await measure_noise(judges, engines, sample, repeats)
 
 

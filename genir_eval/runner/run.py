@@ -57,7 +57,7 @@ from genir_eval.rundir.folder import (
 from genir_eval.rundir.status import run_status
 from genir_eval.runner.assemble import Assembly, JudgeInfo, link_judge_ids
 from genir_eval.runner.executor import Group, LocalJudging, groups_of, where
-from genir_eval.runner.noise import Reservoir, noise_line, noise_of_run
+from genir_eval.runner.noise import Reservoir, noise_line, noise_of_run, repeat_rows
 from genir_eval.runner.scenario import (
     JudgeSpec,
     LlmSpec,
@@ -340,7 +340,7 @@ async def arun_scenario(
                 f"{counted(window, 'session')} at a time"
             )
             n_sessions = await _judge_windows(judging, first, windows, assembly, writer, infos, out)
-            noise = (
+            repeated = (
                 await noise_of_run(judging, judges, sample.items, loaded.engine.repeats)
                 if sample is not None
                 else None
@@ -353,6 +353,12 @@ async def arun_scenario(
         raise
     engine_stats = judging.engine_stats
     journal_paths = judging.journal_paths
+    noise = repeated.blocks if repeated is not None else None
+    repeats = (
+        repeat_rows(sample.items, repeated.labels, infos, loaded.aggregate)
+        if repeated is not None and sample is not None
+        else None
+    )
 
     skipped = [str(error) for error in skipped]
     combined = assembly.finish()
@@ -398,6 +404,7 @@ async def arun_scenario(
             extra_scores=_names(combined),
             report=render_report if loaded.output.report else None,
             judge_files=judge_files,
+            repeats=repeats or None,
         )
     except OSError as error:
         writer.abort()

@@ -21,7 +21,7 @@ import pytest
 from genir_eval.cli import main
 from genir_eval.errors import InputError
 from genir_eval.rundir.folder import RUN_FILES, file_digest, load_run
-from genir_eval.rundir.rows import JUDGE_FILES
+from genir_eval.rundir.rows import JUDGE_FILES, REPEATS_FILE
 from genir_eval.runner.testing import assert_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,7 +78,8 @@ def test_the_fixtures_are_what_they_claim(made: dict[str, Path]) -> None:
         "judge citation_support: 1 of 17 labels missing (5.9% > 1.0% allowed)"
     ]
     # every file a run writes is there (so tampering each kind below means something)
-    assert set(good["files"]) == RUN_FILES - JUDGE_FILES  # no nugget judge here
+    # no nugget judge here, and no --repeats (its file: tests/runner/test_repeats_compare.py)
+    assert set(good["files"]) == RUN_FILES - JUDGE_FILES - {REPEATS_FILE}
 
 
 @pytest.mark.parametrize("failed_is", ["a", "b"])
@@ -219,7 +220,8 @@ def test_failures_edited_in_the_failures_file_are_refused(copy) -> None:
 # -- every file of a run is listed and hashed -----------------------------------------------
 
 
-STANDARD = sorted(RUN_FILES - JUDGE_FILES)  # the nugget file: test_nuggets_run
+# the nugget file: test_nuggets_run; the repeats' file: test_repeats_compare
+STANDARD = sorted(RUN_FILES - JUDGE_FILES - {REPEATS_FILE})
 
 
 @pytest.mark.parametrize("name", STANDARD)
