@@ -323,14 +323,8 @@ async def arun_scenario(
     judge_files = _bind(judges, loaded, out, sessions, say)
     infos = [_judge_info(judges[spec.id], spec) for spec in loaded.judges]
     groups = groups_of(loaded)
-    engine_spec = loaded.engine
     assembly = _assembly(loaded, infos)
-    try:
-        writer = RunWriter(out, csv=loaded.output.csv, evidence=True, failures=True)
-    except OSError as error:  # before any call: nothing is lost
-        raise _output_fault(error, out, None) from None
-    if writer.removed_stale:
-        say(f"removed {len(writer.removed_stale)} part files a stopped run left in {out}")
+    writer = _open_writer(loaded, out, say)
     judging = _judging(loaded, out, groups, judges, progress=progress, log=log, say=say)
     try:
         async with judging:
@@ -353,12 +347,7 @@ async def arun_scenario(
         raise
     engine_stats = judging.engine_stats
     journal_paths = judging.journal_paths
-    noise = repeated.blocks if repeated is not None else None
-    repeats = (
-        repeat_rows(sample.items, repeated.labels, infos, loaded.aggregate)
-        if repeated is not None and sample is not None
-        else None
-    )
+    noise, repeats = _repeated_parts(repeated, sample, infos, loaded)
 
     skipped = [str(error) for error in skipped]
     combined = assembly.finish()
@@ -367,12 +356,7 @@ async def arun_scenario(
     meta = assembly.meta(headline)
     if noise is not None:
         say(noise_line(noise))
-        if meta is not None:
-            meta["judge_noise"] = noise
-            for judge_id, block in noise.items():
-                # the judge's quality card (terminal and report) shows it beside the rest
-                if judge_id in (meta.get("judges") or {}):
-                    meta["judges"][judge_id]["noise"] = block
+        _put_noise(meta, noise)
     info_doc = _run_document(
         loaded,
         headline=chosen,
@@ -388,14 +372,7 @@ async def arun_scenario(
     )
     if noise is not None:
         info_doc["judge_noise"] = noise
-    info_doc["status"] = run_status(
-        assembly.label_counts,
-        assembly.failure_counts(),
-        engine_stats,
-        endpoints={spec.id: where(group) for group in groups for spec in group.specs},
-        max_missing=engine_spec.max_missing,
-        allow_permanent=engine_spec.allow_permanent,
-    )
+    info_doc["status"] = _status(assembly, engine_stats, groups, loaded.engine)
     try:
         run = writer.finish(
             meta=meta,
@@ -411,6 +388,51 @@ async def arun_scenario(
         raise _output_fault(error, out, journal_paths) from None
     say(_written_line(out, n_sessions, assembly.failures_total, info_doc, started))
     return run
+
+
+def _repeated_parts(
+    repeated: Any, sample: Reservoir | None, infos: Any, loaded: Scenario
+) -> tuple[Any, Any]:
+    """From the repeats judged (``None`` without ``--repeats``): each judge's noise block,
+    and each repeat's score rows for ``repeats.jsonl``."""
+    if repeated is None or sample is None:
+        return None, None
+    return repeated.blocks, repeat_rows(sample.items, repeated.labels, infos, loaded.aggregate)
+
+
+def _open_writer(loaded: Scenario, out: Path, say: Callable[[str], None]) -> RunWriter:
+    """The run folder's writer, opened before any call (a fault here loses nothing)."""
+    try:
+        writer = RunWriter(out, csv=loaded.output.csv, evidence=True, failures=True)
+    except OSError as error:
+        raise _output_fault(error, out, None) from None
+    if writer.removed_stale:
+        say(f"removed {len(writer.removed_stale)} part files a stopped run left in {out}")
+    return writer
+
+
+def _status(assembly: Any, engine_stats: Any, groups: Any, engine_spec: Any) -> dict[str, Any]:
+    """The run's status: each judge's missing share against ``max_missing`` and the
+    endpoints' permanent errors (``rundir/status.py``)."""
+    return run_status(
+        assembly.label_counts,
+        assembly.failure_counts(),
+        engine_stats,
+        endpoints={spec.id: where(group) for group in groups for spec in group.specs},
+        max_missing=engine_spec.max_missing,
+        allow_permanent=engine_spec.allow_permanent,
+    )
+
+
+def _put_noise(meta: dict[str, Any] | None, noise: Mapping[str, Any]) -> None:
+    """The judges' noise from repeats in ``meta.json``: the whole block, and each judge's
+    beside its other figures, so its quality card (terminal and report) shows it."""
+    if meta is None:
+        return
+    meta["judge_noise"] = noise
+    for judge_id, block in noise.items():
+        if judge_id in (meta.get("judges") or {}):
+            meta["judges"][judge_id]["noise"] = block
 
 
 def _written_line(
