@@ -96,9 +96,18 @@ def _bundle(args: argparse.Namespace, runs: list[Any]) -> int:
 def _serve(args: argparse.Namespace, runs: list[Any]) -> int:
     import uvicorn
 
+    from genir_eval.runner.label.guard import machine_names
     from genir_eval.web.app import LabelOptions, make_viewer_app
 
     token = args.token or os.environ.get(TOKEN_VARIABLE) or None
+    if token is not None:
+        try:
+            token.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ConfigError(
+                f"--token (or ${TOKEN_VARIABLE}): not valid UTF-8 text; a token is compared as "
+                "the bytes of its UTF-8"
+            ) from None
     if not _loopback(args.host) and token is None:
         raise ConfigError(
             f"--host {args.host}: binding beyond the loopback needs a token (--token or "
@@ -125,9 +134,9 @@ def _serve(args: argparse.Namespace, runs: list[Any]) -> int:
         ) from None
     port = sock.getsockname()[1]
     label = LabelOptions(args.store, args.per_item, args.width, scenarios)
-    app = make_viewer_app(
-        runs, hosts={"127.0.0.1", "localhost", "::1", args.host}, token=token, label=label
-    )
+    # the names `genir-eval label` accepts: this machine's names and addresses, never a name
+    # that only resolves here
+    app = make_viewer_app(runs, hosts=machine_names(args.host), token=token, label=label)
     shown = f"[{args.host}]" if family == socket.AF_INET6 else args.host
     names = ", ".join(r.title for r in runs)
     print(

@@ -1,7 +1,10 @@
 """The viewer's server: its pages, its JSON API and the labelling app on one Starlette
-server, behind the labelling page's guard (the Host check, the token when bound beyond the
-loopback, the cross-site refusals, the body cap and its Content-Security-Policy: scripts and
-styles only from the server, so no inline script runs).
+server, behind the labelling page's guard (runner/label/guard.py: the Host check, the token
+when bound beyond the loopback, the cross-site refusals, the body cap and its
+Content-Security-Policy: scripts and styles only from the server, so no inline script runs).
+The token's cookie holds its SHA-256 as the labelling page's does, and the viewer's own
+labelling page (``/label-item``) claims the labeller's name for the browser's labeller
+session as the labelling page does (409 for a name another browser holds).
 
 The labelling app answers its own paths (``/label/...``, ``/api/queues/...``,
 ``/agreement``, its ``/static/``; its index at ``/label/``, its schema at
@@ -13,7 +16,7 @@ no queue).
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,10 +32,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from genir_eval.errors import GenirError
 from genir_eval.runner.label import pages as label_pages
-from genir_eval.runner.label.app import TOKEN_COOKIE, Guard
+from genir_eval.runner.label.app import LabellerSession
 from genir_eval.runner.label.app import make_app as make_label_app
+from genir_eval.runner.label.guard import LOOPBACK_NAMES, TOKEN_COOKIE, Guard, token_cookie_value
 from genir_eval.runner.label.queue import Workspace, open_workspace
-from genir_eval.runner.label.store import check_labeller
+from genir_eval.runner.label.store import NameTaken, check_labeller
 from genir_eval.web.api_schema import openapi_schema
 from genir_eval.web.compare import Comparison, compare_runs
 from genir_eval.web.index import RunIndex
@@ -105,7 +109,9 @@ class _Viewer:
     async def index(self, request: Request) -> Response:
         if "token" in request.query_params and self.token is not None:
             response = RedirectResponse("/", status_code=303)
-            response.set_cookie(TOKEN_COOKIE, self.token, httponly=True, samesite="strict")
+            response.set_cookie(
+                TOKEN_COOKIE, token_cookie_value(self.token), httponly=True, samesite="strict"
+            )
             return response
         if "labeller" in request.query_params:  # the labelling pages' link to their index
             return RedirectResponse("/label/?" + request.url.query, status_code=303)
@@ -159,9 +165,14 @@ class _Viewer:
                 "<button type='submit'>Label</button></form></main>"
             )
             return HTMLResponse(page("Label", form, self.links))
-        check_labeller(labeller)
+        name = check_labeller(labeller)
+        session = request.scope["state"]["labeller_session"]
+        try:
+            await run_in_threadpool(space.store.claim_name, name, session)
+        except NameTaken as error:
+            return HTMLResponse(page("Name taken", f"<p>{e(error)}</p>", self.links), 409)
         html = await run_in_threadpool(
-            label_pages.item_page, space, queue, item, labeller, reveal=False
+            label_pages.item_page, space, queue, item, name, reveal=False
         )
         return HTMLResponse(html)
 
@@ -273,11 +284,15 @@ def _json(value: float) -> float | None:
 
 
 class _Dispatch:
-    """The labelling app's paths to it, every other path to the viewer."""
+    """The labelling app's paths to it, every other path to the viewer (``/label-item``, a
+    labelling page, with the labeller session the labelling app gives its own)."""
 
-    def __init__(self, viewer: _Viewer, app: ASGIApp, hosts: set[str], token: str | None) -> None:
+    def __init__(
+        self, viewer: _Viewer, app: ASGIApp, hosts: frozenset[str], token: str | None
+    ) -> None:
         self.viewer = viewer
         self.app = app
+        self.labelling = LabellerSession(app)
         self.hosts = hosts
         self.token = token
         self._label: ASGIApp | None = None
@@ -308,13 +323,16 @@ class _Dispatch:
                 scope = {**scope, "path": inner[path], "raw_path": inner[path].encode()}
             await app(scope, receive, send)
             return
+        if path == "/label-item":
+            await self.labelling(scope, receive, send)
+            return
         await self.app(scope, receive, send)
 
 
 def make_viewer_app(
     runs: list[RunIndex],
     *,
-    hosts: set[str] | None = None,
+    hosts: Iterable[str] | None = None,
     token: str | None = None,
     label: LabelOptions | None = None,
 ) -> ASGIApp:
@@ -322,7 +340,7 @@ def make_viewer_app(
     on the first, behind one guard: ``hosts`` the names the Host header may give (the
     loopback's by default), ``token`` required on every request when set."""
     viewer = _Viewer(runs, label or LabelOptions(), token)
-    names = hosts or {"127.0.0.1", "localhost", "::1"}
+    names = frozenset(hosts or LOOPBACK_NAMES)
     routes = [
         Route("/", viewer.index),
         Route("/table", viewer.table),

@@ -8,14 +8,17 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 from view_process import view_server
 
+from genir_eval.runner.label.keys import item_key
 from genir_eval.runner.label.store import LabelStore
 
 pytestmark = pytest.mark.browser
@@ -129,10 +132,17 @@ def test_the_label_button_opens_the_labelling_page_on_that_item(
         driver.find_element("id", "labeller").send_keys("ann\ue007")
         _wait(lambda: driver.find_elements("id", "item"), "the labelling page")
         item = driver.find_element("id", "item")
-        assert item.get_attribute("data-item") == "link:urge-0:1:2"
+        key = item_key("link", "urge-0", 1, 2)  # the key the label store writes
+        assert item.get_attribute("data-item") == key
         _press(driver, "3")
         labels = _wait(lambda: LabelStore(store).labels("link_usefulness"), "the saved label")
-        assert labels["link:urge-0:1:2"]["ann"].value == 3.0
+        assert labels[key]["ann"].value == 3.0
+        # the name is this browser's labeller session's: another browser is told it is taken
+        other = url + "label-item?" + urlencode({"queue": "link_usefulness", "key": key})
+        with pytest.raises(urllib.error.HTTPError) as taken:
+            urllib.request.urlopen(other + "&labeller=ann", timeout=60)
+        assert taken.value.code == 409 and b"taken" in taken.value.read()
+        taken.value.close()
 
 
 def test_two_runs_are_aligned_the_most_changed_first(

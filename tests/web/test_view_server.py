@@ -4,6 +4,7 @@ of every path."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 from starlette.testclient import TestClient
 from view_helpers import HOSTILE, tiny_run
 
-from genir_eval.runner.label.app import CSP
+from genir_eval.runner.label.app import CSP, TOKEN_COOKIE
 from genir_eval.web.app import make_viewer_app
 from genir_eval.web.index import open_index
 
@@ -51,9 +52,10 @@ def test_the_session_page_shows_every_judgment_and_the_people(client: TestClient
     assert "reason s0 1" in text and "prompt abc123" in text
     # the annotators' label beside the judge's: link 1 judged 3, annotated 1
     assert "<td class='num' title=''>3.000</td><td class='num people'>1.000</td>" in text
-    # a label button per item opens the labelling page on it
-    assert "/label-item?queue=link_usefulness&amp;key=link%3As0%3A1%3A1" in text
-    assert "/label-item?queue=session_satisfaction&amp;key=session%3As0" in text
+    # a label button per item opens the labelling page on it, by the key the label store
+    # writes (runner/label/keys.py: link:["s0",1,1])
+    assert "/label-item?queue=link_usefulness&amp;key=link%3A%5B%22s0%22%2C1%2C1%5D" in text
+    assert "/label-item?queue=session_satisfaction&amp;key=session%3A%5B%22s0%22%5D" in text
 
 
 def test_a_failed_judgment_shows_with_its_reason(client: TestClient) -> None:
@@ -101,7 +103,11 @@ def test_a_wrong_filter_on_a_page_is_a_page_saying_why(client: TestClient) -> No
 
 def test_another_host_name_is_refused(small_run: Path) -> None:
     app = make_viewer_app([open_index(small_run)])  # the loopback's names only
-    answer = TestClient(app).get("/api/runs")
+    # the guard also takes the address the connection came to (the scope's server: the
+    # test client's base URL), so the connection comes to the loopback and names another
+    client = TestClient(app, base_url="http://127.0.0.1:8765")
+    assert client.get("/api/runs").status_code == 200
+    answer = client.get("/api/runs", headers={"Host": "evil.example:8765"})
     assert answer.status_code == 400 and "not this server's name" in answer.json()["error"]
 
 
@@ -112,6 +118,8 @@ def test_a_token_guards_every_path_and_the_link_sets_it(small_run: Path) -> None
     assert client.get("/api/runs", headers={"Authorization": "Bearer s3cret"}).status_code == 200
     opened = client.get("/?token=s3cret", follow_redirects=False)
     assert opened.status_code == 303
+    # the cookie holds the token's SHA-256, as the labelling page's does, never the token
+    assert opened.cookies[TOKEN_COOKIE] == hashlib.sha256(b"s3cret").hexdigest()
     assert client.get("/api/runs").status_code == 200  # the cookie it set
 
 
