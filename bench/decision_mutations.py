@@ -600,8 +600,8 @@ ISSUE_51: list[Mutation] = [
     Mutation(
         "nuggets: every answer put in one system",
         "genir_eval/meta/gold/nuggets.py",
-        '        system = {s.session_id: str(s.meta.get("system") or "run") for s in sessions}',
-        '        system = {s.session_id: "run" for s in sessions}',
+        '            system = str(session.meta.get("system") or "run")',
+        '            system = "run"',
         [GOLD_NUGGETS],
     ),
     Mutation(
@@ -642,8 +642,8 @@ ISSUE_51: list[Mutation] = [
     Mutation(
         "label export: no gold for a session with only its session satisfaction labelled",
         "genir_eval/runner/label/gold.py",
-        "        if not (has_links or has_support or has_turns or sid in self.sessions):",
-        "        if not (has_links or has_support or has_turns):",
+        "        if not (has_links or has_support or has_turns or has_nuggets or sid in self.sessions):",
+        "        if not (has_links or has_support or has_turns or has_nuggets):",
         [PEOPLE_GOLD],
     ),
     Mutation(

@@ -327,7 +327,7 @@ def _output_file(
     except OSError as error:
         raise InputError(
             f"{option}: cannot write there: {error.strerror or error}", path=str(target)
-        ) from None
+        ) from error  # the cause: what check_writable_folder reports of its folder
     try:
         with open(fd, "wb" if binary else "w", **({} if binary else _TEXT)) as handle:
             yield handle

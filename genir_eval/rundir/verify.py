@@ -208,11 +208,21 @@ def check_writable_folder(folder: Path, what: str) -> None:
         with _temporary(folder / ".genir-eval-write-check") as handle:
             handle.write("genir-eval checks that it can write here\n")
         (folder / ".genir-eval-write-check").unlink()
+    except InputError as error:
+        # output_file refuses the check's file it could not create, its OSError the cause:
+        # the folder is what the user chose and can change, not the check's hidden file
+        if not isinstance(error.__cause__, OSError):
+            raise
+        raise _unwritable(folder, what, error.__cause__) from None
     except OSError as error:
-        dangling = os.path.islink(folder) and not os.path.exists(folder)
-        problem = why_missing(folder, "folder") if dangling else error.strerror
-        raise StorageError(
-            f"cannot write to {what}: {problem or error}; choose another folder "
-            "(--out DIR) or make this one writable",
-            path=str(folder),
-        ) from None
+        raise _unwritable(folder, what, error) from None
+
+
+def _unwritable(folder: Path, what: str, error: OSError) -> StorageError:
+    dangling = os.path.islink(folder) and not os.path.exists(folder)
+    problem = why_missing(folder, "folder") if dangling else error.strerror
+    return StorageError(
+        f"cannot write to {what}: {problem or error}; choose another folder "
+        "(--out DIR) or make this one writable",
+        path=str(folder),
+    )

@@ -2,9 +2,9 @@
 label people gave it, its session satisfaction alone included, and nothing else; a session
 nobody labelled gets none.
 
-The store is a stand-in holding the labels by queue and item (the keys the labelling page
-gives items: ``session:<id>``, ``turn:<id>:<turn>``); the people's label is the median of
-theirs (here one each, or 2 and 4 and 5: 4)."""
+The store is a stand-in holding the labels by queue and item (the keys the label store gives
+items, runner/label/keys.py's item_key: ``session:["<id>"]``, ``turn:["<id>",<turn>]``); the
+people's label is the median of theirs (here one each, or 2 and 4 and 5: 4)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from typing import Any
 
 from genir_eval.records import Session, Turn
 from genir_eval.runner.label.gold import PeopleGold, write_gold_sessions
+from genir_eval.runner.label.keys import item_key
 
 
 class _Store:
@@ -37,8 +38,10 @@ def _session(sid: str) -> Session:
 
 STORE = _Store(
     {
-        "session_satisfaction": {"session:only-session": {"ann": 2.0, "bob": 4.0, "cy": 5.0}},
-        "turn_satisfaction": {"turn:one-turn:2": {"ann": 3.0}},
+        "session_satisfaction": {
+            item_key("session", "only-session"): {"ann": 2.0, "bob": 4.0, "cy": 5.0}
+        },
+        "turn_satisfaction": {item_key("turn", "one-turn", 2): {"ann": 3.0}},
     }
 )
 

@@ -77,7 +77,9 @@ def test_evidence_measured_elsewhere_is_not_this_runs_own_bad_news(runs) -> None
         "nothing shows that citation_precision tracks people: label a sample "
         "(genir-eval label) to measure it"
     ) in verdict.next
-    assert any(s.startswith("citation_precision is a grounding score") for s in verdict.next)
+    # what the headline is a score of, in its declared evidence kind's words
+    # (genir_eval/evidence_kinds.py: citation support)
+    assert any(s.startswith("citation_precision is a citation-support score") for s in verdict.next)
 
 
 def test_the_one_line_verdict_leads_with_this_runs_own_decision(runs) -> None:

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 from genir_eval.llm import offline_engine
 from genir_eval.records import Link, Session, Statement, Turn, session_to_dict
-from genir_eval.runner.arena_nuggets import nugget_scores
+from genir_eval.runner.arena_nuggets import nugget_judge, nugget_scores
 
 SOURCE = "Backups run every night at two and are kept for thirty days."
 
@@ -37,8 +37,9 @@ def _system(folder: Path, name: str, answer: str) -> SimpleNamespace:
 
 
 async def _score(systems: list[SimpleNamespace]) -> dict:
+    judge = nugget_judge(systems, {})  # the default options, bound to every system's answers
     async with offline_engine() as engine:
-        return await nugget_scores(systems, {}, engine, resamples=50, seed=0)
+        return await nugget_scores(systems, judge, engine, resamples=50, seed=0)
 
 
 def test_an_answer_whose_label_is_missing_is_counted_as_missing(tmp_path: Path) -> None:

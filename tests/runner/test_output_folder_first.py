@@ -44,7 +44,7 @@ def _refused_before_any_call(
     assert code == 2
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1 and "Traceback" not in err, err
-    assert "cannot write to the output folder" in lines[0]
+    assert "--out" in lines[0]  # about the output folder, the option that names it
     return lines[0]
 
 
@@ -81,7 +81,8 @@ def test_an_output_folder_that_cannot_be_made_fails_before_any_call(
         blocker = tmp_path / "a-file"
         blocker.write_text("not a folder\n", encoding="utf-8")
         line = _refused_before_any_call(server, scenario, blocker / "run", capsys)
-        assert str(blocker) in line
+        # the folder's claim (genir_eval/paths.py) refuses it as a folder
+        assert str(blocker) in line and "cannot use it as a folder" in line
         # the fake server's replies are no ratings: the run fails, but only after calling it
         main(["run", str(scenario), "--out", str(tmp_path / "ok"), "--quiet"])
         capsys.readouterr()
@@ -102,4 +103,6 @@ def test_a_runs_own_folder_no_longer_writable_fails_before_any_call(
         capsys.readouterr()
         with _unwritable(out):
             line = _refused_before_any_call(server, scenario, out, capsys)
-        assert str(out) in line
+        # the write check (check_writable_folder) names the folder, not its own probe file
+        assert f"{out}: cannot write to the output folder" in line, line
+        assert "write-check" not in line and "make this one writable" in line
