@@ -24,7 +24,6 @@ from genir_eval.records import (
 )
 
 if TYPE_CHECKING:
-    from genir_eval.export import load_tables
     from genir_eval.ingest import load_sessions, write_jsonl
     from genir_eval.judges import judge_sessions, make_judge
     from genir_eval.meta.urge_table import urge_table
@@ -35,6 +34,7 @@ if TYPE_CHECKING:
         load_scenario,
         run_scenario,
     )
+    from genir_eval.runner.export import load_tables
 
 from genir_eval.records import PACKAGE_VERSION as __version__
 
@@ -47,7 +47,7 @@ _LAZY = {
     "load_scenario": "genir_eval.runner",
     "run_scenario": "genir_eval.runner",
     "load_run": "genir_eval.runner",
-    "load_tables": "genir_eval.export",
+    "load_tables": "genir_eval.runner.export",
     "compare_runs": "genir_eval.runner",
     "assert_run": "genir_eval.runner",
     "urge_table": "genir_eval.meta.urge_table",

@@ -45,8 +45,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, Literal, overload
 
-from genir_eval.display import UNSAFE
 from genir_eval.errors import InputError, StorageError
+from genir_eval.figures import UNSAFE
 
 __all__ = [
     "real_path",

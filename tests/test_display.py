@@ -1,4 +1,4 @@
-"""How text from data is shown (genir_eval/display.py): on a terminal every control and
+"""How text from data is shown (genir_eval/figures.py): on a terminal every control and
 bidirectional character escaped, in Markdown no HTML and no code span a name can leave.
 Expected strings are written out by hand from the rules (CommonMark 0.31 6.1 for code
 spans: a span ends at the first backquote run as long as its opening one)."""
@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from genir_eval.display import code_span, markdown_text, shown, terminal_safe
+from genir_eval.figures import code_span, markdown_text, shown, terminal_safe
 
 UNSAFE = [
     "\x1b",

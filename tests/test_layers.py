@@ -25,8 +25,6 @@ BASE = {
     "kind_names",
     "stale",
     "figures",
-    "display",
-    "evidence_kinds",
 }
 # folder -> the folders (besides itself and the base modules) it may import, as the map says
 MAY_IMPORT: dict[str, set[str]] = {
@@ -38,21 +36,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "meta": {"ingest", "judges", "metrics"},
     "rundir": set(),
     "report": {"ingest", "judges", "meta", "metrics", "rundir"},
-    "runner": {"export", "ingest", "judges", "llm", "metrics", "meta", "rundir", "report"},
-    "export": {"ingest", "rundir"},
-    "web": {
-        "export",
-        "ingest",
-        "judges",
-        "llm",
-        "metrics",
-        "meta",
-        "rundir",
-        "report",
-        "runner",
-    },
+    "runner": {"ingest", "judges", "llm", "metrics", "meta", "rundir", "report"},
     "cli": {
-        "export",
         "ingest",
         "judges",
         "llm",
@@ -61,7 +46,6 @@ MAY_IMPORT: dict[str, set[str]] = {
         "rundir",
         "report",
         "runner",
-        "web",
     },
     "testing": {"llm"},
     "prompts": set(),

@@ -29,7 +29,7 @@ WRITERS: dict[tuple[str, str, str], str] = {
     ("runner/arena_answers.py", "AnswerStore.__init__", "sqlite3.connect"): (
         "a fresh .part file of a random name in the arena's claimed folder"
     ),
-    ("web/session.py", "_journal", "sqlite3.connect"): (
+    ("runner/web/session.py", "_journal", "sqlite3.connect"): (
         "a reader: the run's journal opened read-only (mode=ro), a regular file (is_file)"
     ),
     ("runner/label/store.py", "LabelStore._connect", "sqlite3.connect"): (

@@ -20,8 +20,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
 from genir_eval.cli.commands import COMMANDS
-from genir_eval.display import shown, terminal_safe
 from genir_eval.errors import EXIT_CODES, GenirError
+from genir_eval.figures import shown, terminal_safe
 from genir_eval.records import PACKAGE_VERSION
 
 __all__ = ["main", "COMMANDS"]
@@ -118,7 +118,7 @@ def internal_error(command: str, error: BaseException) -> int:
 
 class _GuardedStream:
     """``sys.stdout`` or ``sys.stderr`` while a command runs: text is written with its
-    control characters escaped (:func:`genir_eval.display.terminal_safe`: a system name or a
+    control characters escaped (:func:`genir_eval.figures.terminal_safe`: a system name or a
     log's text holding an escape sequence reaches the reader as ``\\u001b``, whether the
     stream is a terminal or a pipe to one, a CI log, ``less -R``; :meth:`write_control` is
     the progress line's own way to redraw itself), and a reader that went away (``genir-eval compare ... |

@@ -190,8 +190,8 @@ def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
 
 def _markdown(document: dict[str, Any]) -> str:
     """The ranking as a pull-request comment: each system's name as literal text (HTML and
-    Markdown's punctuation escaped, genir_eval.display), never markup."""
-    from genir_eval.display import markdown_text
+    Markdown's punctuation escaped, genir_eval.figures), never markup."""
+    from genir_eval.figures import markdown_text
 
     lines = [
         "### Arena",

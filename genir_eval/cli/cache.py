@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from genir_eval.cli.commands import COMMANDS
-from genir_eval.display import shown
 from genir_eval.errors import InputError
+from genir_eval.figures import shown
 from genir_eval.llm.config import DEFAULT_CACHE_PATH
 from genir_eval.llm.store.cache import Cache
 from genir_eval.paths import why_missing

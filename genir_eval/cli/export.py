@@ -53,9 +53,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from genir_eval.export import write_otlp_file, write_parquet_tables
     from genir_eval.paths import claim_folder, record_files, release_folder
     from genir_eval.rundir.reader import load_run
+    from genir_eval.runner.export import write_otlp_file, write_parquet_tables
 
     run_ = load_run(args.run_dir)
     folder = Path(args.out)

@@ -69,9 +69,9 @@ def format_judges(entries: Any) -> str:
 def judge_card(entry: Any) -> dict[str, Any]:
     """One judge's card: its catalog entry with what its kind declares (the evidence its
     scores rest on, their scale and meaning) and the prompt it sends."""
-    from genir_eval.evidence_kinds import EVIDENCE_KINDS
     from genir_eval.judges.kinds import judge_kind
     from genir_eval.judges.registry import make_judge
+    from genir_eval.records import EVIDENCE_KINDS
 
     kind = judge_kind(entry.kind)
     evidence = EVIDENCE_KINDS.get(kind.evidence) if kind is not None else None

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from genir_eval import display
+from genir_eval import figures as display
 from genir_eval.cli.commands import COMMANDS
 from genir_eval.errors import ConfigError, InputError
 from genir_eval.settings import setting_type

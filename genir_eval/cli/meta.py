@@ -15,9 +15,8 @@ from genir_eval.cli.engine_options import (
     config_from_args,
     engine_from_args,
 )
-from genir_eval.display import shown
 from genir_eval.errors import ConfigError, did_you_mean
-from genir_eval.figures import number_text
+from genir_eval.figures import number_text, shown
 from genir_eval.ingest import FORMATS, load_sessions, read_preferences
 from genir_eval.ingest.preferences import check_named
 from genir_eval.judges import judge_names, make_judge

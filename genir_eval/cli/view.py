@@ -61,7 +61,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from genir_eval.web.index import open_index
+    from genir_eval.runner.web.index import open_index
 
     if args.view and args.bundle is None:
         raise ConfigError(
@@ -78,8 +78,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _bundle(args: argparse.Namespace, runs: list[Any]) -> int:
-    from genir_eval.web.bundle import write_bundle
-    from genir_eval.web.query import QueryError, parse_query
+    from genir_eval.runner.web.bundle import write_bundle
+    from genir_eval.runner.web.query import QueryError, parse_query
 
     text = args.view
     if "://" in text or text.startswith("/"):
@@ -97,7 +97,7 @@ def _serve(args: argparse.Namespace, runs: list[Any]) -> int:
     import uvicorn
 
     from genir_eval.runner.label.guard import machine_names
-    from genir_eval.web.app import LabelOptions, make_viewer_app
+    from genir_eval.runner.web.app import LabelOptions, make_viewer_app
 
     token = args.token or os.environ.get(TOKEN_VARIABLE) or None
     if token is not None:

@@ -141,7 +141,7 @@ class JudgeKind:
     of its own (see the module docstring). A kind subclasses it and overrides what it has."""
 
     name: str = ""
-    #: What its own scores rest on: one of :data:`genir_eval.evidence_kinds.EVIDENCE_KINDS`
+    #: What its own scores rest on: one of :data:`genir_eval.records.EVIDENCE_KINDS`
     #: (the pages name the kind of a judge's score from it); ``""``: not declared, and the
     #: pages say so rather than guess.
     evidence: str = ""

@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-from genir_eval.evidence_kinds import USEFUL_SPANS as EVIDENCE
 from genir_eval.figures import number_text
 from genir_eval.judges.base import Label, ask, register_judge
 from genir_eval.judges.common import BuiltinJudge, JudgeContext, graded_config
@@ -21,6 +20,7 @@ from genir_eval.judges.kinds import JudgeCell, JudgeKind, JudgeTable
 from genir_eval.judges.options import RESPONSE_FORMAT
 from genir_eval.judges.parsing import expect_index_list, extract_object
 from genir_eval.judges.prompting import fence, render_messages
+from genir_eval.records import USEFUL_SPANS as EVIDENCE
 from genir_eval.records import Session, Turn
 
 __all__ = ["SpansJudge", "SpansKind", "spans", "parse_spans", "segments_block", "spans_schema"]

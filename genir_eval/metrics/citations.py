@@ -33,9 +33,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from genir_eval.evidence_kinds import CITATION_SUPPORT
 from genir_eval.metrics.measures import Measure, _require
-from genir_eval.records import SUPPORT_VALUE, Session, Statement, Turn
+from genir_eval.records import CITATION_SUPPORT, SUPPORT_VALUE, Session, Statement, Turn
 
 __all__ = [
     "CitedStatement",

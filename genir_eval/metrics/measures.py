@@ -25,7 +25,7 @@ from dataclasses import dataclass, fields
 from typing import ClassVar
 
 from genir_eval.errors import ConfigError
-from genir_eval.evidence_kinds import LINK_USEFULNESS
+from genir_eval.records import LINK_USEFULNESS
 
 __all__ = [
     "Measure",
@@ -62,7 +62,7 @@ class Measure:
     ``NAME`` is the printed name, ``SHORT`` the registry key, ``LEVEL`` ``"query"``,
     ``"session"`` or ``"citation"``; ``HIGHER_IS_BETTER`` says which way is an improvement
     (a regression gate reads it); ``EVIDENCE`` names what its values rest on, one of
-    :data:`genir_eval.evidence_kinds.EVIDENCE_KINDS` (every page names a score's kind from
+    :data:`genir_eval.records.EVIDENCE_KINDS` (every page names a score's kind from
     it): each family of measures declares its own, the base none.
     """
 

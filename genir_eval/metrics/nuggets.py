@@ -31,9 +31,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from genir_eval.evidence_kinds import NUGGETS
 from genir_eval.metrics.measures import Measure, _require
-from genir_eval.records import NUGGET_ASSIGNMENTS, NUGGET_IMPORTANCE
+from genir_eval.records import NUGGET_ASSIGNMENTS, NUGGET_IMPORTANCE, NUGGETS
 
 __all__ = [
     "IMPORTANCE",

@@ -21,10 +21,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from genir_eval.errors import ConfigError
-from genir_eval.evidence_kinds import EVIDENCE_KINDS, EvidenceKind
 from genir_eval.judges.kinds import judge_kind
 from genir_eval.meta.headline import CHOSEN_BY, Figure, figures_for
 from genir_eval.metrics.parse import parse_measure
+from genir_eval.records import EVIDENCE_KINDS, EvidenceKind
 from genir_eval.report.glossary import describe_score
 from genir_eval.report.views import esc, headline_score
 from genir_eval.rundir.folder import Run
@@ -165,8 +165,8 @@ def score_kind_words(evidence: EvidenceKind | None) -> str:
 
 def part_scores(run: Run, names: list[str]) -> dict[str, list[str]]:
     """Of ``names`` (a level's scores), the scores of one part of an answer, by the name of
-    their kind of evidence (:attr:`~genir_eval.evidence_kinds.EvidenceKind.part`), in the
-    order :data:`~genir_eval.evidence_kinds.EVIDENCE_KINDS` lists the kinds."""
+    their kind of evidence (:attr:`~genir_eval.records.EvidenceKind.part`), in the
+    order :data:`~genir_eval.records.EVIDENCE_KINDS` lists the kinds."""
     found: dict[str, list[str]] = {}
     for name in names:
         evidence = score_evidence(run, name)

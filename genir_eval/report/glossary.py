@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from genir_eval.errors import ConfigError
-from genir_eval.evidence_kinds import CITATION_SUPPORT, NUGGETS
 from genir_eval.judges.kinds import judge_kind
 from genir_eval.metrics.measures import Measure, QueryMeasure
 from genir_eval.metrics.parse import parse_measure
+from genir_eval.records import CITATION_SUPPORT, NUGGETS
 from genir_eval.report.scores import link_judge_ids, scenario_measures
 from genir_eval.rundir.folder import Run
 

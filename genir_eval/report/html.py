@@ -27,9 +27,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from genir_eval.evidence_kinds import EVIDENCE_KINDS
 from genir_eval.figures import counted
 from genir_eval.paths import write_output
+from genir_eval.records import EVIDENCE_KINDS
 from genir_eval.report.agreement import (  # noqa: F401 - moved, importable from here as before
     CORRELATIONS,
     LEVEL_TITLES,

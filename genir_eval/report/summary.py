@@ -16,7 +16,6 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from genir_eval.evidence_kinds import EVIDENCE_KINDS
 from genir_eval.figures import counted
 from genir_eval.figures import number_text as _num
 from genir_eval.judges.kinds import (
@@ -27,6 +26,7 @@ from genir_eval.judges.kinds import (
     kind_blocks,
 )
 from genir_eval.meta.decide import interval_text
+from genir_eval.records import EVIDENCE_KINDS
 from genir_eval.report.card import (
     PARTS_NOTE,
     card_lines,

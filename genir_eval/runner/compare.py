@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from genir_eval import display
+from genir_eval import figures as display
 from genir_eval.errors import InputError
 from genir_eval.meta.decide import NO_INTERVAL, too_small
 from genir_eval.meta.mcnemar import mcnemar
@@ -249,7 +249,7 @@ _EQUAL_SPREAD = 1e-9
 
 
 # a key (a session id or "<session>#<turn>" from a run folder) as printed: every control and
-# bidirectional control character written as its escape (genir_eval.display)
+# bidirectional control character written as its escape (genir_eval.figures)
 shown = display.shown
 
 

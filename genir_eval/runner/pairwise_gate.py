@@ -14,8 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from genir_eval.display import code_span
-from genir_eval.figures import counted, number_text
+from genir_eval.figures import code_span, counted, number_text
 from genir_eval.judges.pairwise.ranking import Outcomes
 
 __all__ = ["gate_against", "gate_markdown", "gate_text"]

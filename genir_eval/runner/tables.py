@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 __all__ = ["load_run"]
 
-#: the file a Parquet export folder holds beside its tables (genir_eval/export/parquet.py)
+#: the file a Parquet export folder holds beside its tables (genir_eval/runner/export/parquet.py)
 _EXPORT_SCHEMA = "schema.json"
 _RUN_FILE = "run.json"
 
@@ -44,12 +44,12 @@ def load_run(
     folder = Path(directory)
     is_export = (folder / _EXPORT_SCHEMA).is_file() and not (folder / _RUN_FILE).exists()
     if is_export:
-        from genir_eval.export.parquet import load_tables
+        from genir_eval.runner.export.parquet import load_tables
 
         return load_tables(folder)
     record = _load_record(folder)
     if not tables:
         return record
-    from genir_eval.export.parquet import run_tables
+    from genir_eval.runner.export.parquet import run_tables
 
     return run_tables(record)

@@ -114,7 +114,7 @@ def test_every_score_joins_the_span_it_judges(run_dir: Path, tmp_path: Path) -> 
 def test_parquet_tables_round_trip(
     run_dir: Path, tmp_path: Path, batch: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from genir_eval.export import parquet
+    from genir_eval.runner.export import parquet
 
     monkeypatch.setattr(parquet, "BATCH", batch)
     out = tmp_path / "tables"

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from genir_eval.evidence_kinds import EVIDENCE_KINDS, evidence_kind
 from genir_eval.judges import BUILTIN_KINDS
 from genir_eval.metrics.citations import CITATION_MEASURES
 from genir_eval.metrics.measures import MEASURES
 from genir_eval.metrics.nuggets import NUGGET_MEASURES
 from genir_eval.metrics.parse import parse_measure
+from genir_eval.records import EVIDENCE_KINDS, evidence_kind
 
 
 @pytest.mark.parametrize("name", sorted({**MEASURES, **CITATION_MEASURES, **NUGGET_MEASURES}))

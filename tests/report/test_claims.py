@@ -35,8 +35,8 @@ import pytest
 from bs4 import BeautifulSoup
 
 from genir_eval.cli import main
-from genir_eval.evidence_kinds import EVIDENCE_KINDS
 from genir_eval.meta.decide import MIN_N
+from genir_eval.records import EVIDENCE_KINDS
 from genir_eval.report.card import score_evidence, score_kind_words
 from genir_eval.report.evidence import read_evidence
 from genir_eval.report.glossary import describe_score

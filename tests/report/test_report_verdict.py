@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from genir_eval.evidence_kinds import EVIDENCE_KINDS
 from genir_eval.meta.decide import MIN_N
+from genir_eval.records import EVIDENCE_KINDS
 from genir_eval.report.html import render_report
 from genir_eval.report.summary import format_summary
 from genir_eval.report.verdict import VERDICT_TITLE, run_verdict

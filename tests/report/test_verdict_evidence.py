@@ -78,7 +78,7 @@ def test_evidence_measured_elsewhere_is_not_this_runs_own_bad_news(runs) -> None
         "(genir-eval label) to measure it"
     ) in verdict.next
     # what the headline is a score of, in its declared evidence kind's words
-    # (genir_eval/evidence_kinds.py: citation support)
+    # (genir_eval/records.py: citation support)
     assert any(s.startswith("citation_precision is a citation-support score") for s in verdict.next)
 
 

@@ -13,8 +13,8 @@ import pytest
 
 from genir_eval.cli import main
 from genir_eval.errors import InputError
-from genir_eval.evidence_kinds import EVIDENCE_KINDS, NUGGETS
 from genir_eval.ingest import load_sessions, read_jsonl
+from genir_eval.records import EVIDENCE_KINDS, NUGGETS
 from genir_eval.report import load_run
 from genir_eval.report.card import part_scores
 from genir_eval.report.scores import missing_reasons

@@ -11,9 +11,9 @@ import pytest
 from view_helpers import tiny_run
 
 from genir_eval.errors import InputError
-from genir_eval.web.compare import compare_runs
-from genir_eval.web.index import RunIndex, open_index
-from genir_eval.web.query import Query, QueryError, Range, parse_query, query_string, select
+from genir_eval.runner.web.compare import compare_runs
+from genir_eval.runner.web.index import RunIndex, open_index
+from genir_eval.runner.web.query import Query, QueryError, Range, parse_query, query_string, select
 
 TOLERANCE = 1e-12
 
@@ -153,7 +153,7 @@ def test_runs_with_no_session_in_common_are_refused(small_run: Path, tmp_path: P
 def test_percentile_ranks_share_ties_as_scipy_does() -> None:
     from scipy.stats import rankdata
 
-    from genir_eval.web.index import _percentile_ranks
+    from genir_eval.runner.web.index import _percentile_ranks
 
     values = np.array([3.0, 1.0, np.nan, 3.0, 2.0, 1.0, 3.0])
     present = ~np.isnan(values)
@@ -165,7 +165,7 @@ def test_percentile_ranks_share_ties_as_scipy_does() -> None:
 
 
 def test_marked_segments_beside_the_annotators_by_hand() -> None:
-    from genir_eval.web.session import _spans
+    from genir_eval.runner.web.session import _spans
 
     evidence = {
         "segments": [[0, 5], [5, 9], [9, 14], [14, 20]],

@@ -13,8 +13,8 @@ from starlette.testclient import TestClient
 from view_helpers import HOSTILE, tiny_run
 
 from genir_eval.runner.label.app import CSP, TOKEN_COOKIE
-from genir_eval.web.app import make_viewer_app
-from genir_eval.web.index import open_index
+from genir_eval.runner.web.app import make_viewer_app
+from genir_eval.runner.web.index import open_index
 
 HOSTS = {"testserver"}
 

@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-from genir_eval.evidence_kinds import CITATION_SUPPORT as EVIDENCE
 from genir_eval.figures import number_text
 from genir_eval.judges.kinds import (
     JudgeCell,
@@ -16,6 +15,7 @@ from genir_eval.judges.kinds import (
     JudgeTable,
 )
 from genir_eval.kind_names import CITATION_SUPPORT
+from genir_eval.records import CITATION_SUPPORT as EVIDENCE
 from genir_eval.records import SUPPORT_VALUE
 
 __all__ = ["CitationSupport", "KIND"]

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from genir_eval.evidence_kinds import LINK_USEFULNESS as EVIDENCE
 from genir_eval.judges.kinds import Figure, JudgeKind, JudgeTable
 from genir_eval.judges.link_sets import figure, figures_table, ndcg, set_columns
 from genir_eval.kind_names import ITEM
+from genir_eval.records import LINK_USEFULNESS as EVIDENCE
 
 __all__ = ["Item", "KIND"]
 

@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-from genir_eval.evidence_kinds import LINK_USEFULNESS as EVIDENCE
 from genir_eval.figures import number_text
 from genir_eval.judges.kinds import (
     Interval,
@@ -23,6 +22,7 @@ from genir_eval.judges.kinds import (
 )
 from genir_eval.judges.offline.reasons import LINK_WORDS
 from genir_eval.kind_names import LINK_USEFULNESS
+from genir_eval.records import LINK_USEFULNESS as EVIDENCE
 
 __all__ = ["LinkUsefulness", "KIND"]
 

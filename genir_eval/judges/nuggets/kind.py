@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from genir_eval.evidence_kinds import NUGGETS as EVIDENCE
 from genir_eval.judges.kinds import (
     Interval,
     JudgeCell,
@@ -19,6 +18,7 @@ from genir_eval.judges.kinds import (
     JudgeTable,
     interval_text,
 )
+from genir_eval.records import NUGGETS as EVIDENCE
 
 __all__ = ["Nuggets", "KIND", "NAME", "SCORES", "turn_scores", "label_nuggets"]
 

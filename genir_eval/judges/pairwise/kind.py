@@ -4,9 +4,9 @@ of its own to a turn or a session and meets people's preferences through
 
 from __future__ import annotations
 
-from genir_eval.evidence_kinds import PREFERENCE as EVIDENCE
 from genir_eval.judges.kinds import JudgeKind
 from genir_eval.kind_names import PAIRWISE
+from genir_eval.records import PREFERENCE as EVIDENCE
 
 __all__ = ["Pairwise", "KIND"]
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from genir_eval.evidence_kinds import RUBRIC as EVIDENCE
 from genir_eval.judges.kinds import JudgeKind, JudgeTable
 from genir_eval.judges.link_sets import figure, figures_table, ndcg, set_columns
 from genir_eval.kind_names import RUBRIC
+from genir_eval.records import RUBRIC as EVIDENCE
 
 __all__ = ["Rubric", "KIND"]
 

@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-from genir_eval.evidence_kinds import SATISFACTION as EVIDENCE
 from genir_eval.figures import number_text
 from genir_eval.judges.kinds import JudgeKind, calibration_line
 from genir_eval.kind_names import SATISFACTION
+from genir_eval.records import SATISFACTION as EVIDENCE
 
 __all__ = ["Satisfaction", "KIND"]
 

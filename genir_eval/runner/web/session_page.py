@@ -10,10 +10,10 @@ from urllib.parse import urlsplit
 
 from genir_eval.kind_names import CITATION_SUPPORT, LINK_USEFULNESS
 from genir_eval.runner.label.items import SESSION_SATISFACTION, TURN_SATISFACTION
-from genir_eval.web.compare import Comparison
-from genir_eval.web.links import Links
-from genir_eval.web.pages import e, figure, page
-from genir_eval.web.session import anchor, label_key
+from genir_eval.runner.web.compare import Comparison
+from genir_eval.runner.web.links import Links
+from genir_eval.runner.web.pages import e, figure, page
+from genir_eval.runner.web.session import anchor, label_key
 
 __all__ = ["session_page", "compare_session_page"]
 

@@ -37,14 +37,14 @@ from genir_eval.runner.label.app import make_app as make_label_app
 from genir_eval.runner.label.guard import LOOPBACK_NAMES, TOKEN_COOKIE, Guard, token_cookie_value
 from genir_eval.runner.label.queue import Workspace, open_workspace
 from genir_eval.runner.label.store import NameTaken, check_labeller
-from genir_eval.web.api_schema import openapi_schema
-from genir_eval.web.compare import Comparison, compare_runs
-from genir_eval.web.index import RunIndex
-from genir_eval.web.links import ServerLinks
-from genir_eval.web.pages import compare_page, e, page, table_page
-from genir_eval.web.query import Query, QueryError, parse_query, query_string, select
-from genir_eval.web.session import session_detail
-from genir_eval.web.session_page import compare_session_page, session_page
+from genir_eval.runner.web.api_schema import openapi_schema
+from genir_eval.runner.web.compare import Comparison, compare_runs
+from genir_eval.runner.web.index import RunIndex
+from genir_eval.runner.web.links import ServerLinks
+from genir_eval.runner.web.pages import compare_page, e, page, table_page
+from genir_eval.runner.web.query import Query, QueryError, parse_query, query_string, select
+from genir_eval.runner.web.session import session_detail
+from genir_eval.runner.web.session_page import compare_session_page, session_page
 
 __all__ = ["make_viewer_app", "LabelOptions"]
 

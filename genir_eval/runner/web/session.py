@@ -26,7 +26,7 @@ from genir_eval.runner.label.keys import item_key, parse_item_key
 from genir_eval.runner.label.queue import StoreOwner, store_owner
 from genir_eval.runner.label.rows import QUEUE_KEY_KIND
 from genir_eval.runner.label.store import STORE_FILE, LabelStore
-from genir_eval.web.index import RunIndex
+from genir_eval.runner.web.index import RunIndex
 
 __all__ = ["session_detail", "judge_costs", "label_key", "anchor"]
 

@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 
 import numpy as np
 
-from genir_eval.web.index import RunIndex
+from genir_eval.runner.web.index import RunIndex
 
 __all__ = ["Range", "Query", "QueryError", "parse_query", "query_string", "select", "MAX_SIZE"]
 

@@ -4,11 +4,11 @@ and a static copy of a view (``--bundle``)."""
 
 from __future__ import annotations
 
-from genir_eval.web.app import LabelOptions, make_viewer_app
-from genir_eval.web.bundle import write_bundle
-from genir_eval.web.compare import Comparison, compare_runs
-from genir_eval.web.index import RunIndex, open_index
-from genir_eval.web.query import Query, QueryError, parse_query, query_string
+from genir_eval.runner.web.app import LabelOptions, make_viewer_app
+from genir_eval.runner.web.bundle import write_bundle
+from genir_eval.runner.web.compare import Comparison, compare_runs
+from genir_eval.runner.web.index import RunIndex, open_index
+from genir_eval.runner.web.query import Query, QueryError, parse_query, query_string
 
 __all__ = [
     "RunIndex",

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from genir_eval.errors import InputError
-from genir_eval.web.index import RunIndex
-from genir_eval.web.query import Query, select
+from genir_eval.runner.web.index import RunIndex
+from genir_eval.runner.web.query import Query, select
 
 __all__ = ["Comparison", "compare_runs"]
 

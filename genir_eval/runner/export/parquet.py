@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from genir_eval.errors import ConfigError, InputError
-from genir_eval.export.spans import SpanIndex, TurnSpans, span_index
 from genir_eval.paths import check_output_path, output_file, write_output
 from genir_eval.rundir.files import _iter_jsonl
 from genir_eval.rundir.rows import EVIDENCE_FILE
 from genir_eval.rundir.run import Run
+from genir_eval.runner.export.spans import SpanIndex, TurnSpans, span_index
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -2,15 +2,15 @@
 OpenTelemetry ``gen_ai.evaluation.result`` events on the spans they judge (OTLP/JSON) and
 as Parquet tables with a versioned schema, read back as pandas DataFrames."""
 
-from genir_eval.export.otlp import EVENT_NAME, write_otlp_file, write_otlp_scores
-from genir_eval.export.parquet import (
+from genir_eval.runner.export.otlp import EVENT_NAME, write_otlp_file, write_otlp_scores
+from genir_eval.runner.export.parquet import (
     SCHEMA_VERSION,
     TABLES,
     load_tables,
     run_tables,
     write_parquet_tables,
 )
-from genir_eval.export.spans import TurnSpans, span_index
+from genir_eval.runner.export.spans import TurnSpans, span_index
 
 __all__ = [
     "EVENT_NAME",

@@ -18,13 +18,13 @@ from genir_eval.paths import (
     record_files,
     write_output,
 )
-from genir_eval.web.compare import compare_runs
-from genir_eval.web.index import RunIndex
-from genir_eval.web.links import BundleLinks
-from genir_eval.web.pages import compare_page, table_page
-from genir_eval.web.query import Query, select
-from genir_eval.web.session import session_detail
-from genir_eval.web.session_page import compare_session_page, session_page
+from genir_eval.runner.web.compare import compare_runs
+from genir_eval.runner.web.index import RunIndex
+from genir_eval.runner.web.links import BundleLinks
+from genir_eval.runner.web.pages import compare_page, table_page
+from genir_eval.runner.web.query import Query, select
+from genir_eval.runner.web.session import session_detail
+from genir_eval.runner.web.session_page import compare_session_page, session_page
 
 __all__ = ["write_bundle", "BUNDLE_LIMIT"]
 

@@ -39,12 +39,12 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 
 from genir_eval.errors import InputError
-from genir_eval.export.spans import SpanIndex, TurnSpans, span_index
 from genir_eval.paths import output_file
 from genir_eval.records import PACKAGE_VERSION
 from genir_eval.rundir.files import _iter_jsonl
 from genir_eval.rundir.rows import EVIDENCE_FILE
 from genir_eval.rundir.run import Run
+from genir_eval.runner.export.spans import SpanIndex, TurnSpans, span_index
 
 __all__ = ["EVENT_NAME", "write_otlp_scores", "write_otlp_file", "logs_json_line"]
 

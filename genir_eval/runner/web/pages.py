@@ -14,11 +14,11 @@ import numpy as np
 
 from genir_eval.figures import number_text
 from genir_eval.runner.label.items import SESSION_SATISFACTION
-from genir_eval.web.compare import Comparison
-from genir_eval.web.index import FIXED_COLUMNS, RunIndex
-from genir_eval.web.links import Links
-from genir_eval.web.query import Query, query_string
-from genir_eval.web.session import anchor, label_key
+from genir_eval.runner.web.compare import Comparison
+from genir_eval.runner.web.index import FIXED_COLUMNS, RunIndex
+from genir_eval.runner.web.links import Links
+from genir_eval.runner.web.query import Query, query_string
+from genir_eval.runner.web.session import anchor, label_key
 
 __all__ = ["page", "table_page", "compare_page", "e", "figure", "shown_columns"]
 
